@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// The feedlab command line: one file per command under cli/commands.
+import { EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError } from './errors.js';
+
+type Command = { run(argv: string[]): Promise<number>; summary: string };
+
+const commands: Record<string, () => Promise<Command>> = {
+  run: () => import('./commands/run.js'),
+  sweep: () => import('./commands/sweep.js'),
+  graph: () => import('./commands/graph.js'),
+};
+
+function help(): string {
+  return [
+    'feedlab: load simulation and capacity planning for social feeds',
+    '',
+    'usage: feedlab <command> [options]',
+    '',
+    '  run SCENARIO        simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs',
+    '  sweep SCENARIO      simulate several fan-out policies and recommend the cheapest that meets every SLO',
+    '  graph generate      generate a power-law follower graph',
+    '  graph import FILE   import a SNAP/KONECT edge list',
+    '  graph stats FILE    degree statistics and the fitted power-law tail',
+    '',
+    'Every command takes --help. --debug prints stack traces.',
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const debug = argv.includes('--debug');
+  const args = argv.filter((a) => a !== '--debug');
+  const name = args[0];
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(help() + '\n');
+    return name ? 0 : EXIT_BAD_INPUT;
+  }
+  if (name === '--version') {
+    process.stdout.write('feedlab 0.1.0\n');
+    return 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    process.stderr.write(`feedlab: unknown command "${name}" (valid: ${Object.keys(commands).join(', ')})\n`);
+    return EXIT_BAD_INPUT;
+  }
+  try {
+    const command = await load();
+    return await command.run(args.slice(1));
+  } catch (err) {
+    if (debug) process.stderr.write(`${(err as Error).stack}\n`);
+    if (err instanceof InputError) {
+      process.stderr.write(`feedlab: ${err.line()}\n`);
+      return EXIT_BAD_INPUT;
+    }
+    if (err instanceof InfrastructureError) {
+      process.stderr.write(`feedlab: ${err.message}\n`);
+      return EXIT_INFRASTRUCTURE;
+    }
+    if (!debug) process.stderr.write(`feedlab: internal error: ${(err as Error).message} (run with --debug for the stack)\n`);
+    return 70;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`feedlab: ${String(err)}\n`);
+    process.exitCode = 70;
+  },
+);

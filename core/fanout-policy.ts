@@ -1,0 +1,140 @@
+// Fan-out policies: who gets a post written into their timeline (push) and whose posts are merged
+// in at read time (pull). One decision procedure, used by the server's worker and read path and by
+// the simulator, so that the model simulates what the server does.
+import { DEFAULT_CELEBRITY_THRESHOLD, DEFAULT_READER_CAP } from './timeline-rules.js';
+
+export type FanoutPolicyKind = 'push' | 'pull' | 'threshold' | 'rate' | 'reader-cap' | 'adaptive';
+
+export interface FanoutPolicy {
+  kind: FanoutPolicyKind;
+  /** threshold / adaptive: authors with more followers than this are pulled. */
+  threshold: number;
+  /** Skip followers not seen within the dormancy window. */
+  skipDormant: boolean;
+  /** reader-cap: readers following more than this keep a delivery with probability readerCap / follows. */
+  readerCap: number;
+  /** adaptive: while the fan-out backlog (queued timeline writes) is over this, the threshold halves. */
+  backlogBound: number;
+  /** adaptive: the floor the threshold never goes below. */
+  minThreshold: number;
+}
+
+export const POLICY_FORMS = [
+  'push',
+  'pull',
+  'threshold:T',
+  'rate',
+  'reader-cap:N',
+  'adaptive:T',
+  '(any of them):skip-dormant or :all-followers',
+];
+
+export class PolicySpecError extends Error {}
+
+function parseCount(text: string, what: string, spec: string): number {
+  const m = /^(\d+(?:\.\d+)?(?:e\d+)?)([kKmM]?)$/.exec(text.replace(/_/g, ''));
+  if (!m) throw new PolicySpecError(`policy "${spec}": ${what} must be a number like 25000, 25k or 2.5e4`);
+  const mult = m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6;
+  const v = Number(m[1]) * mult;
+  if (!Number.isFinite(v) || v < 0) throw new PolicySpecError(`policy "${spec}": ${what} must be a non-negative number`);
+  return Math.round(v);
+}
+
+/**
+ * Parse a policy spec such as `push`, `threshold:25000`, `reader-cap:2000:skip-dormant`.
+ * Settings the spec does not name come from `base` (the scenario's policy section).
+ */
+export function parsePolicy(spec: string, base: FanoutPolicy): FanoutPolicy {
+  const parts = spec.trim().split(':');
+  const kind = parts[0] as FanoutPolicyKind;
+  const policy: FanoutPolicy = { ...base, kind };
+  let rest = parts.slice(1);
+  const last = rest[rest.length - 1];
+  if (last === 'skip-dormant' || last === 'all-followers') {
+    policy.skipDormant = last === 'skip-dormant';
+    rest = rest.slice(0, -1);
+  }
+  const arg = rest[0];
+  const expectArgs = (n: number) => {
+    if (rest.length > n) throw new PolicySpecError(`policy "${spec}": too many parts (valid forms: ${POLICY_FORMS.join(', ')})`);
+  };
+  switch (kind) {
+    case 'push':
+    case 'pull':
+    case 'rate':
+      expectArgs(0);
+      break;
+    case 'threshold':
+    case 'adaptive':
+      expectArgs(1);
+      policy.threshold = arg === undefined ? (base.threshold ?? DEFAULT_CELEBRITY_THRESHOLD) : parseCount(arg, 'the threshold', spec);
+      break;
+    case 'reader-cap':
+      expectArgs(1);
+      policy.readerCap = arg === undefined ? (base.readerCap ?? DEFAULT_READER_CAP) : parseCount(arg, 'the reader cap', spec);
+      if (policy.readerCap < 1) throw new PolicySpecError(`policy "${spec}": the reader cap must be at least 1`);
+      break;
+    default:
+      throw new PolicySpecError(`unknown policy "${spec}" (valid forms: ${POLICY_FORMS.join(', ')})`);
+  }
+  return policy;
+}
+
+/** The canonical spec of a policy: parsePolicy(formatPolicy(p), p) gives p back. */
+export function formatPolicy(p: FanoutPolicy): string {
+  const dormant = p.skipDormant ? ':skip-dormant' : ':all-followers';
+  switch (p.kind) {
+    case 'threshold':
+    case 'adaptive':
+      return `${p.kind}:${p.threshold}${dormant}`;
+    case 'reader-cap':
+      return `reader-cap:${p.readerCap}${dormant}`;
+    default:
+      return `${p.kind}${dormant}`;
+  }
+}
+
+/**
+ * Is this author's post kept out of followers' timelines and merged in at read time instead?
+ * `threshold` is the effective threshold (an adaptive policy moves it). The rate policy decides per
+ * pair, see pushPair.
+ */
+export function pullsAuthor(policy: FanoutPolicy, followers: number, threshold: number): boolean {
+  switch (policy.kind) {
+    case 'pull':
+      return true;
+    case 'threshold':
+    case 'adaptive':
+      return followers > threshold;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Feeding Frenzy (Silberstein et al., SIGMOD 2010): push a producer's events to a consumer iff
+ * producerRate * pushCost <= consumerRate * pullCost, i.e. when the producer posts rarely relative to
+ * how often the consumer reads. Rates in events per second, costs in seconds of work.
+ */
+export function pushPair(producerPostsPerSecond: number, consumerReadsPerSecond: number, pushCost: number, pullCost: number): boolean {
+  return producerPostsPerSecond * pushCost <= consumerReadsPerSecond * pullCost;
+}
+
+/**
+ * Reader-side cap: a reader following more than the cap keeps a delivery with probability cap/follows.
+ * `u` is a uniform draw in [0, 1) that must be a deterministic function of (post, reader).
+ */
+export function keepForReader(policy: FanoutPolicy, readerFollows: number, u: number): boolean {
+  if (policy.kind !== 'reader-cap' || readerFollows <= policy.readerCap) return true;
+  return u < policy.readerCap / readerFollows;
+}
+
+/**
+ * The adaptive rule: halve the threshold while the backlog is over the bound (never below the floor),
+ * and restore it step by step once the backlog has drained below half the bound.
+ */
+export function nextAdaptiveThreshold(policy: FanoutPolicy, current: number, backlogWrites: number): number {
+  if (backlogWrites > policy.backlogBound) return Math.max(policy.minThreshold, Math.floor(current / 2));
+  if (backlogWrites < policy.backlogBound / 2 && current < policy.threshold) return Math.min(policy.threshold, current * 2);
+  return current;
+}

@@ -1,0 +1,53 @@
+// The Redis key schema and where each key lives in a cluster.
+// Keys of one user share a hash tag ({u:ID}) so a multi-key command on them stays on one slot.
+
+export const CLUSTER_SLOTS = 16384;
+
+export function timelineKey(userId: number | string): string {
+  return `feed:{u:${userId}}:home`;
+}
+
+export function authorPostsKey(authorId: number | string): string {
+  return `feed:{u:${authorId}}:recent`;
+}
+
+export function postBodyKey(postId: string): string {
+  return `post:${postId}`;
+}
+
+// CRC16-CCITT (XMODEM), the Redis Cluster key hash.
+const CRC16_TABLE = (() => {
+  const t = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 8;
+    for (let j = 0; j < 8; j++) c = c & 0x8000 ? ((c << 1) ^ 0x1021) & 0xffff : (c << 1) & 0xffff;
+    t[i] = c;
+  }
+  return t;
+})();
+
+export function crc16(s: string): number {
+  let crc = 0;
+  for (let i = 0; i < s.length; i++) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ s.charCodeAt(i)) & 0xff];
+  return crc;
+}
+
+/** The cluster slot of a key, honouring the first non-empty {hash tag}. */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) return crc16(key.slice(open + 1, close)) % CLUSTER_SLOTS;
+  }
+  return crc16(key) % CLUSTER_SLOTS;
+}
+
+/** The shard owning a slot when slots are split into equal contiguous ranges, as redis-cli --cluster create does. */
+export function slotShard(slot: number, shards: number): number {
+  return Math.min(shards - 1, Math.floor((slot * shards) / CLUSTER_SLOTS));
+}
+
+/** The shard holding a user's timeline (and, by the shared hash tag, their recent-post list). */
+export function userShard(userId: number, shards: number): number {
+  return slotShard(keySlot(timelineKey(userId)), shards);
+}

@@ -1,0 +1,272 @@
+// A directed power-law follower graph in the Chung-Lu style.
+//
+// Every ordinary account gets a popularity weight w ∝ rank^(-1/(alpha-1)), which gives expected
+// follower counts with a power-law tail of exponent alpha. Every account draws how many accounts
+// it follows from a lognormal law with mean avgFollows, then draws that many distinct followees
+// by weight. Celebrities are extra accounts at the end of the id range, followed by an exact
+// number of accounts chosen uniformly without replacement.
+
+import { Rng } from '../random.js';
+import type { FollowerGraph } from './graph.js';
+import { buildAliasTable } from './alias.js';
+import { MAX_EDGES, offsetsFromCounts, transpose } from './csr.js';
+
+export interface CelebrityParams {
+  count: number;
+  /** <= 1: a share of the users; > 1: an absolute follower count (at most users - 1). */
+  followers: number;
+  /** Name of a single celebrity, or the prefix for several (`${name}-1`, `${name}-2`, ...). */
+  name?: string;
+}
+
+export interface GenerateParams {
+  /** All accounts, celebrities included. */
+  users: number;
+  avgFollows: number;
+  /** Tail exponent of follower counts (> 1; real networks 2 .. 3.5). */
+  alpha: number;
+  maxFollows: number;
+  /** Sigma of the lognormal followee-count law. */
+  followsSigma: number;
+  seed: number;
+  celebrities: CelebrityParams[];
+}
+
+export const GENERATE_DEFAULTS = { maxFollows: 5000, followsSigma: 1 } as const;
+
+export type GenerateProgress = (fraction: number, detail: string) => void;
+
+/** A celebrity's follower count inside a graph of `users` accounts. */
+export function celebrityFollowers(followers: number, users: number): number {
+  const n = followers <= 1 ? Math.round(followers * users) : Math.round(followers);
+  return Math.min(users - 1, n);
+}
+
+/** The ids and names the celebrities get: the last accounts, in the order given. */
+export function celebrityNames(celebrities: CelebrityParams[]): string[] {
+  const names: string[] = [];
+  let unnamed = 0;
+  for (const c of celebrities) {
+    for (let k = 1; k <= c.count; k++) {
+      if (c.name !== undefined) names.push(c.count === 1 ? c.name : `${c.name}-${k}`);
+      else names.push(`celebrity-${++unnamed}`);
+    }
+  }
+  return names;
+}
+
+export function validateGenerateParams(p: GenerateParams): void {
+  const bad = (msg: string) => {
+    throw new RangeError(`graph generate: ${msg}`);
+  };
+  const celebrities = p.celebrities.reduce((s, c) => s + c.count, 0);
+  if (!Number.isInteger(p.users) || p.users < 2 || p.users > 0xfffffffe) bad(`users must be a whole number from 2 to 4294967294, got ${p.users}`);
+  if (!(p.alpha > 1)) bad(`alpha must be greater than 1, got ${p.alpha}`);
+  if (!(p.avgFollows > 0)) bad(`avgFollows must be positive, got ${p.avgFollows}`);
+  if (!Number.isInteger(p.maxFollows) || p.maxFollows < 1) bad(`maxFollows must be a whole number >= 1, got ${p.maxFollows}`);
+  if (!(p.followsSigma >= 0)) bad(`followsSigma must be >= 0, got ${p.followsSigma}`);
+  if (!Number.isFinite(p.seed)) bad(`seed must be a number, got ${p.seed}`);
+  for (const c of p.celebrities) {
+    if (!Number.isInteger(c.count) || c.count < 1) bad(`celebrity count must be a whole number >= 1, got ${c.count}`);
+    if (!(c.followers > 0)) bad(`celebrity followers must be positive, got ${c.followers}`);
+    if (c.followers > 1 && c.followers > p.users - 1) bad(`a celebrity can have at most users - 1 = ${p.users - 1} followers, got ${c.followers}`);
+  }
+  if (p.users - celebrities < 2) bad(`${celebrities} celebrities leave fewer than 2 ordinary users out of ${p.users}`);
+  if (p.avgFollows > p.users - celebrities - 1) bad(`avgFollows ${p.avgFollows} exceeds the ${p.users - celebrities - 1} accounts anyone can follow`);
+}
+
+export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress): FollowerGraph {
+  validateGenerateParams(p);
+  const users = p.users;
+  const names = celebrityNames(p.celebrities);
+  const ordinary = users - names.length;
+  const report = onProgress ?? (() => {});
+
+  const weights = popularityWeights(ordinary, p.alpha, Rng.derive(p.seed, 'graph/weights'));
+  const outDegree = followeeCounts(users, ordinary, p, Rng.derive(p.seed, 'graph/follows'));
+  let drawn = 0;
+  for (let u = 0; u < users; u++) drawn += outDegree[u];
+  capExpectedFollowers(weights, drawn, ordinary - 1);
+
+  const celebrityCounts = p.celebrities.flatMap((c) => Array<number>(c.count).fill(celebrityFollowers(c.followers, users)));
+  const total = drawn + celebrityCounts.reduce((s, n) => s + n, 0);
+  if (total > MAX_EDGES) throw new RangeError(`graph generate: ${total} edges is more than the ${MAX_EDGES} a graph can hold`);
+
+  // One buffer for the followee ids, sized for every edge: the draws fill its front, and at the
+  // end it is refilled in sorted order from the follower lists.
+  const followeeIds = new Uint32Array(total);
+  const drawnOffsets = offsetsFromCounts(outDegree);
+  drawFollowees(weights, drawnOffsets, followeeIds, ordinary, Rng.derive(p.seed, 'graph/edges'), (f) => report(0.8 * f, 'drawing followees'));
+
+  report(0.8, 'celebrities');
+  const celebrityFollowerLists = celebrityCounts.map((n, k) => sampleFollowers(users, ordinary + k, n, Rng.derive(p.seed, `graph/celebrity/${k}`)));
+
+  report(0.85, 'building follower lists');
+  const followers = transposeWithCelebrities(drawnOffsets, followeeIds.subarray(0, drawn), users, ordinary, celebrityFollowerLists);
+  report(0.93, 'sorting followee lists');
+  const followees = transpose(followers, users, followeeIds);
+  report(1, 'done');
+
+  const nameMap = new Map<number, string>();
+  names.forEach((name, k) => nameMap.set(ordinary + k, name));
+  return {
+    users,
+    edges: total,
+    followerOffsets: followers.offsets,
+    followerIds: followers.ids,
+    followeeOffsets: followees.offsets,
+    followeeIds: followees.ids,
+    names: nameMap,
+    provenance: {
+      generator: 'feedlab chung-lu/1',
+      users,
+      avgFollows: p.avgFollows,
+      alpha: p.alpha,
+      maxFollows: p.maxFollows,
+      followsSigma: p.followsSigma,
+      seed: p.seed,
+      celebrities: JSON.stringify(p.celebrities),
+    },
+  };
+}
+
+/**
+ * Chung-Lu popularity: the account of rank i (from 0) weighs (i + 1)^(-1/(alpha - 1)), so the number
+ * of accounts weighing more than w falls as w^-(alpha-1), a density with exponent alpha.
+ * Ranks are shuffled over the ids so that popularity is not the id order.
+ */
+function popularityWeights(ordinary: number, alpha: number, rng: Rng): Float64Array {
+  const w = new Float64Array(ordinary);
+  const exponent = -1 / (alpha - 1);
+  for (let i = 0; i < ordinary; i++) w[i] = Math.pow(i + 1, exponent);
+  for (let i = ordinary - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    const t = w[i];
+    w[i] = w[j];
+    w[j] = t;
+  }
+  return w;
+}
+
+/** Followee counts: lognormal with mean avgFollows, rounded, capped at maxFollows and at the accounts one can follow. */
+function followeeCounts(users: number, ordinary: number, p: GenerateParams, rng: Rng): Uint32Array {
+  const counts = new Uint32Array(users);
+  const sigma = p.followsSigma;
+  const mu = Math.log(p.avgFollows) - (sigma * sigma) / 2;
+  for (let u = 0; u < users; u++) {
+    const cap = Math.min(p.maxFollows, u < ordinary ? ordinary - 1 : ordinary);
+    const d = Math.round(Math.exp(mu + sigma * rng.normal()));
+    counts[u] = d < cap ? d : cap;
+  }
+  return counts;
+}
+
+/**
+ * Scale weights to expected follower counts and clip them at `cap`, handing the clipped excess
+ * to the others (water filling), so that no account is asked for more followers than exist.
+ */
+function capExpectedFollowers(weights: Float64Array, edges: number, cap: number): void {
+  const n = weights.length;
+  let free = 0;
+  for (let i = 0; i < n; i++) free += weights[i];
+  let freeEdges = edges;
+  for (let round = 0; round < 64 && free > 0; round++) {
+    const scale = freeEdges / free;
+    let clipped = 0;
+    for (let i = 0; i < n; i++) {
+      if (weights[i] >= 0 && weights[i] * scale > cap) {
+        clipped++;
+        free -= weights[i];
+        freeEdges -= cap;
+        weights[i] = -1; // marked: fixed at the cap below
+      }
+    }
+    if (clipped === 0) {
+      for (let i = 0; i < n; i++) weights[i] = weights[i] < 0 ? cap : weights[i] * scale;
+      return;
+    }
+  }
+  for (let i = 0; i < n; i++) if (weights[i] < 0) weights[i] = cap;
+}
+
+/**
+ * Fill each account's followee slots with distinct accounts drawn by weight, never itself.
+ * A stamp array marks what the current account already follows: no set, no object per edge.
+ */
+function drawFollowees(weights: Float64Array, offsets: Uint32Array, out: Uint32Array, ordinary: number, rng: Rng, progress: (f: number) => void): void {
+  const table = buildAliasTable(weights);
+  const { keep, alias } = table;
+  const users = offsets.length - 1;
+  const stamp = new Uint32Array(ordinary);
+  const step = Math.max(1, Math.floor(users / 100));
+  for (let u = 0; u < users; u++) {
+    const start = offsets[u];
+    const end = offsets[u + 1];
+    const mark = u + 1;
+    if (u < ordinary) stamp[u] = mark; // no self-loops
+    let e = start;
+    // Rejections only pile up when an account follows a large part of a small graph.
+    let budget = 32 * (end - start) + 1024;
+    while (e < end && budget-- > 0) {
+      const x = rng.float() * ordinary;
+      const i = Math.floor(x);
+      const v = x - i < keep[i] ? i : alias[i];
+      if (stamp[v] !== mark) {
+        stamp[v] = mark;
+        out[e++] = v;
+      }
+    }
+    // Out of budget: take the remaining accounts in id order from a random start.
+    for (let v = rng.int(ordinary), k = 0; e < end && k < ordinary; k++, v = v + 1 === ordinary ? 0 : v + 1) {
+      if (stamp[v] !== mark) {
+        stamp[v] = mark;
+        out[e++] = v;
+      }
+    }
+    if (u % step === 0) progress(u / users);
+  }
+}
+
+/** `count` distinct accounts out of `users`, never `self`, sorted ascending. */
+function sampleFollowers(users: number, self: number, count: number, rng: Rng): Uint32Array {
+  const candidates = users - 1;
+  // Draw the smaller of the set and its complement by rejection: at most 2 draws per pick on average.
+  const complement = count > candidates / 2;
+  const picks = complement ? candidates - count : count;
+  const chosen = new Uint8Array(users);
+  chosen[self] = 1;
+  for (let k = 0; k < picks; ) {
+    const v = rng.int(users);
+    if (chosen[v] === 0) {
+      chosen[v] = 1;
+      k++;
+    }
+  }
+  const out = new Uint32Array(count);
+  let j = 0;
+  for (let v = 0; v < users; v++) {
+    if (v === self) continue;
+    if ((chosen[v] === 1) !== complement) out[j++] = v;
+  }
+  return out;
+}
+
+/**
+ * Follower lists from the drawn followee lists plus the celebrities' sampled followers.
+ * Celebrities weigh nothing in the draws, so their lists are exactly their samples.
+ */
+function transposeWithCelebrities(drawnOffsets: Uint32Array, drawn: Uint32Array, users: number, ordinary: number, celebrities: Uint32Array[]): { offsets: Uint32Array; ids: Uint32Array } {
+  const counts = new Uint32Array(users);
+  for (let e = 0; e < drawn.length; e++) counts[drawn[e]]++;
+  celebrities.forEach((list, k) => (counts[ordinary + k] = list.length));
+  const offsets = offsetsFromCounts(counts);
+  const ids = new Uint32Array(offsets[users]);
+  celebrities.forEach((list, k) => ids.set(list, offsets[ordinary + k]));
+  const cursor = counts;
+  cursor.set(offsets.subarray(0, users));
+  for (let u = 0; u < users; u++) {
+    const end = drawnOffsets[u + 1];
+    for (let e = drawnOffsets[u]; e < end; e++) ids[cursor[drawn[e]]++] = u;
+  }
+  return { offsets, ids };
+}

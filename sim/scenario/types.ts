@@ -1,0 +1,119 @@
+// A scenario after validation: every default filled in, every unit converted.
+// Times are in seconds, sizes in bytes, counts are plain numbers.
+// The YAML keys users write are in ../shared/scenario-format.yaml and README.md.
+
+export type Distribution =
+  | { dist: 'constant'; mean: number }
+  | { dist: 'lognormal'; mean: number; sigma: number }
+  | { dist: 'exponential'; mean: number }
+  | { dist: 'pareto'; mean: number; alpha: number };
+
+export interface CelebritySpec {
+  count: number;
+  /** <= 1: a share of the population; > 1: an absolute follower count at population scale. */
+  followers: number;
+  /** Optional name prefix; accounts are named `${name}-1`, `${name}-2`, ... */
+  name?: string;
+}
+
+export type GraphSpec =
+  | {
+      kind: 'generate';
+      users: number;
+      avgFollows: number;
+      alpha: number;
+      maxFollows: number;
+      /** Shape of the followee-count law (lognormal sigma). */
+      followsSigma: number;
+      celebrities: CelebritySpec[];
+    }
+  | { kind: 'file'; path: string };
+
+export interface PagesPerSession {
+  /** Buckets of page counts with their probabilities, summing to 1. */
+  buckets: { min: number; max: number; p: number }[];
+}
+
+export interface Activity {
+  postsPerUserPerDay: Distribution;
+  sessionsPerUserPerDay: number;
+  pagesPerSession: PagesPerSession;
+  pageSize: number;
+  diurnal: { peakFactor: number; peakHourUtc: number; startHourUtc: number } | null;
+  /** Share of users not seen within policy.dormantDays. */
+  dormantShare: number;
+  /** How long dormant users have been away: uniform between these, in seconds. */
+  dormantAway: [number, number];
+}
+
+export type ScenarioEvent =
+  | { at: number; kind: 'celebrityBurst'; accounts: number; window: number; postsPerAccount: number }
+  | { at: number; kind: 'breakingNews'; multiplier: number; window: number }
+  | { at: number; kind: 'coldStartStorm'; share: number; window: number }
+  | { at: number; kind: 'cacheLoss'; shards: number };
+
+export interface Costs {
+  rtt: number;
+  zadd: number;
+  zrange: number;
+  mgetPerKey: number;
+  rebuild: number;
+  /** Reading one author's follower list to expand a post (per post, on its partition). */
+  expand: number;
+}
+
+export interface Infrastructure {
+  fanoutWorkers: number;
+  writesPerSecondPerWorker: number;
+  batchSize: number;
+  redisShards: number;
+  /** Event-log partitions, keyed by author. */
+  partitions: number;
+  costs: Costs;
+  /** The documents' mitigation: posts by authors with more followers than this go to their own worker pool. */
+  largePostClass: { followers: number; workers: number } | null;
+}
+
+export type PolicyKind = 'push' | 'pull' | 'threshold' | 'rate' | 'reader-cap' | 'adaptive';
+
+export interface PolicySpec {
+  kind: PolicyKind;
+  /** Pull when an author's followers > threshold (threshold, adaptive). */
+  threshold: number;
+  skipDormant: boolean;
+  timelineCap: number;
+  leaseDays: number;
+  dormantDays: number;
+  celebrityListLength: number;
+  /** Reader-side cap (reader-cap): keep a delivery with probability cap/follows for readers following more. */
+  readerCap: number;
+  /** Adaptive: lower the threshold while the fan-out backlog (queued writes) is over this bound. */
+  backlogBound: number;
+  /** Adaptive: the threshold never goes below this. */
+  minThreshold: number;
+}
+
+export interface Slo {
+  fanoutLagP99: number;
+  readP99: number;
+  /** Bytes; Infinity when no budget is set. */
+  redisMemory: number;
+}
+
+export interface Scenario {
+  /** The file the scenario came from, for error messages and provenance. */
+  source: string;
+  name: string;
+  description: string;
+  seed: number;
+  duration: number;
+  /** Users the results stand for; null means the graph's own user count. */
+  population: number | null;
+  graph: GraphSpec;
+  activity: Activity;
+  events: ScenarioEvent[];
+  infrastructure: Infrastructure;
+  policy: PolicySpec;
+  slo: Slo;
+  sweep: { policies: string[] };
+}
