@@ -2,21 +2,28 @@
 // Jobs are handed over in arrival order, so each one's start and finish are known the moment it
 // arrives: it goes to the worker that frees up first (the multi-server Lindley recursion). That
 // is exact for FIFO and needs no event per batch in the queue.
+//
+// Beside discrete jobs the pool takes fluid work: the smooth load of many small posts that a
+// sampled population stands for (see population.ts). It is shared evenly by every worker.
 
 export class WorkerPool {
   /** Min-heap of the times at which each worker becomes free. */
   private readonly free: Float64Array;
+  /** Timeline writes completed in each second of the run: the throughput the workers deliver. */
+  readonly writesBySecond: Float64Array;
   /** Total busy time handed out: utilisation = busy / (workers * elapsed). */
   busySeconds = 0;
+  private fluidUntil = 0;
 
-  constructor(readonly workers: number, readonly writesPerSecond: number, readonly rtt: number) {
+  constructor(readonly workers: number, readonly writesPerSecond: number, readonly rtt: number, readonly batchSize: number, duration: number) {
     if (workers < 1) throw new RangeError('a worker pool needs at least one worker');
     this.free = new Float64Array(workers);
+    this.writesBySecond = new Float64Array(Math.ceil(duration) + 1);
   }
 
-  /** Service time of one pipelined batch: one round trip plus the writes at the worker's rate. */
+  /** Service time of a job: one round trip per pipelined batch plus the writes at the worker's rate. */
   serviceTime(writes: number): number {
-    return this.rtt + writes / this.writesPerSecond;
+    return this.rtt * Math.max(1, Math.ceil(writes / this.batchSize)) + writes / this.writesPerSecond;
   }
 
   /** Hand a job of `writes` timeline writes arriving at `t` to the first free worker; returns its finish time. */
@@ -26,6 +33,7 @@ export class WorkerPool {
     const service = this.serviceTime(writes);
     const done = start + service;
     this.busySeconds += service;
+    this.countWrites(start, done, writes);
     // replace the root and sift down
     const n = heap.length;
     let i = 0;
@@ -41,6 +49,67 @@ export class WorkerPool {
     }
     heap[i] = done;
     return done;
+  }
+
+  /**
+   * Fluid work that arrived over (fluidUntil, t]: every worker takes an equal share after what it
+   * already has queued. Adding the same amount to every key keeps the heap a heap.
+   */
+  addFluid(t: number, writes: number): void {
+    const from = this.fluidUntil;
+    if (t > this.fluidUntil) this.fluidUntil = t;
+    if (writes <= 0) return;
+    const share = writes / this.workers;
+    const seconds = share / this.writesPerSecond;
+    // Keys below `from` are raised to it first, which can reorder them: restore the heap after.
+    let reordered = false;
+    for (let i = 0; i < this.free.length; i++) {
+      const start = this.free[i] > from ? this.free[i] : from;
+      if (start !== this.free[i]) reordered = true;
+      this.free[i] = start + seconds;
+      this.countWrites(start, start + seconds, share);
+    }
+    this.busySeconds += seconds * this.workers;
+    if (reordered) this.heapify();
+  }
+
+  private heapify(): void {
+    const heap = this.free;
+    const n = heap.length;
+    for (let k = (n >> 1) - 1; k >= 0; k--) {
+      const v = heap[k];
+      let i = k;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= n) break;
+        const r = l + 1;
+        const c = r < n && heap[r] < heap[l] ? r : l;
+        if (heap[c] < v) {
+          heap[i] = heap[c];
+          i = c;
+        } else break;
+      }
+      heap[i] = v;
+    }
+  }
+
+  /** Spread a job's writes evenly over the seconds it is being served. */
+  private countWrites(start: number, end: number, writes: number): void {
+    const bins = this.writesBySecond;
+    const last = bins.length - 1;
+    if (start >= last) return;
+    const span = end - start;
+    if (span <= 0 || Math.floor(start) === Math.floor(end)) {
+      bins[Math.floor(start)] += writes;
+      return;
+    }
+    const rate = writes / span;
+    let t = start;
+    while (t < end && t < last) {
+      const next = Math.min(end, Math.floor(t) + 1);
+      bins[Math.floor(t)] += (next - t) * rate;
+      t = next;
+    }
   }
 
   /** Writes already handed out but not finished at time t (every worker is busy without a gap until it frees up). */

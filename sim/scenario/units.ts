@@ -11,6 +11,8 @@ export const DURATION_UNITS: Readonly<Record<string, number>> = {
   ms: 1e-3,
   s: 1,
   m: 60,
+  // What formatDuration prints, so its output reads back in.
+  min: 60,
   h: 3600,
   d: 86400,
 };
@@ -30,7 +32,7 @@ export const SIZE_UNITS: Readonly<Record<string, number>> = {
   PiB: 2 ** 50,
 };
 
-const DURATION_LIST = 'us, ms, s, m, h, d';
+const DURATION_LIST = 'us, ms, s, m, min, h, d';
 const SIZE_LIST = Object.keys(SIZE_UNITS).join(', ');
 export const DURATION_EXAMPLE = 'a duration like 500ms, 5s, 2h';
 export const SIZE_EXAMPLE = 'a size like 64MB, 2GB, 512KiB';
@@ -82,7 +84,12 @@ function parseWithUnit(text: string | number, units: (unit: string) => number | 
   const [, num, unit] = m;
   const factor = unit === '' ? 1 : units(unit);
   if (factor === undefined) throw new InputError(`unknown unit "${unit}" in ${show(text)} (valid units: ${list})`);
-  return finiteNonNegative(Number(num.replace(/_/g, '')) * factor, text, what);
+  return finiteNonNegative(scale(Number(num.replace(/_/g, '')), factor), text, what);
+}
+
+// Dividing by 1e6 gives 15us = 0.000015 exactly as written; multiplying by 1e-6 does not.
+function scale(n: number, factor: number): number {
+  return factor < 1 ? n / Math.round(1 / factor) : n * factor;
 }
 
 /** `500ms`, `2us`, `5s`, `30m`, `2h`, `7d`, or a plain number of seconds -> seconds. */

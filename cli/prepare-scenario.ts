@@ -1,0 +1,37 @@
+// Shared by run and sweep: read the scenario, apply command-line overrides, build the graph and
+// population with progress on stderr, and turn every domain error into a one-line input error.
+import { loadScenario } from '../sim/scenario/load.js';
+import type { Scenario } from '../sim/scenario/types.js';
+import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
+import { InputError } from './errors.js';
+import { Progress } from './output.js';
+
+export function readScenario(path: string | undefined, command: string, seed?: string): Scenario {
+  if (!path) throw new InputError(`feedlab ${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
+  const sc = loadScenario(path);
+  if (seed !== undefined) {
+    const s = Number(seed);
+    if (!Number.isInteger(s) || s < 0) throw new InputError(`--seed must be a non-negative whole number, got "${seed}"`);
+    sc.seed = s;
+  }
+  return sc;
+}
+
+/** Domain errors (bad policy, impossible celebrity, bad graph parameters) become exit-2 input errors. */
+export function asInputError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof ScenarioError || err instanceof RangeError) throw new InputError(err.message);
+    throw err;
+  }
+}
+
+export function prepareWithProgress(sc: Scenario, showProgress: boolean): PreparedScenario {
+  return asInputError(() => {
+    const progress = new Progress('graph', showProgress && sc.graph.kind === 'generate');
+    const graph = scenarioGraph(sc, (f, d) => progress.update(f, d));
+    progress.done(`${graph.users} users, ${graph.edges} follows`);
+    return prepare(sc, graph);
+  });
+}

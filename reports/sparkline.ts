@@ -1,0 +1,20 @@
+// A row of block characters for a series: a picture in a terminal or a Markdown code span.
+const BLOCKS = '▁▂▃▄▅▆▇█';
+
+export function sparkline(values: number[], width = 60): string {
+  if (values.length === 0) return '';
+  // downsample by taking the max of each bucket, so spikes survive
+  const buckets = Math.min(width, values.length);
+  const out: number[] = [];
+  for (let b = 0; b < buckets; b++) {
+    const lo = Math.floor((b * values.length) / buckets);
+    const hi = Math.max(lo + 1, Math.floor(((b + 1) * values.length) / buckets));
+    let m = -Infinity;
+    for (let i = lo; i < hi; i++) if (values[i] > m) m = values[i];
+    out.push(m);
+  }
+  const max = Math.max(...out);
+  const min = Math.min(0, ...out);
+  if (max <= min) return BLOCKS[0].repeat(out.length);
+  return out.map((v) => BLOCKS[Math.min(7, Math.floor(((v - min) / (max - min)) * 7.999))]).join('');
+}

@@ -1,0 +1,71 @@
+// The figures of a run as labelled lines, shared by the terminal and Markdown reports.
+import type { RunResult } from '../sim/result.js';
+import { formatBytes, formatCount, formatDuration } from '../sim/scenario/units.js';
+
+export const fmtSeconds = (s: number): string => (s === 0 ? '0 s' : formatDuration(s));
+export const fmtMs = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} us` : ms < 100 ? `${ms.toFixed(2)} ms` : formatDuration(ms / 1000));
+export const fmtRate = (perSecond: number): string => `${formatCount(perSecond)}/s`;
+
+export interface Section {
+  title: string;
+  rows: [string, string][];
+}
+
+export function headline(r: RunResult): string {
+  const sc = r.scenario;
+  const pop = sc.scale > 1 ? `${formatCount(sc.population)} users (${formatCount(sc.sampledUsers)} sampled, x${formatCount(sc.scale)})` : `${formatCount(sc.sampledUsers)} users`;
+  return `${sc.name}: policy ${r.policy}, seed ${sc.seed}, ${pop}, ${formatCount(sc.sampledEdges)} sampled follows, ${fmtSeconds(sc.durationSeconds)} simulated`;
+}
+
+export function summarySections(r: RunResult): Section[] {
+  const f = r.summary.fanout;
+  const m = r.summary.redis;
+  const rd = r.summary.reads;
+  const p = r.summary.posts;
+  const lag = f.lagSeconds;
+  const fl = f.followerLagSeconds;
+  const sections: Section[] = [
+    {
+      title: 'Fan-out',
+      rows: [
+        ['posts', `${formatCount(p.total)} (${fmtRate(p.perSecond.mean)} mean, ${fmtRate(p.perSecond.peak)} peak minute); ${formatCount(p.pulled)} pulled`],
+        ['timeline writes', `${formatCount(f.deliveries)} (${f.deliveriesPerPost.toFixed(1)} per post), ${formatCount(f.listWrites)} list writes`],
+        ['writes per second', `${fmtRate(f.writesPerSecond.mean)} mean, ${fmtRate(f.writesPerSecond.peak)} peak second`],
+        ['post lag', `p50 ${fmtSeconds(lag.p50)}, p99 ${fmtSeconds(lag.p99)}, max ${fmtSeconds(lag.max)} (mean ${fmtSeconds(lag.mean)})`],
+        ['follower wait', `p50 ${fmtSeconds(fl.p50)}, p99 ${fmtSeconds(fl.p99)}, max ${fmtSeconds(fl.max)} (mean ${fmtSeconds(fl.mean)})`],
+        ['backlog', `peak ${formatCount(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${formatCount(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}`],
+        ['worker utilisation', `${(f.workerUtilisation * 100).toFixed(1)}%`],
+      ],
+    },
+    {
+      title: 'Redis',
+      rows: [
+        ['memory', `peak ${formatBytes(m.memoryBytes.peak)}, end ${formatBytes(m.memoryBytes.end)} (${formatCount(m.timelines)} timelines, lists ${formatBytes(m.listBytes)})`],
+        ['documents\' 24 B/entry', `${formatBytes(m.naiveMemoryBytes.end)}: ${m.naiveUnderestimate.toFixed(1)}x under the encoding model`],
+        ['per shard', `${m.perShard.endBytes.length} shards, largest/mean ${m.perShard.imbalance.toFixed(3)}, peak utilisation ${(m.peakShardUtilisation * 100).toFixed(1)}%`],
+      ],
+    },
+    {
+      title: 'Reads',
+      rows: [
+        ['feed pages', `${formatCount(rd.total)} (${fmtRate(rd.perSecond.mean)})`],
+        ['latency', `p50 ${fmtMs(rd.latencyMs.p50)}, p99 ${fmtMs(rd.latencyMs.p99)}, max ${fmtMs(rd.latencyMs.max)} (mean ${fmtMs(rd.latencyMs.mean)})`],
+        ['Redis ops per read', rd.redisOpsPerRead.mean.toFixed(2)],
+        ['cold reads', `${(rd.coldShare * 100).toFixed(2)}% (${formatCount(rd.coldReads)} rebuilds from Postgres)`],
+      ],
+    },
+  ];
+  if (f.adaptive) sections[0].rows.push(['adaptive threshold', `${f.adaptive.thresholdChanges} changes, lowest ${formatCount(f.adaptive.minThreshold)}`]);
+  return sections;
+}
+
+export function sloLines(r: RunResult): string[] {
+  return r.summary.slo.checks.map((c) => {
+    const fmt = (v: number) => (c.unit === 's' ? fmtSeconds(v) : c.unit === 'ms' ? fmtMs(v) : formatBytes(v));
+    return `${c.pass ? 'PASS' : 'FAIL'}  ${c.description}: ${fmt(c.actual)} (target <= ${fmt(c.target)})`;
+  });
+}
+
+export function eventLines(r: RunResult): string[] {
+  return r.events.map((e) => `${fmtSeconds(e.at)}  ${e.kind}: ${e.detail}`);
+}

@@ -1,0 +1,32 @@
+// The plain-text report of a run, for people at a terminal or in a log.
+import type { RunResult } from '../sim/result.js';
+import { formatBytes, formatCount } from '../sim/scenario/units.js';
+import { sparkline } from './sparkline.js';
+import { eventLines, fmtSeconds, headline, sloLines, summarySections } from './summary-lines.js';
+
+export function terminalReport(r: RunResult): string {
+  const out: string[] = [headline(r), ''];
+  for (const s of summarySections(r)) {
+    out.push(s.title);
+    const w = Math.max(...s.rows.map(([k]) => k.length));
+    for (const [k, v] of s.rows) out.push(`  ${k.padEnd(w)}  ${v}`);
+    out.push('');
+  }
+  const se = r.series;
+  out.push(`Over time (${fmtSeconds(se.intervalSeconds)} per step, max per column)`);
+  out.push(`  writes/s    ${sparkline(se.writesPerSecond)}  peak ${formatCount(Math.max(0, ...se.writesPerSecond))}/s`);
+  out.push(`  backlog     ${sparkline(se.backlogWrites)}  peak ${formatCount(Math.max(0, ...se.backlogWrites))}`);
+  out.push(`  lag p99     ${sparkline(se.lagP99Seconds)}  peak ${fmtSeconds(Math.max(0, ...se.lagP99Seconds))}`);
+  out.push(`  read p99    ${sparkline(se.readP99Ms)}  peak ${Math.max(0, ...se.readP99Ms).toFixed(2)} ms`);
+  out.push(`  memory      ${sparkline(se.memoryBytes)}  peak ${formatBytes(Math.max(0, ...se.memoryBytes))}`);
+  out.push('');
+  const events = eventLines(r);
+  if (events.length > 0) {
+    out.push('Events');
+    for (const e of events) out.push(`  ${e}`);
+    out.push('');
+  }
+  out.push(`SLO: ${r.summary.slo.pass ? 'all met' : 'NOT MET'}`);
+  for (const l of sloLines(r)) out.push(`  ${l}`);
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,69 @@
+// What one simulation measures, before it becomes a result document.
+import type { DurationSummary } from '../metrics/recorder.js';
+
+export interface FiredEvent {
+  at: number;
+  kind: string;
+  detail: string;
+}
+
+export interface SimulationMetrics {
+  policy: string;
+  scale: number;
+  duration: number;
+  events: FiredEvent[];
+  eventsProcessed: number;
+  posts: { total: number; pushed: number; pulled: number; withoutAudience: number; perSecondMean: number };
+  fanout: {
+    /** Post creation to its last follower's timeline written (or to its list write when pulled). */
+    postLag: DurationSummary;
+    /** The wait each follower sees, weighted by deliveries. */
+    followerLag: DurationSummary;
+    postLagHistogram: string;
+    deliveries: number;
+    listWrites: number;
+    writesPerSecondMean: number;
+    writesPerSecondPeak: number;
+    peakBacklogWrites: number;
+    backlogAtEndWrites: number;
+    drainedAt: number;
+    workerUtilisation: number;
+    thresholdChanges: number;
+    minThreshold: number;
+  };
+  redis: {
+    peakBytes: number;
+    endBytes: number;
+    naiveEndBytes: number;
+    naivePeakBytes: number;
+    listBytes: number;
+    timelinesEnd: number;
+    shardBytesEnd: number[];
+    shardImbalance: number;
+    peakShardUtilisation: number;
+  };
+  reads: {
+    total: number;
+    latency: DurationSummary;
+    latencyHistogram: string;
+    redisOpsPerRead: number;
+    coldReads: number;
+    coldShare: number;
+    rebuildEntries: number;
+    listRebuilds: number;
+  };
+  series: {
+    intervalSeconds: number;
+    posts: number[];
+    writes: number[];
+    reads: number[];
+    coldReads: number[];
+    memoryBytes: number[];
+    naiveMemoryBytes: number[];
+    backlogWrites: number[];
+    lagP99: number[];
+    readP99: number[];
+    threshold: number[];
+    maxShardBytes: number[];
+  };
+}

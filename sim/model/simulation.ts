@@ -1,0 +1,654 @@
+// The discrete-event model of a feed system: posts arrive, fan out through event-log partitions and
+// a worker fleet into timeline caches (or into their authors' recent-post lists when pulled), and
+// readers page through home feeds that merge both. One event per post and per read session; a
+// post's followers are a tight loop over the CSR arrays, never an event each.
+import { formatPolicy, keepForReader, nextAdaptiveThreshold, pullsAuthor, pushPair, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { isDormant, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
+import { EventQueue } from '../engine/event-queue.js';
+import { buildAliasTable, drawAlias } from '../graph/alias.js';
+import { DurationRecorder, IntervalHistograms } from '../metrics/recorder.js';
+import { mix32, pairUniform, Rng } from '../random.js';
+import type { Scenario } from '../scenario/types.js';
+import { PagesSampler } from '../workload/activity.js';
+import { RateProfile, type RateWindow } from '../workload/rate-profile.js';
+import type { Population } from './population.js';
+import { PullIndex } from './pull-index.js';
+import { ShardLoad } from './shard-load.js';
+import { TimelineCache } from './timeline-cache.js';
+import { WorkerPool } from './worker-pool.js';
+import type { SimulationMetrics, FiredEvent } from './metrics.js';
+
+const POST_ARRIVAL = 0;
+const AUTHOR_POST = 1;
+const WRITES_DONE = 2;
+const LIST_DONE = 3;
+const SESSION = 4;
+const RETURN = 5;
+const CACHE_LOSS = 6;
+const TICK = 7;
+const SWEEP = 8;
+
+export const SERIES_INTERVAL = 60;
+const SWEEP_INTERVAL = 600;
+/** Batches of one post finishing within this many seconds of each other are applied by one event. */
+const APPLY_RESOLUTION = 1;
+const ADAPT_INTERVAL = 1;
+
+export interface SimulationInput {
+  scenario: Scenario;
+  population: Population;
+  policy: FanoutPolicy;
+  onProgress?: (fraction: number, detail: string) => void;
+}
+
+/** Pending timeline writes of one post: followers in CSR range [start, end) of its author. */
+class WriteGroups {
+  author = new Int32Array(1024);
+  start = new Float64Array(1024);
+  end = new Float64Array(1024);
+  created = new Float64Array(1024);
+  post = new Float64Array(1024);
+  private freeList: number[] = [];
+  private used = 0;
+
+  add(author: number, start: number, end: number, created: number, post: number): number {
+    let i: number;
+    if (this.freeList.length > 0) i = this.freeList.pop()!;
+    else {
+      if (this.used === this.author.length) this.grow();
+      i = this.used++;
+    }
+    this.author[i] = author;
+    this.start[i] = start;
+    this.end[i] = end;
+    this.created[i] = created;
+    this.post[i] = post;
+    return i;
+  }
+
+  release(i: number): void {
+    this.freeList.push(i);
+  }
+
+  private grow(): void {
+    const n = this.author.length * 2;
+    const a = new Int32Array(n);
+    a.set(this.author);
+    this.author = a;
+    for (const k of ['start', 'end', 'created', 'post'] as const) {
+      const f = new Float64Array(n);
+      f.set(this[k]);
+      this[k] = f;
+    }
+  }
+}
+
+export function simulate(input: SimulationInput): SimulationMetrics {
+  const { scenario: sc, population: pop, policy } = input;
+  const g = pop.graph;
+  const n = pop.users;
+  const s = pop.scale;
+  const infra = sc.infrastructure;
+  const costs = infra.costs;
+  const duration = sc.duration;
+  const seed = sc.seed;
+  const minutes = Math.max(1, Math.ceil(duration / SERIES_INTERVAL));
+  const leaseSeconds = sc.policy.leaseDays * SECONDS_PER_DAY;
+  const dormantDays = sc.policy.dormantDays;
+  const shards = infra.redisShards;
+  const spread = s > 1; // ordinary users' keys stand for many users spread over every shard
+
+  const weight = new Float64Array(n);
+  for (let u = 0; u < n; u++) weight[u] = pop.individual[u] ? 1 : s;
+  const follows = new Uint32Array(n);
+  for (let u = 0; u < n; u++) follows[u] = g.followeeOffsets[u + 1] - g.followeeOffsets[u];
+
+  // Feeding Frenzy costs: a push costs a write at the worker and at Redis; a pull costs one more list read per feed read.
+  const pushCost = 1 / infra.writesPerSecondPerWorker + costs.zadd;
+  const pullCost = costs.zrange;
+
+  let threshold = policy.threshold;
+  const authorPulled = (a: number) => pullsAuthor(policy, pop.realFollowers[a], threshold);
+  const pairPulled = (a: number, u: number) =>
+    policy.kind === 'rate' ? !pushPair(pop.postRate[a], pop.readRate[u], pushCost, pullCost) : authorPulled(a);
+  let pulls = new PullIndex(g, pairPulled);
+
+  /** Expected pushed posts per second into u's timeline under the policy: the basis of warm starts and rebuilds. */
+  const pushedRate = (u: number): number => {
+    let r = 0;
+    for (let e = g.followeeOffsets[u]; e < g.followeeOffsets[u + 1]; e++) {
+      const f = g.followeeIds[e];
+      if (!pairPulled(f, u)) r += pop.postRate[f];
+    }
+    if (policy.kind === 'reader-cap' && follows[u] > policy.readerCap) r *= policy.readerCap / follows[u];
+    return r;
+  };
+
+  // ---- initial state: warm timelines for those the fan-out keeps alive, lists for pulled authors
+  const cache = new TimelineCache(n, sc.policy.timelineCap, sc.policy.celebrityListLength, leaseSeconds, weight, pop.shard, shards);
+  const lastSeen = Float64Array.from(pop.lastSeen);
+  for (let u = 0; u < n; u++) {
+    const away = -lastSeen[u];
+    const dormant = isDormant(lastSeen[u], 0, dormantDays);
+    const kept = !dormant || !policy.skipDormant || away < leaseSeconds;
+    if (!kept) continue;
+    cache.build(u, pushedRate(u) * leaseSeconds, -1);
+    cache.expiresAt[u] = dormant && policy.skipDormant ? lastSeen[u] + leaseSeconds : leaseSeconds;
+  }
+  const hasList = new Uint8Array(n);
+  for (let i = 0; i < pulls.authors.length; i++) hasList[pulls.authors[i]] = 1;
+  for (let a = 0; a < n; a++) if (hasList[a] || authorPulled(a)) cache.buildList(a, pop.postRate[a] * leaseSeconds);
+
+  // ---- workload
+  const windows: RateWindow[] = [];
+  for (const ev of sc.events) if (ev.kind === 'breakingNews') windows.push({ start: ev.at, end: ev.at + ev.window, multiplier: ev.multiplier });
+  const postProfile = new RateProfile(duration, sc.activity.diurnal, windows);
+  const readProfile = new RateProfile(duration, sc.activity.diurnal, []);
+  const authorIds = Int32Array.from(pop.activeUsers.filter((u) => pop.postRate[u] > 0));
+  const authorWeights = Float64Array.from(authorIds, (u) => pop.postRate[u]);
+  let postEventRate = 0;
+  for (let i = 0; i < authorWeights.length; i++) postEventRate += authorWeights[i];
+  const authors = authorIds.length > 0 ? buildAliasTable(authorWeights) : null;
+  const sessionEventRate = (pop.activeUsers.length * sc.activity.sessionsPerUserPerDay) / SECONDS_PER_DAY;
+  const pages = new PagesSampler(sc.activity.pagesPerSession);
+  const pageSize = sc.activity.pageSize;
+
+  // At scale, reads load the shards as a smooth flow too: per second, the expected work of every
+  // active reader's pages, spread over all shards for ordinary keys, on their own shard for the
+  // lists of named accounts (the hot keys).
+  const readFluidShard = new Float64Array(shards);
+  let readFluidSpread = 0;
+  let readFluidOps = 0;
+  const computeReadFluid = () => {
+    readFluidShard.fill(0);
+    readFluidSpread = 0;
+    readFluidOps = 0;
+    if (!spread) return;
+    for (let i = 0; i < pop.activeUsers.length; i++) {
+      const u = pop.activeUsers[i];
+      const rate = pop.readRate[u] * weight[u];
+      readFluidSpread += rate * (costs.zrange + costs.mgetPerKey * sc.activity.pageSize);
+      readFluidOps += rate * (3 + pulls.count(u));
+      for (let k = pulls.offsets[u]; k < pulls.offsets[u + 1]; k++) {
+        const f = pulls.authors[k];
+        if (pop.individual[f]) readFluidShard[pop.shard[f]] += rate * costs.zrange;
+        else readFluidSpread += rate * costs.zrange;
+      }
+    }
+  };
+  computeReadFluid();
+
+  // ---- the fleet
+  const pool = new WorkerPool(
+    infra.largePostClass ? infra.fanoutWorkers - infra.largePostClass.workers : infra.fanoutWorkers,
+    infra.writesPerSecondPerWorker,
+    costs.rtt,
+    infra.batchSize,
+    duration,
+  );
+  const largePool = infra.largePostClass
+    ? new WorkerPool(infra.largePostClass.workers, infra.writesPerSecondPerWorker, costs.rtt, infra.batchSize, duration)
+    : null;
+  const isLarge = (a: number) => largePool !== null && pop.realFollowers[a] > infra.largePostClass!.followers;
+
+  // Population scaling: a post by an ordinary sampled account stands for s posts by s accounts like
+  // it, spread over time. One of them goes through the fleet as a probe that measures lag; the
+  // other s - 1 arrive as a smooth fluid load, at the expected rate of their writes. Named accounts
+  // (celebrities) stand for themselves and fan out in full.
+  const writesPerPost = new Float64Array(n);
+  const fluidRate = [0, 0];
+  const computeFluid = () => {
+    fluidRate[0] = 0;
+    fluidRate[1] = 0;
+    if (!spread) return;
+    for (let a = 0; a < n; a++) {
+      if (pop.individual[a] || pop.postRate[a] === 0) continue;
+      let w = 0;
+      if (policy.kind !== 'rate' && authorPulled(a)) w = 1;
+      else {
+        let pulledPair = false;
+        for (let e = g.followerOffsets[a]; e < g.followerOffsets[a + 1]; e++) {
+          const u = g.followerIds[e];
+          if (policy.kind === 'rate' && pairPulled(a, u)) {
+            pulledPair = true;
+            continue;
+          }
+          if (policy.skipDormant && isDormant(lastSeen[u], 0, dormantDays)) continue;
+          w += policy.kind === 'reader-cap' && follows[u] > policy.readerCap ? policy.readerCap / follows[u] : 1;
+        }
+        if (pulledPair) w += 1;
+      }
+      writesPerPost[a] = w;
+      fluidRate[isLarge(a) ? 1 : 0] += pop.postRate[a] * (s - 1) * w;
+    }
+  };
+  computeFluid();
+  let fluidClock = 0;
+  const feedFluid = (t: number) => {
+    if (!spread || t <= fluidClock) return;
+    const factor = postProfile.factorAt(t) * (t - fluidClock);
+    pool.addFluid(t, fluidRate[0] * factor);
+    if (largePool) largePool.addFluid(t, fluidRate[1] * factor);
+    fluidClock = t;
+  };
+  const partitionFree = new Float64Array(infra.partitions);
+  const shardLoad = new ShardLoad(shards);
+  const groups = new WriteGroups();
+
+  const postRng = Rng.derive(seed, 'posts');
+  const readRng = Rng.derive(seed, 'reads');
+  const waitRng = Rng.derive(seed, 'waits');
+  const eventRng = Rng.derive(seed, 'events');
+
+  // ---- metrics
+  const postLag = new DurationRecorder();
+  const followerLag = new DurationRecorder();
+  const readLatency = new DurationRecorder();
+  const lagByMinute = new IntervalHistograms(minutes);
+  const readByMinute = new IntervalHistograms(minutes);
+  const series = {
+    posts: new Float64Array(minutes),
+    writes: new Float64Array(minutes),
+    reads: new Float64Array(minutes),
+    coldReads: new Float64Array(minutes),
+    memoryBytes: new Float64Array(minutes),
+    naiveMemoryBytes: new Float64Array(minutes),
+    backlogWrites: new Float64Array(minutes),
+    threshold: new Float64Array(minutes),
+    maxShardBytes: new Float64Array(minutes),
+  };
+  const fired: FiredEvent[] = [];
+  let postsReal = 0;
+  let postsWithoutAudience = 0;
+  let deliveries = 0;
+  let listWrites = 0;
+  let pushedPosts = 0;
+  let pulledPosts = 0;
+  let readsReal = 0;
+  let readOps = 0;
+  let coldReads = 0;
+  let rebuildEntries = 0;
+  let listRebuilds = 0;
+  let thresholdChanges = 0;
+  let minThresholdSeen = threshold;
+  let peakBacklog = 0;
+  let postSeq = 0;
+  let readSeq = 0;
+  let lastAdapt = -Infinity;
+  let eventsProcessed = 0;
+  const shardStamp = new Int32Array(shards).fill(-1);
+
+  const eligible = (u: number, now: number, post: number): boolean => {
+    if (policy.skipDormant && isDormant(lastSeen[u], now, dormantDays)) return false;
+    return keepForReader(policy, follows[u], pairUniform(post, u, seed));
+  };
+
+  const q = new EventQueue(4096);
+
+  // ---- a post
+  const handlePost = (a: number, t: number) => {
+    const post = postSeq++;
+    const wPost = weight[a];
+    postsReal += wPost;
+    series.posts[Math.min(minutes - 1, Math.floor(t / SERIES_INTERVAL))] += wPost;
+
+    if (policy.kind === 'adaptive' && t - lastAdapt >= ADAPT_INTERVAL) {
+      lastAdapt = t;
+      const backlog = pool.backlogWrites(t) + (largePool ? largePool.backlogWrites(t) : 0);
+      const next = nextAdaptiveThreshold(policy, threshold, backlog);
+      if (next !== threshold) {
+        threshold = next;
+        thresholdChanges++;
+        if (threshold < minThresholdSeen) minThresholdSeen = threshold;
+        pulls = new PullIndex(g, pairPulled);
+        computeFluid();
+        computeReadFluid();
+      }
+    }
+
+    // the post event waits its turn on its author's partition, which reads the follower list
+    const p = mix32(a) % infra.partitions;
+    const start = partitionFree[p] > t ? partitionFree[p] : t;
+    partitionFree[p] = start + costs.expand * wPost;
+    const ready = start + costs.expand;
+    const fleet = isLarge(a) ? largePool! : pool;
+    feedFluid(t);
+    // a probe (an ordinary post at scale) writes one entry per sampled follower; a named account's
+    // post writes one per real follower, s per sampled one
+    const probe = spread && !pop.individual[a];
+    const workPerFollower = probe ? 1 : s;
+
+    const o0 = g.followerOffsets[a];
+    const o1 = g.followerOffsets[a + 1];
+    let lastDone = -1;
+    let needsList = false;
+
+    if (policy.kind !== 'rate' && authorPulled(a)) {
+      needsList = true;
+      pulledPosts += wPost;
+    } else {
+      pushedPosts += wPost;
+      const perBatch = Math.max(1, Math.floor(infra.batchSize / workPerFollower));
+      let count = 0;
+      let batchStart = o0;
+      let groupStart = -1;
+      let groupEnd = 0;
+      let groupFirst = 0;
+      let groupDone = 0;
+      const flush = () => {
+        if (groupStart >= 0) q.push(groupDone, WRITES_DONE, groups.add(a, groupStart, groupEnd, t, post));
+        groupStart = -1;
+      };
+      const emit = (end: number) => {
+        const done = fleet.submit(ready, count * workPerFollower);
+        deliveries += count * s;
+        followerLag.record(done - t, count * s);
+        if (done > lastDone) lastDone = done;
+        if (groupStart >= 0 && done - groupFirst <= APPLY_RESOLUTION) {
+          groupEnd = end;
+          if (done > groupDone) groupDone = done;
+        } else {
+          flush();
+          groupStart = batchStart;
+          groupEnd = end;
+          groupFirst = done;
+          groupDone = done;
+        }
+        batchStart = end;
+        count = 0;
+      };
+      for (let e = o0; e < o1; e++) {
+        const u = g.followerIds[e];
+        if (policy.kind === 'rate' && pairPulled(a, u)) {
+          needsList = true;
+          continue;
+        }
+        if (!eligible(u, t, post)) continue;
+        if (++count === perBatch) emit(e + 1);
+      }
+      if (count > 0) emit(o1);
+      flush();
+    }
+
+    if (needsList) {
+      const done = fleet.submit(ready, 1);
+      listWrites += wPost;
+      q.push(done, LIST_DONE, a);
+      if (done > lastDone) lastDone = done;
+      // a pulled post is visible to all of its (pull) readers once it is in the list
+      if (policy.kind !== 'rate') followerLag.record(done - t, (o1 - o0) * s);
+    }
+
+    if (lastDone < 0) {
+      postsWithoutAudience += wPost;
+      return;
+    }
+    postLag.record(lastDone - t, wPost);
+    lagByMinute.record(Math.floor(t / SERIES_INTERVAL), lastDone - t, wPost);
+    const backlog = fleet.backlogWrites(t);
+    if (backlog > peakBacklog) peakBacklog = backlog;
+  };
+
+  // ---- timeline writes landing
+  const applyWrites = (i: number, now: number) => {
+    const a = groups.author[i];
+    const created = groups.created[i];
+    const post = groups.post[i];
+    const end = groups.end[i];
+    for (let e = groups.start[i]; e < end; e++) {
+      const u = g.followerIds[e];
+      if (policy.kind === 'rate' && pairPulled(a, u)) continue;
+      if (!eligible(u, now, post)) continue;
+      cache.push(u, created, now);
+      // at scale the Redis write load follows the fleet's throughput (see writesLoad); here only exact keys
+      if (!spread || pop.individual[u]) shardLoad.add(pop.shard[u], costs.zadd * weight[u], weight[u]);
+    }
+    groups.release(i);
+  };
+
+  // ---- a feed page
+  const listShard = (f: number, u: number) => (spread && !pop.individual[f] ? mix32(f ^ Math.imul(u, 0x9e3779b1)) % shards : pop.shard[f]);
+
+  const readPage = (u: number, now: number) => {
+    const w = weight[u];
+    const seq = readSeq++;
+    lastSeen[u] = now;
+    let latency = 0;
+    let ops = 0;
+    let cold = false;
+    const home = spread && w > 1 ? waitRng.int(shards) : pop.shard[u];
+    if (!cache.present(u, now)) {
+      cold = true;
+      const entries = Math.min(sc.policy.timelineCap, Math.round(pushedRate(u) * leaseSeconds));
+      cache.build(u, entries, now);
+      rebuildEntries += entries * w;
+      latency += costs.rebuild + costs.rtt + costs.zadd * entries;
+      ops += 1;
+      if (spread && w > 1) shardLoad.addSpread(costs.zadd * entries * w, w);
+      else shardLoad.add(home, costs.zadd * entries * w, w);
+    }
+    // round trip 1: the timeline and every pulled author's list, pipelined
+    let maxWait = shardLoad.wait(home, waitRng);
+    shardStamp[home] = seq;
+    if (!spread) shardLoad.add(home, costs.zrange * w, w);
+    const k0 = pulls.offsets[u];
+    const k1 = pulls.offsets[u + 1];
+    let listMissing = false;
+    for (let k = k0; k < k1; k++) {
+      const f = pulls.authors[k];
+      const sh = listShard(f, u);
+      if (shardStamp[sh] !== seq) {
+        shardStamp[sh] = seq;
+        const wt = shardLoad.wait(sh, waitRng);
+        if (wt > maxWait) maxWait = wt;
+      }
+      if (!spread) shardLoad.add(sh, costs.zrange * w, w);
+      if (!cache.listExists[f]) {
+        listMissing = true;
+        listRebuilds += 1;
+        cache.buildList(f, pop.postRate[f] * leaseSeconds);
+      }
+    }
+    const lists = k1 - k0;
+    latency += costs.rtt + maxWait + costs.zrange * (1 + lists) + (listMissing ? costs.rebuild : 0);
+    ops += 1 + lists;
+    // round trip 2: hydrate the page's post bodies
+    const bodyShard = waitRng.int(shards);
+    latency += costs.rtt + shardLoad.wait(bodyShard, waitRng) + costs.mgetPerKey * pageSize;
+    if (!spread) shardLoad.addSpread(costs.mgetPerKey * pageSize * w, w);
+    ops += 1;
+    cache.touch(u, now);
+
+    readLatency.record(latency, w);
+    const minute = Math.min(minutes - 1, Math.floor(now / SERIES_INTERVAL));
+    readByMinute.record(minute, latency, w);
+    series.reads[minute] += w;
+    readsReal += w;
+    readOps += ops * w;
+    if (cold) {
+      coldReads += w;
+      series.coldReads[minute] += w;
+    }
+  };
+
+  const readSession = (u: number, now: number) => {
+    const count = pages.draw(readRng);
+    for (let i = 0; i < count; i++) readPage(u, now);
+  };
+
+  // ---- scenario events
+  let returnCursor = 0;
+  for (const ev of sc.events) {
+    switch (ev.kind) {
+      case 'celebrityBurst': {
+        if (ev.accounts > pop.burstAccounts.length) throw new RangeError(`celebrityBurst asks for ${ev.accounts} accounts; the graph has ${pop.burstAccounts.length}`);
+        for (let i = 0; i < ev.accounts; i++) {
+          for (let j = 0; j < ev.postsPerAccount; j++) q.push(ev.at + eventRng.float() * ev.window, AUTHOR_POST, pop.burstAccounts[i]);
+        }
+        fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.accounts} accounts post within ${ev.window}s` });
+        break;
+      }
+      case 'breakingNews':
+        fired.push({ at: ev.at, kind: ev.kind, detail: `post rate x${ev.multiplier} for ${ev.window}s` });
+        break;
+      case 'coldStartStorm': {
+        const count = Math.min(pop.dormantUsers.length - returnCursor, Math.round(ev.share * pop.dormantUsers.length));
+        for (let i = 0; i < count; i++) q.push(ev.at + eventRng.float() * ev.window, RETURN, pop.dormantUsers[returnCursor++]);
+        fired.push({ at: ev.at, kind: ev.kind, detail: `${Math.round(count * s)} dormant users return within ${ev.window}s` });
+        break;
+      }
+      case 'cacheLoss':
+        q.push(ev.at, CACHE_LOSS, ev.shards);
+        fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.shards} of ${shards} Redis shards lose their keys` });
+        break;
+    }
+  }
+
+  if (authors) q.push(postProfile.nextArrival(0, postEventRate, postRng.exponential(1)), POST_ARRIVAL);
+  if (sessionEventRate > 0 && pop.activeUsers.length > 0) q.push(readProfile.nextArrival(0, sessionEventRate, readRng.exponential(1)), SESSION);
+  q.push(Math.min(SERIES_INTERVAL, duration), TICK, 0);
+  q.push(SWEEP_INTERVAL, SWEEP);
+
+  let shardSecond = 0;
+  while (q.pop()) {
+    const t = q.now;
+    if (t > duration) break;
+    if (Math.floor(t) > shardSecond) {
+      for (let sec = shardSecond; sec < Math.floor(t); sec++) {
+        if (spread) {
+          const w = pool.writesBySecond[sec] + (largePool ? largePool.writesBySecond[sec] : 0);
+          const f = readProfile.factorAt(sec + 0.5);
+          shardLoad.addSpread(w * costs.zadd + readFluidSpread * f, w + readFluidOps * f);
+          for (let i = 0; i < shards; i++) if (readFluidShard[i] > 0) shardLoad.add(i, readFluidShard[i] * f, 0);
+        }
+        shardLoad.advance(sec + 1);
+      }
+      shardSecond = Math.floor(t);
+    }
+    eventsProcessed++;
+    switch (q.kind) {
+      case POST_ARRIVAL: {
+        handlePost(authorIds[drawAlias(authors!, postRng)], t);
+        const next = postProfile.nextArrival(t, postEventRate, postRng.exponential(1));
+        if (next <= duration) q.push(next, POST_ARRIVAL);
+        break;
+      }
+      case AUTHOR_POST:
+        handlePost(q.a, t);
+        break;
+      case WRITES_DONE:
+        applyWrites(q.a, t);
+        break;
+      case LIST_DONE:
+        cache.pushList(q.a);
+        if (!spread || pop.individual[q.a]) shardLoad.add(pop.shard[q.a], costs.zadd * weight[q.a], weight[q.a]);
+        break;
+      case SESSION: {
+        readSession(pop.activeUsers[readRng.int(pop.activeUsers.length)], t);
+        const next = readProfile.nextArrival(t, sessionEventRate, readRng.exponential(1));
+        if (next <= duration) q.push(next, SESSION);
+        break;
+      }
+      case RETURN:
+        readSession(q.a, t);
+        break;
+      case CACHE_LOSS: {
+        const lost = q.a;
+        cache.loseShards((sh) => sh < lost);
+        break;
+      }
+      case TICK: {
+        const m = q.a;
+        feedFluid(t);
+        series.memoryBytes[m] = cache.bytes;
+        series.naiveMemoryBytes[m] = cache.naiveBytes;
+        series.backlogWrites[m] = pool.backlogWrites(t) + (largePool ? largePool.backlogWrites(t) : 0);
+        series.threshold[m] = threshold;
+        let mx = 0;
+        for (let i = 0; i < shards; i++) if (cache.shardBytes[i] > mx) mx = cache.shardBytes[i];
+        series.maxShardBytes[m] = mx;
+        if (m + 1 < minutes) q.push(Math.min((m + 2) * SERIES_INTERVAL, duration), TICK, m + 1);
+        input.onProgress?.(t / duration, `${Math.round(t / 60)}/${Math.round(duration / 60)} simulated min`);
+        break;
+      }
+      case SWEEP:
+        cache.sweepExpired(t);
+        if (t + SWEEP_INTERVAL <= duration) q.push(t + SWEEP_INTERVAL, SWEEP);
+        break;
+    }
+  }
+
+  const lagSeries = Array.from({ length: minutes }, (_, m) => lagByMinute.percentile(m, 99));
+  const readSeries = Array.from({ length: minutes }, (_, m) => readByMinute.percentile(m, 99));
+  feedFluid(duration);
+  let peakWrites = 0;
+  let totalWritesInRun = 0;
+  for (let i = 0; i < duration; i++) {
+    const w = pool.writesBySecond[i] + (largePool ? largePool.writesBySecond[i] : 0);
+    totalWritesInRun += w;
+    series.writes[Math.min(minutes - 1, Math.floor(i / SERIES_INTERVAL))] += w;
+    if (w > peakWrites) peakWrites = w;
+  }
+  const drain = Math.max(pool.drainTime(), largePool ? largePool.drainTime() : 0);
+  const shardEnd = Array.from(cache.shardBytes);
+  const meanShard = shardEnd.reduce((x, y) => x + y, 0) / shards;
+
+  return {
+    policy: formatPolicy(policy),
+    scale: s,
+    duration,
+    events: fired,
+    eventsProcessed,
+    posts: { total: postsReal, pushed: pushedPosts, pulled: pulledPosts, withoutAudience: postsWithoutAudience, perSecondMean: postsReal / duration },
+    fanout: {
+      postLag: postLag.summary(),
+      followerLag: followerLag.summary(),
+      postLagHistogram: postLag.encoded(),
+      deliveries,
+      listWrites,
+      writesPerSecondMean: totalWritesInRun / duration,
+      writesPerSecondPeak: peakWrites,
+      peakBacklogWrites: peakBacklog,
+      backlogAtEndWrites: pool.backlogWrites(duration) + (largePool ? largePool.backlogWrites(duration) : 0),
+      drainedAt: drain,
+      workerUtilisation: totalWritesInRun / (infra.fanoutWorkers * infra.writesPerSecondPerWorker * duration),
+      thresholdChanges,
+      minThreshold: minThresholdSeen,
+    },
+    redis: {
+      peakBytes: cache.peakBytes,
+      endBytes: cache.bytes,
+      naiveEndBytes: cache.naiveBytes,
+      naivePeakBytes: Math.max(...series.naiveMemoryBytes, cache.naiveBytes),
+      listBytes: cache.listBytes,
+      timelinesEnd: cache.timelines,
+      shardBytesEnd: shardEnd,
+      shardImbalance: meanShard > 0 ? Math.max(...shardEnd) / meanShard : 1,
+      peakShardUtilisation: shardLoad.peakRho,
+    },
+    reads: {
+      total: readsReal,
+      latency: readLatency.summary(),
+      latencyHistogram: readLatency.encoded(),
+      redisOpsPerRead: readsReal > 0 ? readOps / readsReal : 0,
+      coldReads,
+      coldShare: readsReal > 0 ? coldReads / readsReal : 0,
+      rebuildEntries,
+      listRebuilds,
+    },
+    series: {
+      intervalSeconds: SERIES_INTERVAL,
+      posts: Array.from(series.posts),
+      writes: Array.from(series.writes),
+      reads: Array.from(series.reads),
+      coldReads: Array.from(series.coldReads),
+      memoryBytes: Array.from(series.memoryBytes),
+      naiveMemoryBytes: Array.from(series.naiveMemoryBytes),
+      backlogWrites: Array.from(series.backlogWrites),
+      lagP99: lagSeries,
+      readP99: readSeries,
+      threshold: Array.from(series.threshold),
+      maxShardBytes: Array.from(series.maxShardBytes),
+    },
+  };
+}

@@ -1,0 +1,188 @@
+// The versioned result document that estimate, simulate and replay all write, so a report can put
+// them side by side. `feedlab run --json` prints it; reports render it.
+import type { SimulationMetrics, FiredEvent } from './model/metrics.js';
+import type { DurationSummary } from './metrics/recorder.js';
+import type { Scenario } from './scenario/types.js';
+import { checkSlo, type SloVerdict } from './slo.js';
+
+export const RESULT_SCHEMA = 'feedlab.result/1';
+export const FEEDLAB_VERSION = '0.1.0';
+
+export interface LatencySummary {
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export interface RunResult {
+  schema: typeof RESULT_SCHEMA;
+  tool: { name: 'feedlab'; version: string; mode: 'simulate' };
+  scenario: {
+    name: string;
+    description: string;
+    seed: number;
+    durationSeconds: number;
+    population: number;
+    sampledUsers: number;
+    sampledEdges: number;
+    scale: number;
+    graph: Record<string, string | number>;
+  };
+  policy: string;
+  summary: {
+    posts: { total: number; perSecond: { mean: number; peak: number }; pushed: number; pulled: number; withoutAudience: number };
+    fanout: {
+      lagSeconds: LatencySummary;
+      followerLagSeconds: LatencySummary;
+      writesPerSecond: { mean: number; peak: number };
+      deliveries: number;
+      deliveriesPerPost: number;
+      listWrites: number;
+      backlog: { peakWrites: number; endWrites: number; drainedAtSeconds: number };
+      workerUtilisation: number;
+      adaptive: { thresholdChanges: number; minThreshold: number } | null;
+    };
+    redis: {
+      memoryBytes: { peak: number; end: number };
+      naiveMemoryBytes: { peak: number; end: number };
+      naiveUnderestimate: number;
+      listBytes: number;
+      timelines: number;
+      perShard: { endBytes: number[]; imbalance: number };
+      peakShardUtilisation: number;
+    };
+    reads: {
+      total: number;
+      perSecond: { mean: number };
+      latencyMs: LatencySummary;
+      redisOpsPerRead: { mean: number };
+      coldShare: number;
+      coldReads: number;
+      listRebuilds: number;
+    };
+    slo: SloVerdict;
+  };
+  events: FiredEvent[];
+  series: {
+    intervalSeconds: number;
+    startSeconds: number[];
+    postsPerSecond: number[];
+    writesPerSecond: number[];
+    readsPerSecond: number[];
+    coldReadsPerSecond: number[];
+    backlogWrites: number[];
+    lagP99Seconds: number[];
+    readP99Ms: number[];
+    memoryBytes: number[];
+    naiveMemoryBytes: number[];
+    maxShardBytes: number[];
+    threshold: number[];
+  };
+  histograms: { postLagMicros: string; readLatencyMicros: string };
+}
+
+const latency = (d: DurationSummary, factor = 1): LatencySummary => ({
+  mean: d.mean * factor,
+  p50: d.p50 * factor,
+  p90: d.p90 * factor,
+  p99: d.p99 * factor,
+  p999: d.p999 * factor,
+  max: d.max * factor,
+});
+
+export function buildResult(scenario: Scenario, graphInfo: { users: number; edges: number; provenance: Record<string, string | number> }, m: SimulationMetrics): RunResult {
+  const iv = m.series.intervalSeconds;
+  const perSecond = (xs: number[]) => xs.map((x, i) => x / Math.min(iv, m.duration - i * iv));
+  const postsPerSecond = perSecond(m.series.posts);
+  const readP99Ms = m.reads.latency.p99 * 1000;
+  const slo = checkSlo(scenario.slo, { lagP99Seconds: m.fanout.postLag.p99, readP99Ms, peakMemoryBytes: m.redis.peakBytes });
+  return {
+    schema: RESULT_SCHEMA,
+    tool: { name: 'feedlab', version: FEEDLAB_VERSION, mode: 'simulate' },
+    scenario: {
+      name: scenario.name,
+      description: scenario.description,
+      seed: scenario.seed,
+      durationSeconds: scenario.duration,
+      population: graphInfo.users * m.scale,
+      sampledUsers: graphInfo.users,
+      sampledEdges: graphInfo.edges,
+      scale: m.scale,
+      graph: graphInfo.provenance,
+    },
+    policy: m.policy,
+    summary: {
+      posts: {
+        total: m.posts.total,
+        perSecond: { mean: m.posts.perSecondMean, peak: Math.max(0, ...postsPerSecond) },
+        pushed: m.posts.pushed,
+        pulled: m.posts.pulled,
+        withoutAudience: m.posts.withoutAudience,
+      },
+      fanout: {
+        lagSeconds: latency(m.fanout.postLag),
+        followerLagSeconds: latency(m.fanout.followerLag),
+        writesPerSecond: { mean: m.fanout.writesPerSecondMean, peak: m.fanout.writesPerSecondPeak },
+        deliveries: m.fanout.deliveries,
+        deliveriesPerPost: m.posts.total > 0 ? m.fanout.deliveries / m.posts.total : 0,
+        listWrites: m.fanout.listWrites,
+        backlog: { peakWrites: m.fanout.peakBacklogWrites, endWrites: m.fanout.backlogAtEndWrites, drainedAtSeconds: m.fanout.drainedAt },
+        workerUtilisation: m.fanout.workerUtilisation,
+        adaptive: m.policy.startsWith('adaptive') ? { thresholdChanges: m.fanout.thresholdChanges, minThreshold: m.fanout.minThreshold } : null,
+      },
+      redis: {
+        memoryBytes: { peak: m.redis.peakBytes, end: m.redis.endBytes },
+        naiveMemoryBytes: { peak: m.redis.naivePeakBytes, end: m.redis.naiveEndBytes },
+        naiveUnderestimate: m.redis.naiveEndBytes > 0 ? (m.redis.endBytes - m.redis.listBytes) / m.redis.naiveEndBytes : 0,
+        listBytes: m.redis.listBytes,
+        timelines: m.redis.timelinesEnd,
+        perShard: { endBytes: m.redis.shardBytesEnd, imbalance: m.redis.shardImbalance },
+        peakShardUtilisation: m.redis.peakShardUtilisation,
+      },
+      reads: {
+        total: m.reads.total,
+        perSecond: { mean: m.reads.total / m.duration },
+        latencyMs: latency(m.reads.latency, 1000),
+        redisOpsPerRead: { mean: m.reads.redisOpsPerRead },
+        coldShare: m.reads.coldShare,
+        coldReads: m.reads.coldReads,
+        listRebuilds: m.reads.listRebuilds,
+      },
+      slo,
+    },
+    events: m.events,
+    series: {
+      intervalSeconds: iv,
+      startSeconds: m.series.posts.map((_, i) => i * iv),
+      postsPerSecond,
+      writesPerSecond: perSecond(m.series.writes),
+      readsPerSecond: perSecond(m.series.reads),
+      coldReadsPerSecond: perSecond(m.series.coldReads),
+      backlogWrites: m.series.backlogWrites,
+      lagP99Seconds: m.series.lagP99,
+      readP99Ms: m.series.readP99.map((x) => x * 1000),
+      memoryBytes: m.series.memoryBytes,
+      naiveMemoryBytes: m.series.naiveMemoryBytes,
+      maxShardBytes: m.series.maxShardBytes,
+      threshold: m.series.threshold,
+    },
+    histograms: { postLagMicros: m.fanout.postLagHistogram, readLatencyMicros: m.reads.latencyHistogram },
+  };
+}
+
+/** JSON with numbers cut to 6 significant digits: stable, byte-identical for the same run, and readable. */
+export function stringifyResult(doc: unknown): string {
+  return JSON.stringify(
+    doc,
+    (_k, v) => {
+      if (typeof v !== 'number') return v;
+      if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : v < 0 ? '-Infinity' : null;
+      if (Number.isInteger(v)) return v;
+      return Number(v.toPrecision(6));
+    },
+    2,
+  );
+}

@@ -1,0 +1,388 @@
+// The scenario schema: every key users may write, in one declarative tree. The format itself
+// is ../shared/scenario-format.yaml; validate.ts walks this tree over the parsed YAML and
+// load.ts adds the few checks that span several keys.
+import { isAbsolute, join } from 'node:path';
+import type { Distribution, PagesPerSession, ScenarioEvent } from './types.js';
+
+/** Handed to `build` hooks so they can refuse a value at the right place. */
+export interface At {
+  /** Throws an InputError at this key (or at `sub`, a key or index below it). */
+  fail(message: string, sub?: string | number): never;
+  /** Directory of the scenario file: relative paths inside it are resolved against this. */
+  readonly baseDir: string;
+}
+
+interface Common {
+  description: string;
+  required?: boolean;
+  /**
+   * What an absent key means, written as a user would write it (`'0.3ms'`, `{ generate: {} }`);
+   * it is validated like user input. Absent objects without a default get their fields' defaults.
+   */
+  default?: unknown;
+  /** Accepts `none` (or an empty value) and resolves it to null before `build`. */
+  none?: boolean;
+  /** The key only applies when a sibling has one of these values (sigma only for lognormal). */
+  onlyWhen?: { key: string; values: readonly string[] };
+  /** Turns the validated value into its resolved shape (e.g. a map of ranges into buckets). */
+  build?: (value: any, at: At) => unknown;
+}
+
+/** Bounds: min/max inclusive, above/below exclusive. */
+export interface Range {
+  min?: number;
+  max?: number;
+  above?: number;
+  below?: number;
+  integer?: boolean;
+}
+
+export type NumericType = 'number' | 'count' | 'duration' | 'size' | 'days';
+
+export type Spec =
+  | (Common & { type: 'string'; oneOf?: readonly string[]; allowEmpty?: boolean })
+  | (Common & { type: 'boolean' })
+  | (Common & Range & { type: NumericType })
+  | (Common & { type: 'object'; fields: Readonly<Record<string, Spec>>; exactlyOne?: readonly string[] })
+  | (Common & { type: 'list'; items: Spec; minItems?: number; length?: number })
+  /** A map whose keys follow a pattern (pagesPerSession's "2-5"); validates to [key, value] pairs. */
+  | (Common & { type: 'dict'; keyPattern: RegExp; keyDescription: string; values: Spec })
+  /** A plain value or a map, told apart by the YAML node (postsPerUserPerDay: 2 or { dist: ... }). */
+  | (Common & { type: 'either'; scalar: Spec; map: Spec });
+
+export type ObjectSpec = Extract<Spec, { type: 'object' }>;
+
+const duration = (description: string, dflt: string | undefined, range: Range = { min: 0 }): Spec => ({
+  type: 'duration',
+  description,
+  ...(dflt === undefined ? { required: true } : { default: dflt }),
+  ...range,
+});
+const whole = (description: string, dflt: number | undefined, range: Range = { min: 1 }): Spec => ({
+  type: 'count',
+  integer: true,
+  description,
+  ...(dflt === undefined ? { required: true } : { default: dflt }),
+  ...range,
+});
+
+/** "1" or "2-5": page counts of a session. */
+function pageBuckets(entries: [string, number][], at: At): PagesPerSession {
+  const buckets = entries.map(([key, p]) => {
+    const [min, max = min] = key.split('-').map(Number);
+    if (min < 1 || max < min) at.fail(`"${key}" is not a valid page range (write "N" or "A-B" with 1 <= A <= B)`, key);
+    return { key, min, max, p };
+  });
+  buckets.sort((a, b) => a.min - b.min);
+  for (let i = 1; i < buckets.length; i++) {
+    const [prev, cur] = [buckets[i - 1], buckets[i]];
+    if (cur.min <= prev.max) at.fail(`"${cur.key}" overlaps "${prev.key}" (page ranges must not overlap)`, cur.key);
+  }
+  const sum = buckets.reduce((s, b) => s + b.p, 0);
+  // 1e-6 lets people write thirds (0.333333) without the sampler seeing a real gap.
+  if (Math.abs(sum - 1) > 1e-6) {
+    at.fail(`probabilities sum to ${Number(sum.toPrecision(6))}, they must sum to 1 (within 1e-6)`);
+  }
+  return { buckets: buckets.map(({ min, max, p }) => ({ min, max, p })) };
+}
+
+const window = (dflt: string) => duration('how long the event lasts', dflt, { above: 0 });
+
+const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss'] as const;
+
+const event: Spec = {
+  type: 'object',
+  description: 'something that happens at a simulated time',
+  exactlyOne: EVENT_KINDS,
+  fields: {
+    at: duration('when the event fires, from the start of the run (before the scenario duration)', undefined),
+    celebrityBurst: {
+      type: 'object',
+      description: 'the graph celebrities (largest first) each post within the window',
+      fields: {
+        accounts: whole('how many celebrity accounts post', 10),
+        window: window('60s'),
+        postsPerAccount: whole('posts each account makes in the window', 1),
+      },
+    },
+    breakingNews: {
+      type: 'object',
+      description: 'the whole post rate is multiplied for the window',
+      fields: {
+        multiplier: { type: 'number', description: 'post rate multiplier', required: true, above: 0 },
+        window: window('5m'),
+      },
+    },
+    coldStartStorm: {
+      type: 'object',
+      description: 'a share of the dormant users return within the window (timeline rebuilds)',
+      fields: {
+        share: { type: 'number', description: 'share of dormant users returning', required: true, min: 0, max: 1 },
+        window: window('10m'),
+      },
+    },
+    cacheLoss: {
+      type: 'object',
+      description: 'the timelines on this many Redis shards vanish',
+      fields: { shards: whole('Redis shards lost (at most infrastructure.redisShards)', 1) },
+    },
+  },
+  build: (v: Record<string, unknown> & { at: number }): ScenarioEvent => {
+    const kind = EVENT_KINDS.find((k) => k in v)!;
+    return { at: v.at, kind, ...(v[kind] as object) } as ScenarioEvent;
+  },
+};
+
+const hourOfDay = (description: string, dflt: number): Spec => ({ type: 'number', description, default: dflt, min: 0, below: 24 });
+
+export const scenarioSchema: ObjectSpec = {
+  type: 'object',
+  description: 'a feedlab scenario',
+  fields: {
+    name: { type: 'string', description: "the scenario's name, e.g. name: celebrity-burst", required: true },
+    description: { type: 'string', description: 'one line for reports', default: '', allowEmpty: true },
+    seed: whole('every random draw follows from it', 42, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+    duration: duration('simulated time', '1d', { above: 0 }),
+    population: {
+      type: 'count',
+      integer: true,
+      description: "users the results stand for; none means the graph's own users",
+      min: 1,
+      none: true,
+      default: 'none',
+    },
+    graph: {
+      type: 'object',
+      description: 'the follower graph: exactly one of generate / file',
+      exactlyOne: ['generate', 'file'],
+      default: { generate: {} },
+      fields: {
+        generate: {
+          type: 'object',
+          description: 'a generated power-law follower graph',
+          fields: {
+            // Account ids are 32-bit (Uint32Array rows in the graph).
+            users: whole('accounts in the sampled graph; population / users is the scale factor', 100000, { min: 2, max: 2 ** 32 - 1 }),
+            avgFollows: { type: 'count', description: 'mean accounts each user follows', default: 200, above: 0 },
+            alpha: { type: 'number', description: 'tail exponent of follower counts', default: 2.1, min: 1.5, max: 4 },
+            maxFollows: whole('most accounts one user follows', 5000),
+            followsSigma: { type: 'number', description: 'lognormal sigma of followee counts', default: 1.0, min: 0, max: 10 },
+            celebrities: {
+              type: 'list',
+              description: 'accounts added on top of the power law',
+              default: [],
+              items: {
+                type: 'object',
+                description: 'a group of celebrity accounts',
+                fields: {
+                  count: whole('how many such accounts', undefined),
+                  followers: {
+                    type: 'count',
+                    description: 'followers each: <= 1 a share of the population, > 1 an absolute count',
+                    required: true,
+                    above: 0,
+                  },
+                  name: { type: 'string', description: 'name prefix: accounts are name-1, name-2, ...' },
+                },
+              },
+            },
+          },
+        },
+        file: {
+          type: 'string',
+          description: "a saved or imported graph, relative to the scenario file's directory",
+          build: (p: string, at: At) => (isAbsolute(p) ? p : join(at.baseDir, p)),
+        },
+      },
+      build: (v: { generate?: object; file?: string }) =>
+        v.file !== undefined ? { kind: 'file', path: v.file } : { kind: 'generate', ...v.generate },
+    },
+    activity: {
+      type: 'object',
+      description: 'what users do',
+      fields: {
+        postsPerUserPerDay: {
+          type: 'either',
+          description: 'posts per user per day: a plain number (the same for all) or a distribution',
+          default: 2,
+          scalar: {
+            type: 'number',
+            description: 'the same rate for every user',
+            min: 0,
+            build: (mean: number): Distribution => ({ dist: 'constant', mean }),
+          },
+          map: {
+            type: 'object',
+            description: 'per-user rates drawn from a distribution',
+            fields: {
+              dist: {
+                type: 'string',
+                description: 'the distribution of per-user rates',
+                oneOf: ['constant', 'lognormal', 'exponential', 'pareto'],
+                default: 'constant',
+              },
+              mean: { type: 'number', description: 'mean posts per user per day', required: true, above: 0 },
+              sigma: {
+                type: 'number',
+                description: 'lognormal shape',
+                default: 1,
+                above: 0,
+                onlyWhen: { key: 'dist', values: ['lognormal'] },
+              },
+              alpha: {
+                type: 'number',
+                description: 'pareto tail exponent (> 1 for a finite mean)',
+                required: true,
+                above: 1,
+                onlyWhen: { key: 'dist', values: ['pareto'] },
+              },
+            },
+          },
+        },
+        sessionsPerUserPerDay: { type: 'count', description: 'feed sessions per active user per day', default: 5 },
+        pagesPerSession: {
+          type: 'either',
+          description: 'pages read per session: a number, or a map of "N" / "A-B" to probabilities',
+          default: { '1': 0.7, '2-5': 0.25, '6-40': 0.05 },
+          scalar: {
+            type: 'count',
+            integer: true,
+            min: 1,
+            description: 'every session reads this many pages',
+            build: (n: number): PagesPerSession => ({ buckets: [{ min: n, max: n, p: 1 }] }),
+          },
+          map: {
+            type: 'dict',
+            description: 'probability of each page count or range',
+            keyPattern: /^\d+(-\d+)?$/,
+            keyDescription: 'page counts "N" or ranges "A-B"',
+            values: { type: 'number', description: 'probability', min: 0, max: 1 },
+            build: pageBuckets,
+          },
+        },
+        pageSize: whole('posts per feed page', 20, { min: 1, max: 200 }),
+        diurnal: {
+          type: 'object',
+          description: 'daily cycle of activity, or none for a flat rate',
+          none: true,
+          fields: {
+            peakFactor: { type: 'number', description: 'peak rate / mean rate', default: 3, min: 1 },
+            peakHourUtc: hourOfDay('hour of the daily peak (UTC)', 20),
+            startHourUtc: hourOfDay('hour of day the run starts at (UTC)', 0),
+          },
+        },
+        dormantShare: {
+          type: 'number',
+          description: 'users not seen within policy.dormantDays',
+          default: 0.6,
+          min: 0,
+          max: 1,
+        },
+        dormantAway: {
+          type: 'list',
+          description: 'how long dormant users have been away, [min, max]; default [policy.dormantDays, 90d]',
+          length: 2,
+          items: duration('time away', undefined, { above: 0 }),
+          build: ([lo, hi]: [number, number], at: At) => {
+            if (lo > hi) at.fail('min is above max (write [min, max])');
+            return [lo, hi];
+          },
+        },
+      },
+    },
+    events: { type: 'list', description: 'events fired at simulated times', default: [], items: event },
+    infrastructure: {
+      type: 'object',
+      description: 'the fan-out system',
+      fields: {
+        fanoutWorkers: whole('fan-out workers', 50),
+        writesPerSecondPerWorker: {
+          type: 'count',
+          description: 'timeline writes one worker sustains (pipelined)',
+          default: 5000,
+          above: 0,
+        },
+        batchSize: whole('followers per pipeline', 1000),
+        redisShards: whole('Redis shards holding timelines', 16),
+        partitions: whole('event-log partitions, keyed by author', 64),
+        costs: {
+          type: 'object',
+          description: 'service times of the operations the model charges for',
+          fields: {
+            rtt: duration('network round trip to Redis', '0.3ms'),
+            zadd: duration('one ZADD in a pipeline', '2us'),
+            zrange: duration('one ZRANGE of a page', '15us'),
+            mgetPerKey: duration('hydrating one post in an MGET', '2us'),
+            rebuild: duration('rebuilding a missing timeline from Postgres', '40ms'),
+            expand: duration("reading an author's follower list to expand a post", '1ms'),
+          },
+        },
+        largePostClass: {
+          type: 'object',
+          description: 'posts by authors with more followers go to their own worker pool; none for one pool',
+          none: true,
+          default: 'none',
+          fields: {
+            followers: whole('authors with more followers than this are large', undefined),
+            workers: whole('workers of the large pool (fewer than fanoutWorkers)', undefined),
+          },
+        },
+      },
+    },
+    policy: {
+      type: 'object',
+      description: 'the fan-out policy',
+      fields: {
+        kind: {
+          type: 'string',
+          description: 'fan-out policy',
+          oneOf: ['push', 'pull', 'threshold', 'rate', 'reader-cap', 'adaptive'],
+          default: 'threshold',
+        },
+        threshold: whole("pull when an author's followers > threshold", 25000, { min: 0 }),
+        skipDormant: { type: 'boolean', description: 'skip dormant followers on fan-out', default: true },
+        timelineCap: whole('post ids kept per timeline', 800),
+        leaseDays: { type: 'days', description: 'timeline TTL, in days or a duration', default: 7, above: 0 },
+        dormantDays: { type: 'days', description: 'unseen this long = dormant, in days or a duration', default: 14, above: 0 },
+        celebrityListLength: whole("posts kept in a celebrity's recent-post list", 100),
+        readerCap: whole('reader-cap: deliveries kept for readers following more than this', 2000),
+        backlogBound: {
+          type: 'count',
+          description: 'adaptive: lower the threshold while queued writes exceed this',
+          default: 1e6,
+          above: 0,
+        },
+        minThreshold: whole('adaptive: the threshold never goes below this', 1000, { min: 0 }),
+      },
+    },
+    slo: {
+      type: 'object',
+      description: 'service-level objectives the run is checked against',
+      fields: {
+        fanoutLagP99: duration('p99 time from post to follower timelines', '5s', { above: 0 }),
+        readP99: duration('p99 home-feed read latency', '100ms', { above: 0 }),
+        redisMemory: {
+          type: 'size',
+          description: 'Redis memory budget, or none',
+          none: true,
+          default: 'none',
+          above: 0,
+          build: (bytes: number | null) => bytes ?? Infinity,
+        },
+      },
+    },
+    sweep: {
+      type: 'object',
+      description: 'what `feedlab sweep` runs when --policies is not given',
+      fields: {
+        policies: {
+          type: 'list',
+          description: 'policies to compare, e.g. push, pull, threshold:25000',
+          minItems: 1,
+          default: ['push', 'pull', 'threshold:10000', 'threshold:25000', 'threshold:50000'],
+          items: { type: 'string', description: 'a policy, e.g. threshold:25000' },
+        },
+      },
+    },
+  },
+};
