@@ -1,6 +1,6 @@
 // From a scenario to result documents: build (or load) the graph once, the population once, and
 // simulate each fan-out policy asked for over them.
-import { parsePolicy, PolicySpecError, type FanoutPolicy } from '../core/fanout-policy.js';
+import type { FanoutPolicy } from '../core/fanout-policy.js';
 import { loadGraph } from './graph/file.js';
 import { generateGraph } from './graph/generate.js';
 import type { FollowerGraph } from './graph/graph.js';
@@ -11,7 +11,9 @@ import type { Scenario } from './scenario/types.js';
 
 export type ProgressFn = (fraction: number, detail: string) => void;
 
-export class ScenarioError extends Error {}
+export { ScenarioError } from './scenario-error.js';
+import { ScenarioError } from './scenario-error.js';
+export { basePolicy, policyFor } from './policy.js';
 
 /** The scenario's graph: generated from its parameters, or read from its file. */
 export function scenarioGraph(sc: Scenario, onProgress?: ProgressFn): FollowerGraph {
@@ -32,31 +34,6 @@ export function scenarioGraph(sc: Scenario, onProgress?: ProgressFn): FollowerGr
     { users: gen.users, avgFollows: gen.avgFollows, alpha: gen.alpha, maxFollows: gen.maxFollows, followsSigma: gen.followsSigma, seed: sc.seed, celebrities },
     onProgress,
   );
-}
-
-/** The scenario's own policy section as a core policy. */
-export function basePolicy(sc: Scenario): FanoutPolicy {
-  const p = sc.policy;
-  return {
-    kind: p.kind,
-    threshold: p.threshold,
-    skipDormant: p.skipDormant,
-    readerCap: p.readerCap,
-    backlogBound: p.backlogBound,
-    minThreshold: p.minThreshold,
-  };
-}
-
-/** A policy spec from the command line or a sweep list, on top of the scenario's settings. */
-export function policyFor(sc: Scenario, spec?: string): FanoutPolicy {
-  const base = basePolicy(sc);
-  if (spec === undefined) return base;
-  try {
-    return parsePolicy(spec, base);
-  } catch (err) {
-    if (err instanceof PolicySpecError) throw new ScenarioError(err.message);
-    throw err;
-  }
 }
 
 export interface PreparedScenario {

@@ -32,7 +32,8 @@ export const SERIES_INTERVAL = 60;
 const SWEEP_INTERVAL = 600;
 /** Batches of one post finishing within this many seconds of each other are applied by one event. */
 const APPLY_RESOLUTION = 1;
-const ADAPT_INTERVAL = 1;
+/** How often an adaptive policy looks at the backlog. */
+const ADAPT_INTERVAL = 10;
 
 export interface SimulationInput {
   scenario: Scenario;
@@ -111,7 +112,12 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   const authorPulled = (a: number) => pullsAuthor(policy, pop.realFollowers[a], threshold);
   const pairPulled = (a: number, u: number) =>
     policy.kind === 'rate' ? !pushPair(pop.postRate[a], pop.readRate[u], pushCost, pullCost) : authorPulled(a);
-  let pulls = new PullIndex(g, pairPulled);
+  // A static policy's pulled authors per reader are indexed once; an adaptive one's move with the
+  // threshold, so its reads test each followee instead of rebuilding the index.
+  const adaptive = policy.kind === 'adaptive';
+  const pulls = new PullIndex(g, adaptive ? () => false : pairPulled);
+  const pulledOf = adaptive ? g.followeeOffsets : pulls.offsets;
+  const pulledIds = adaptive ? g.followeeIds : pulls.authors;
 
   /** Expected pushed posts per second into u's timeline under the policy: the basis of warm starts and rebuilds. */
   const pushedRate = (u: number): number => {
@@ -168,9 +174,11 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       const u = pop.activeUsers[i];
       const rate = pop.readRate[u] * weight[u];
       readFluidSpread += rate * (costs.zrange + costs.mgetPerKey * sc.activity.pageSize);
-      readFluidOps += rate * (3 + pulls.count(u));
-      for (let k = pulls.offsets[u]; k < pulls.offsets[u + 1]; k++) {
-        const f = pulls.authors[k];
+      readFluidOps += rate * 2;
+      for (let k = pulledOf[u]; k < pulledOf[u + 1]; k++) {
+        const f = pulledIds[k];
+        if (adaptive && !authorPulled(f)) continue;
+        readFluidOps += rate;
         if (pop.individual[f]) readFluidShard[pop.shard[f]] += rate * costs.zrange;
         else readFluidSpread += rate * costs.zrange;
       }
@@ -300,7 +308,6 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         threshold = next;
         thresholdChanges++;
         if (threshold < minThresholdSeen) minThresholdSeen = threshold;
-        pulls = new PullIndex(g, pairPulled);
         computeFluid();
         computeReadFluid();
       }
@@ -431,11 +438,12 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     let maxWait = shardLoad.wait(home, waitRng);
     shardStamp[home] = seq;
     if (!spread) shardLoad.add(home, costs.zrange * w, w);
-    const k0 = pulls.offsets[u];
-    const k1 = pulls.offsets[u + 1];
+    let lists = 0;
     let listMissing = false;
-    for (let k = k0; k < k1; k++) {
-      const f = pulls.authors[k];
+    for (let k = pulledOf[u]; k < pulledOf[u + 1]; k++) {
+      const f = pulledIds[k];
+      if (adaptive && !authorPulled(f)) continue;
+      lists++;
       const sh = listShard(f, u);
       if (shardStamp[sh] !== seq) {
         shardStamp[sh] = seq;
@@ -449,7 +457,6 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         cache.buildList(f, pop.postRate[f] * leaseSeconds);
       }
     }
-    const lists = k1 - k0;
     latency += costs.rtt + maxWait + costs.zrange * (1 + lists) + (listMissing ? costs.rebuild : 0);
     ops += 1 + lists;
     // round trip 2: hydrate the page's post bodies
