@@ -13,11 +13,16 @@ export const NAIVE_BYTES_PER_ENTRY = 24;
 const LISTPACK_BASE = 56;
 const LISTPACK_PER_ENTRY = 24;
 
-// skiplist: a fixed part, ~109 B per entry (sds member + dict entry + skiplist node, in jemalloc
-// size classes) and 8 B per dict bucket, the bucket count being the next power of two.
-// Within 4% of MEMORY USAGE from 129 to 2,000 entries.
-const SKIPLIST_BASE = 1100;
-const SKIPLIST_PER_ENTRY = 108.9;
+// skiplist: MEMORY USAGE less the dict's buckets (8 B each, a power of two >= n), measured at these
+// sizes once the dict had finished rehashing; linear in between, and past 2,000 at the last slope
+// (~109 B per entry: sds member, dict entry and skiplist node in jemalloc size classes).
+const SKIPLIST_POINTS: ReadonlyArray<readonly [number, number]> = [
+  [129, 15_816],
+  [200, 22_512],
+  [400, 44_928],
+  [800, 88_704],
+  [2000, 219_232],
+];
 const DICT_BUCKET_BYTES = 8;
 
 // A list (celebrity recent-post lists) as a quicklist of listpacks: 136 + 12 n up to 512 entries.
@@ -42,7 +47,16 @@ function nextPowerOfTwo(n: number): number {
 export function zsetUsageBytes(n: number): number {
   if (n <= 0) return 0;
   if (n <= ZSET_LISTPACK_MAX_ENTRIES) return LISTPACK_BASE + LISTPACK_PER_ENTRY * n;
-  return SKIPLIST_BASE + SKIPLIST_PER_ENTRY * n + DICT_BUCKET_BYTES * nextPowerOfTwo(n);
+  return skiplistEntriesBytes(n) + DICT_BUCKET_BYTES * nextPowerOfTwo(n);
+}
+
+function skiplistEntriesBytes(n: number): number {
+  const pts = SKIPLIST_POINTS;
+  let i = 1;
+  while (i < pts.length - 1 && pts[i][0] < n) i++;
+  const [n0, b0] = pts[i - 1];
+  const [n1, b1] = pts[i];
+  return b0 + ((b1 - b0) * (n - n0)) / (n1 - n0);
 }
 
 /** What a timeline of n entries adds to INFO used_memory, keyspace overhead included. */
