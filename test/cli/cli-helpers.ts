@@ -1,0 +1,49 @@
+// Run the built CLI (dist/, built by `npm test` before vitest) as a user would.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+const MAIN = join(ROOT, 'dist/cli/main.js');
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function feedlab(args: string[], opts: { cwd?: string } = {}): CliRun {
+  const r = spawnSync(process.execPath, [MAIN, ...args], { cwd: opts.cwd ?? ROOT, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 300_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function scratchDir(): string {
+  return mkdtempSync(join(tmpdir(), 'feedlab-test-'));
+}
+
+export function writeScenario(dir: string, name: string, yaml: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, yaml);
+  return path;
+}
+
+/** A small scenario that runs in about a second. */
+export const SMALL = `name: small
+seed: 11
+duration: 20m
+population: 2000000
+graph:
+  generate: { users: 20000, avgFollows: 40, alpha: 2.1, celebrities: [{ count: 2, followers: 0.3, name: star }] }
+activity:
+  postsPerUserPerDay: { dist: lognormal, mean: 3, sigma: 1 }
+  sessionsPerUserPerDay: 5
+  dormantShare: 0.5
+  diurnal: none
+events:
+  - at: 5m
+    celebrityBurst: { accounts: 2, window: 30s }
+infrastructure: { fanoutWorkers: 8, writesPerSecondPerWorker: 5000, redisShards: 8 }
+policy: { kind: threshold, threshold: 25000 }
+slo: { fanoutLagP99: 5s, readP99: 100ms, redisMemory: 1TB }
+`;

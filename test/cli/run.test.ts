@@ -1,0 +1,138 @@
+// feedlab run and sweep, end to end through the built CLI.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { feedlab, scratchDir, SMALL, writeScenario } from './cli-helpers.js';
+
+const dir = scratchDir();
+const small = writeScenario(dir, 'small.yaml', SMALL);
+
+function oneLine(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
+  return lines[0];
+}
+
+describe('feedlab run', () => {
+  it('--json prints one versioned result document with every documented field', () => {
+    const r = feedlab(['run', small, '--json', '--quiet']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.schema).toBe('feedlab.result/1');
+    const s = doc.summary;
+    for (const k of ['p50', 'p99', 'max', 'mean']) expect(typeof s.fanout.lagSeconds[k]).toBe('number');
+    for (const k of ['mean', 'peak']) expect(s.fanout.writesPerSecond[k]).toBeGreaterThan(0);
+    expect(s.fanout.deliveries).toBeGreaterThan(0);
+    for (const k of ['peak', 'end']) expect(s.redis.memoryBytes[k]).toBeGreaterThan(0);
+    for (const k of ['p50', 'p99']) expect(s.reads.latencyMs[k]).toBeGreaterThan(0);
+    expect(s.reads.redisOpsPerRead.mean).toBeGreaterThanOrEqual(2);
+    expect(typeof s.slo.pass).toBe('boolean');
+    expect(s.slo.checks.map((c: { id: string }) => c.id)).toEqual(['fanoutLagP99', 'readP99', 'redisMemory']);
+    expect(doc.series.intervalSeconds).toBe(60);
+    expect(doc.series.lagP99Seconds).toHaveLength(20);
+    expect(doc.series.memoryBytes).toHaveLength(20);
+    expect(doc.events[0].kind).toBe('celebrityBurst');
+  });
+
+  it('is byte-for-byte reproducible for a seed, and --seed changes the run', () => {
+    const a = feedlab(['run', small, '--json', '--quiet']).stdout;
+    expect(feedlab(['run', small, '--json', '--quiet']).stdout).toBe(a);
+    expect(feedlab(['run', small, '--json', '--quiet', '--seed', '12']).stdout).not.toBe(a);
+  });
+
+  it('prints a readable report with the SLO verdict, progress going to stderr', () => {
+    const r = feedlab(['run', small]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^small: policy threshold:25000:skip-dormant/);
+    expect(r.stdout).toMatch(/post lag\s+p50/);
+    expect(r.stdout).toMatch(/SLO: (all met|NOT MET)/);
+    expect(r.stderr).toMatch(/simulate small .*done/);
+  });
+
+  it('--policy overrides the scenario; --check exits 1 when an SLO fails', () => {
+    const push = feedlab(['run', small, '--json', '--quiet', '--policy', 'push:all-followers', '--check']);
+    const doc = JSON.parse(push.stdout);
+    expect(doc.policy).toBe('push:all-followers');
+    // two 30%-of-everyone celebrities pushed to 600k followers each: lag far over 5 s
+    expect(doc.summary.slo.pass).toBe(false);
+    expect(push.code).toBe(1);
+    const ok = feedlab(['run', small, '--json', '--quiet', '--check']);
+    expect(JSON.parse(ok.stdout).summary.slo.pass).toBe(true);
+    expect(ok.code).toBe(0);
+  });
+
+  it('--out writes report.json (the same document) and report.md', () => {
+    const out = join(dir, 'out-run');
+    const r = feedlab(['run', small, '--json', '--quiet', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(out, 'report.json'), 'utf8').trim()).toBe(r.stdout.trim());
+    const md = readFileSync(join(out, 'report.md'), 'utf8');
+    expect(md).toMatch(/^# small: threshold:25000/);
+    expect(md).toMatch(/\| fan-out lag p99 \|/);
+  });
+
+  it('bad input: one line, exit 2, and no output directory', () => {
+    const out = join(dir, 'never');
+    const cases: Array<[string[], RegExp]> = [
+      [['run'], /a scenario file is required/],
+      [['run', join(dir, 'missing.yaml'), '--out', out], /cannot read scenario file .*missing\.yaml.*no such file/],
+      [['run', small, '--policy', 'fanout-everything', '--out', out], /unknown policy "fanout-everything" \(valid forms: push, pull/],
+      [['run', small, '--seed', 'abc'], /--seed must be a non-negative whole number/],
+      [['run', small, '--frobnicate'], /Unknown option '--frobnicate'/],
+      [['bogus'], /unknown command "bogus"/],
+    ];
+    for (const [args, pattern] of cases) {
+      const r = feedlab(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(oneLine(r.stderr), args.join(' ')).toMatch(pattern);
+      expect(r.stdout).toBe('');
+    }
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a scenario error names the file, line and column, and suggests the key', () => {
+    const bad = writeScenario(dir, 'typo.yaml', SMALL.replace('fanoutWorkers: 8', 'fanoutWorker: 8'));
+    const r = feedlab(['run', bad]);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toMatch(/typo\.yaml:\d+:\d+: infrastructure\.fanoutWorker: unknown key; did you mean "fanoutWorkers"\?/);
+  });
+
+  it('a celebrity burst asking for more accounts than exist is refused cleanly', () => {
+    const bad = writeScenario(dir, 'burst.yaml', SMALL.replace('users: 20000', 'users: 20').replace('avgFollows: 40', 'avgFollows: 3').replace('population: 2000000', 'population: 200').replace('accounts: 2,', 'accounts: 50,'));
+    const r = feedlab(['run', bad]);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toMatch(/celebrityBurst asks for 50 accounts/);
+  });
+});
+
+describe('feedlab sweep', () => {
+  it('one row per policy and a recommendation: the cheapest policy that meets every SLO', () => {
+    const out = join(dir, 'out-sweep');
+    const r = feedlab(['sweep', small, '--policies', 'push:all-followers,pull,threshold:10000,threshold:100000', '--json', '--quiet', '--out', out]);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.schema).toBe('feedlab.sweep/1');
+    expect(doc.rows.map((x: { policy: string }) => x.policy)).toEqual(['push:all-followers', 'pull:skip-dormant', 'threshold:10000:skip-dormant', 'threshold:100000:skip-dormant']);
+    const rec = doc.recommended.policy;
+    const row = doc.rows.find((x: { policy: string }) => x.policy === rec);
+    expect(row.sloPass).toBe(true);
+    for (const other of doc.rows) if (other.sloPass) expect(row.servers.total).toBeLessThanOrEqual(other.servers.total);
+    expect(doc.recommended.reason).toMatch(/fewest servers/);
+    expect(readdirSync(out).sort()).toEqual(['report.json', 'report.md']);
+  });
+
+  it('uses the scenario sweep list by default and prints a table', () => {
+    const r = feedlab(['sweep', small, '--quiet']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/policy\s+lag p99\s+peak writes\/s/);
+    expect(r.stdout).toMatch(/^recommended: /m);
+    expect(r.stdout.split('\n').filter((l) => /^(push|pull|threshold)/.test(l))).toHaveLength(5);
+  });
+
+  it('refuses a bad policy before simulating anything', () => {
+    const r = feedlab(['sweep', small, '--policies', 'push,threshold:x']);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toMatch(/policy "threshold:x": the threshold must be a number/);
+  });
+});
