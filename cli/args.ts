@@ -9,7 +9,7 @@ export function parseCommandArgs<O extends Options>(command: string, argv: strin
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (err) {
     const msg = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '');
-    throw new InputError(`feedlab ${command}: ${msg}\nusage: ${usage}`);
+    throw new InputError(`${command}: ${msg} (usage: ${usage})`);
   }
 }
 

@@ -7,7 +7,7 @@ import { InputError } from './errors.js';
 import { Progress } from './output.js';
 
 export function readScenario(path: string | undefined, command: string, seed?: string): Scenario {
-  if (!path) throw new InputError(`feedlab ${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
+  if (!path) throw new InputError(`${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
   const sc = loadScenario(path);
   if (seed !== undefined) {
     const s = Number(seed);

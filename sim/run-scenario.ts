@@ -46,7 +46,13 @@ export function prepare(sc: Scenario, graph: FollowerGraph): PreparedScenario {
   if (sc.population !== null && sc.population < graph.users) {
     throw new ScenarioError(`${sc.source}: population ${sc.population} is smaller than the graph's ${graph.users} users`);
   }
-  return { scenario: sc, graph, population: buildPopulation(graph, sc) };
+  const population = buildPopulation(graph, sc);
+  for (const ev of sc.events) {
+    if (ev.kind === 'celebrityBurst' && ev.accounts > population.burstAccounts.length) {
+      throw new ScenarioError(`${sc.source}: a celebrityBurst at ${ev.at}s asks for ${ev.accounts} accounts; the graph has ${population.burstAccounts.length}`);
+    }
+  }
+  return { scenario: sc, graph, population };
 }
 
 export function runPolicy(prepared: PreparedScenario, policy: FanoutPolicy, onProgress?: ProgressFn): RunResult {

@@ -34,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const sc = readScenario(positionals[0], 'sweep', values.seed);
   const specs = values.policies !== undefined ? values.policies.split(',').map((s) => s.trim()).filter(Boolean) : sc.sweep.policies;
-  if (specs.length === 0) throw new InputError('feedlab sweep: --policies is empty');
+  if (specs.length === 0) throw new InputError('sweep: --policies is empty');
   // every policy is checked before the first (long) simulation starts
   const policies = specs.map((spec) => asInputError(() => policyFor(sc, spec)));
   const prepared = prepareWithProgress(sc, !values.quiet);

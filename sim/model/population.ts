@@ -38,6 +38,9 @@ export interface Population {
   readonly burstAccounts: Int32Array;
 }
 
+/** How many of the most-followed ordinary accounts a celebrity burst may draw on after the named ones. */
+const BURST_CANDIDATES = 1000;
+
 export function weightOf(p: Population, u: number): number {
   return p.individual[u] === 1 ? 1 : p.scale;
 }
@@ -103,10 +106,12 @@ export function buildPopulation(graph: FollowerGraph, scenario: Scenario): Popul
 
   const named = [...graph.names.keys()].sort((x, y) => x - y);
   const namedSet = new Set(named);
-  const byFollowers = Array.from({ length: n }, (_, i) => i)
-    .filter((i) => !namedSet.has(i))
-    .sort((x, y) => realFollowers[y] - realFollowers[x] || x - y)
-    .slice(0, 1000);
+  // the 1,000 most-followed ordinary accounts, without sorting every account
+  const counts = realFollowers.slice().sort();
+  const cut = counts[Math.max(0, n - BURST_CANDIDATES - named.length)];
+  const candidates: number[] = [];
+  for (let v = 0; v < n; v++) if (realFollowers[v] >= cut && !namedSet.has(v)) candidates.push(v);
+  const byFollowers = candidates.sort((x, y) => realFollowers[y] - realFollowers[x] || x - y).slice(0, BURST_CANDIDATES);
 
   return {
     graph,

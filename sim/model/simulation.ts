@@ -286,9 +286,12 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   let eventsProcessed = 0;
   const shardStamp = new Int32Array(shards).fill(-1);
 
+  const skipDormant = policy.skipDormant;
+  const readerCapped = policy.kind === 'reader-cap';
   const eligible = (u: number, now: number, post: number): boolean => {
-    if (policy.skipDormant && isDormant(lastSeen[u], now, dormantDays)) return false;
-    return keepForReader(policy, follows[u], pairUniform(post, u, seed));
+    if (skipDormant && isDormant(lastSeen[u], now, dormantDays)) return false;
+    // the keep draw is a hash of (post, reader), so the same delivery decides the same way twice
+    return !readerCapped || keepForReader(policy, follows[u], pairUniform(post, u, seed));
   };
 
   const q = new EventQueue(4096);

@@ -100,9 +100,9 @@ describe('feedlab run', () => {
 
   it('a celebrity burst asking for more accounts than exist is refused cleanly', () => {
     const bad = writeScenario(dir, 'burst.yaml', SMALL.replace('users: 20000', 'users: 20').replace('avgFollows: 40', 'avgFollows: 3').replace('population: 2000000', 'population: 200').replace('accounts: 2,', 'accounts: 50,'));
-    const r = feedlab(['run', bad]);
+    const r = feedlab(['run', bad, '--quiet']);
     expect(r.code).toBe(2);
-    expect(oneLine(r.stderr)).toMatch(/celebrityBurst asks for 50 accounts/);
+    expect(oneLine(r.stderr)).toMatch(/burst\.yaml: a celebrityBurst at 300s asks for 50 accounts; the graph has 20/);
   });
 });
 

@@ -1,0 +1,254 @@
+// feedlab graph generate | import | stats: make, convert and describe follower graphs.
+import { basename } from 'node:path';
+import { isGraphFile, loadGraph, saveGraph } from '../../sim/graph/file.js';
+import { GENERATE_DEFAULTS, generateGraph, validateGenerateParams, type CelebrityParams, type GenerateParams } from '../../sim/graph/generate.js';
+import type { FollowerGraph } from '../../sim/graph/graph.js';
+import { importCounts, importEdgeList } from '../../sim/graph/import.js';
+import { DEFAULT_THRESHOLDS, graphStats, type DegreeSummary, type GraphStats } from '../../sim/graph/stats.js';
+import { numberFlag, parseCommandArgs } from '../args.js';
+import { EXIT_BAD_INPUT, EXIT_OK, InputError } from '../errors.js';
+import { Progress } from '../output.js';
+
+export const summary = 'generate, import and describe follower graphs (.fgraph)';
+
+const GENERATE_USAGE =
+  'feedlab graph generate --users N --avg-follows K --alpha A --out FILE [--seed S] [--max-follows M] [--follows-sigma X] [--celebrity NAME=F ...] [--celebrities COUNT=F ...] [--quiet]';
+const IMPORT_USAGE = 'feedlab graph import FILE [--out OUT] [--undirected] [--quiet]';
+const STATS_USAGE = 'feedlab graph stats FILE [--json] [--thresholds 100,1000,...] [--top N] [--undirected] [--quiet]';
+
+const HELP = `usage:
+  ${GENERATE_USAGE}
+  ${IMPORT_USAGE}
+  ${STATS_USAGE}
+
+generate: a directed power-law follower graph. Follower counts have a power-law tail of exponent
+  --alpha; followee counts are lognormal with mean --avg-follows and sigma --follows-sigma
+  (default ${GENERATE_DEFAULTS.followsSigma}), capped at --max-follows (default ${GENERATE_DEFAULTS.maxFollows}). --seed defaults to 1.
+  --celebrity NAME=F adds an account named NAME followed by F users (F <= 1: a share of the users);
+  --celebrities COUNT=F adds COUNT such accounts. Same arguments and seed, same bytes.
+import: a SNAP/KONECT edge list ("source target" per line, plain or gzip, # and % comments) to
+  .fgraph; --out defaults to the input's name with .fgraph, in the current directory.
+  --undirected adds both directions of every line.
+stats: nodes, edges, reciprocity, follower and followee percentiles, accounts over each follower
+  threshold, the top accounts, and the power-law tail of follower counts. FILE is a .fgraph or an
+  edge list. --json prints the feedlab.graph-stats/1 document.
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === 'generate') return generate(rest);
+  if (sub === 'import') return importCommand(rest);
+  if (sub === 'stats') return stats(rest);
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(HELP);
+    return sub === undefined ? EXIT_BAD_INPUT : EXIT_OK;
+  }
+  throw new InputError(`feedlab graph: unknown subcommand "${sub}" (valid: generate, import, stats)`);
+}
+
+async function generate(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(
+    'graph generate',
+    argv,
+    {
+      users: { type: 'string' },
+      'avg-follows': { type: 'string' },
+      alpha: { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      'max-follows': { type: 'string' },
+      'follows-sigma': { type: 'string' },
+      celebrity: { type: 'string', multiple: true },
+      celebrities: { type: 'string', multiple: true },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    GENERATE_USAGE,
+  );
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT_OK;
+  }
+  if (positionals.length > 0) throw new InputError(`feedlab graph generate: unexpected argument "${positionals[0]}"`);
+  for (const flag of ['users', 'avg-follows', 'alpha', 'out'] as const) {
+    if (values[flag] === undefined) throw new InputError(`feedlab graph generate: --${flag} is required (usage: ${GENERATE_USAGE})`);
+  }
+  const users = numberFlag('users', values.users, 0, { min: 2, max: 0xfffffffe, integer: true });
+  const params: GenerateParams = {
+    users,
+    avgFollows: numberFlag('avg-follows', values['avg-follows'], 0, { min: Number.MIN_VALUE }),
+    alpha: numberFlag('alpha', values.alpha, 0, { min: Number.MIN_VALUE }),
+    seed: numberFlag('seed', values.seed, 1, { min: 0, max: 0xffffffff, integer: true }),
+    maxFollows: numberFlag('max-follows', values['max-follows'], GENERATE_DEFAULTS.maxFollows, { min: 1, integer: true }),
+    followsSigma: numberFlag('follows-sigma', values['follows-sigma'], GENERATE_DEFAULTS.followsSigma, { min: 0 }),
+    celebrities: [
+      ...(values.celebrity ?? []).map((spec) => celebrityFlag('celebrity', spec, users)),
+      ...(values.celebrities ?? []).map((spec) => celebrityFlag('celebrities', spec, users)),
+    ],
+  };
+  if (!(params.alpha > 1)) throw new InputError(`--alpha must be greater than 1, got ${values.alpha}`);
+  const names = params.celebrities.filter((c) => c.name !== undefined).map((c) => c.name);
+  const repeated = names.find((n, i) => names.indexOf(n) !== i);
+  if (repeated !== undefined) throw new InputError(`--celebrity ${repeated} is given twice`);
+  try {
+    validateGenerateParams(params);
+  } catch (err) {
+    throw new InputError((err as Error).message);
+  }
+
+  const started = Date.now();
+  const progress = new Progress('graph generate', !values.quiet);
+  const g = generateGraph(params, (f, d) => progress.update(f, d));
+  progress.done();
+  saveGraph(g, values.out!);
+  const seconds = (Date.now() - started) / 1000;
+  process.stdout.write(`wrote ${values.out}: ${fmt(g.users)} accounts, ${fmt(g.edges)} edges, ${(g.edges / g.users).toFixed(2)} follows per account (${seconds.toFixed(1)} s)\n`);
+  return EXIT_OK;
+}
+
+/** NAME=F (--celebrity) or COUNT=F (--celebrities); F <= 1 a share of the users, > 1 a follower count. */
+function celebrityFlag(flag: 'celebrity' | 'celebrities', spec: string, users: number): CelebrityParams {
+  const eq = spec.lastIndexOf('=');
+  const example = flag === 'celebrity' ? 'NAME=F, e.g. popstar=0.3 or popstar=250000' : 'COUNT=F, e.g. 10=0.3 or 10=250000';
+  if (eq <= 0 || eq === spec.length - 1) throw new InputError(`--${flag} "${spec}" must be ${example}`);
+  const left = spec.slice(0, eq);
+  const followers = Number(spec.slice(eq + 1));
+  if (!Number.isFinite(followers) || followers <= 0) throw new InputError(`--${flag} "${spec}": followers must be a positive number (<= 1: a share of the users, > 1: a count)`);
+  if (followers > 1 && (!Number.isInteger(followers) || followers > users - 1)) {
+    throw new InputError(`--${flag} "${spec}": a follower count must be a whole number from 2 to users - 1 = ${users - 1}`);
+  }
+  if (flag === 'celebrity') return { count: 1, followers, name: left };
+  const count = Number(left);
+  if (!Number.isInteger(count) || count < 1) throw new InputError(`--celebrities "${spec}": COUNT must be a whole number >= 1`);
+  return { count, followers };
+}
+
+async function importCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(
+    'graph import',
+    argv,
+    {
+      out: { type: 'string' },
+      undirected: { type: 'boolean' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    IMPORT_USAGE,
+  );
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT_OK;
+  }
+  const file = onePath(positionals, IMPORT_USAGE);
+  const out = values.out ?? defaultOutput(file);
+  const g = await importWithProgress(file, values.undirected === true, !values.quiet);
+  saveGraph(g, out);
+  process.stdout.write(`wrote ${out}: ${fmt(g.users)} accounts, ${fmt(g.edges)} edges\n`);
+  return EXIT_OK;
+}
+
+async function stats(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(
+    'graph stats',
+    argv,
+    {
+      json: { type: 'boolean' },
+      thresholds: { type: 'string' },
+      top: { type: 'string' },
+      undirected: { type: 'boolean' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    STATS_USAGE,
+  );
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT_OK;
+  }
+  const file = onePath(positionals, STATS_USAGE);
+  const thresholds = values.thresholds === undefined ? DEFAULT_THRESHOLDS : parseThresholds(values.thresholds);
+  const top = numberFlag('top', values.top, 10, { min: 0, max: 10000, integer: true });
+  const g = isGraphFile(file) ? loadGraph(file) : await importWithProgress(file, values.undirected === true, !values.quiet);
+  const s = graphStats(g, { source: file, thresholds, top });
+  process.stdout.write(values.json ? JSON.stringify(s, null, 2) + '\n' : statsText(s));
+  return EXIT_OK;
+}
+
+async function importWithProgress(file: string, undirected: boolean, show: boolean): Promise<FollowerGraph> {
+  const progress = new Progress(`import ${basename(file)}`, show);
+  const g = await importEdgeList(file, { undirected, onProgress: (f, d) => progress.update(f, d) });
+  progress.done();
+  const c = importCounts(g)!;
+  if (show) {
+    process.stderr.write(
+      `${file}: ${fmt(c.lines)} lines read, ${fmt(c.edgeLines)} edge lines, ${fmt(c.selfLoops)} self-loops dropped, ${fmt(c.duplicates)} duplicates merged: ${fmt(g.users)} accounts, ${fmt(g.edges)} edges\n`,
+    );
+  }
+  return g;
+}
+
+function onePath(positionals: string[], usage: string): string {
+  if (positionals.length === 0) throw new InputError(`a FILE is required (usage: ${usage})`);
+  if (positionals.length > 1) throw new InputError(`one FILE only, got ${positionals.length} (usage: ${usage})`);
+  return positionals[0];
+}
+
+/** soc-Slashdot0902.txt.gz -> soc-Slashdot0902.fgraph, out.ego-twitter -> out.ego-twitter.fgraph (in the current directory). */
+export function defaultOutput(file: string): string {
+  const name = basename(file).replace(/\.gz$/i, '').replace(/\.(txt|tsv|csv|edges|el|edgelist)$/i, '');
+  return `${name}.fgraph`;
+}
+
+function parseThresholds(raw: string): number[] {
+  const list = raw.split(',').map((s) => s.trim());
+  const values = list.map(Number);
+  const bad = list.findIndex((s, i) => s === '' || !Number.isFinite(values[i]) || values[i] < 0);
+  if (bad >= 0) throw new InputError(`--thresholds must be non-negative numbers separated by commas, got "${list[bad]}"`);
+  return values;
+}
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function statsText(s: GraphStats): string {
+  const lines: string[] = [];
+  const p = s.provenance;
+  const origin = typeof p.generator === 'string' ? `generated (${p.generator}, alpha ${p.alpha}, seed ${p.seed})` : typeof p.format === 'string' ? `${p.format}, ${p.direction}` : '';
+  lines.push(`graph        ${s.source}${origin ? `  [${origin}]` : ''}`);
+  lines.push(`accounts     ${fmt(s.nodes)}`);
+  lines.push(`edges        ${fmt(s.edges)}`);
+  lines.push(`reciprocity  ${s.reciprocity.toFixed(3)}`);
+  lines.push('');
+  const head = ['', 'min', 'median', 'mean', 'p99', 'p99.9', 'max'];
+  const row = (label: string, d: DegreeSummary) => [label, fmt(d.min), fmt(d.median), d.mean.toFixed(2), fmt(d.p99), fmt(d.p999), fmt(d.max)];
+  lines.push(...table([head, row('followers', s.followers), row('followees', s.followees)]));
+  if (s.thresholds.length > 0) {
+    lines.push('');
+    lines.push(...table([['followers', 'accounts', 'share'], ...s.thresholds.map((t) => [`> ${fmt(t.followers)}`, fmt(t.accounts), pct(t.share)])]));
+  }
+  if (s.top.length > 0) {
+    lines.push('');
+    lines.push('top accounts by followers');
+    lines.push(...table([['id', 'name / source id', 'followers', 'followees'], ...s.top.map((t) => [String(t.id), t.name ?? (t.sourceId !== null ? String(t.sourceId) : '-'), fmt(t.followers), fmt(t.followees)])]));
+  }
+  lines.push('');
+  const f = s.powerLaw;
+  lines.push(
+    f
+      ? `power-law tail of followers: alpha ${f.alpha.toFixed(3)} ± ${f.sigma.toFixed(3)}, xmin ${fmt(f.xmin)}, ${fmt(f.nTail)} accounts in the tail, KS distance ${f.ks.toFixed(4)}`
+      : 'power-law tail of followers: too few distinct follower counts to fit',
+  );
+  lines.push(`  (${f ? f.method : 'discrete MLE'})`);
+  return lines.join('\n') + '\n';
+}
+
+/** Right-aligned columns, the first left-aligned. */
+function table(rows: string[][]): string[] {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd());
+}
+
+function pct(share: number): string {
+  return `${(share * 100).toFixed(share < 0.001 && share > 0 ? 4 : 3)}%`;
+}
