@@ -1,24 +1,34 @@
-// Walker/Vose alias table: O(1) weighted draws, which is what makes drawing
-// a hundred million followees by popularity affordable.
+// Walker/Vose alias table: O(1) weighted draws, which is what makes drawing a hundred
+// million followees by popularity affordable.
 
 import type { Rng } from '../random.js';
 
+/** Coin thresholds are kept as 31-bit integers beside their alias, so one draw touches one cache line. */
+const ONE = 2147483648;
+/** Draws are made in batches: the table reads of a batch are independent, so the CPU overlaps their cache misses. */
+const BATCH = 512;
+
 export interface AliasTable {
   readonly size: number;
-  /** Probability of keeping column i rather than jumping to alias[i]. */
-  readonly keep: Float64Array;
-  readonly alias: Uint32Array;
+  /** Column i: [2i] = chance of keeping i, scaled to 2^31; [2i + 1] = the alias taken otherwise. */
+  readonly columns: Uint32Array;
+  /** What draw i stands for, when not i itself. */
+  readonly labels?: Uint32Array;
 }
 
-/** Build the table for non-negative weights (not all zero). Zero-weight entries are never drawn. */
-export function buildAliasTable(weights: Float64Array): AliasTable {
+/**
+ * Build the table for non-negative weights, not all zero. Zero-weight entries are never drawn.
+ * With `labels`, a draw of entry i returns labels[i].
+ */
+export function buildAliasTable(weights: Float64Array, labels?: Uint32Array): AliasTable {
   const n = weights.length;
   let total = 0;
   for (let i = 0; i < n; i++) total += weights[i];
-  if (!(total > 0)) throw new Error('alias table needs a positive total weight');
+  if (!(total > 0) || !Number.isFinite(total)) throw new RangeError('alias table needs a finite positive total weight');
+  if (n > 0xffffffff) throw new RangeError('alias table too large');
   const keep = new Float64Array(n);
   const alias = new Uint32Array(n);
-  // Two stacks in one array: small columns grow from the front, large from the back.
+  // Two stacks in one array: small columns grow from the front, large ones from the back.
   const work = new Uint32Array(n);
   let small = 0;
   let large = n;
@@ -38,15 +48,57 @@ export function buildAliasTable(weights: Float64Array): AliasTable {
       work[small++] = l;
     }
   }
-  // Whatever is left is 1 up to rounding error (a zero weight never is: it is always paired off).
+  // Whatever is left is 1 up to rounding error (never a zero weight: those are always paired off).
   while (large < n) keep[work[large++]] = 1;
   while (small > 0) keep[work[--small]] = 1;
-  return { size: n, keep, alias };
+  const columns = new Uint32Array(2 * n);
+  for (let i = 0; i < n; i++) {
+    columns[2 * i] = Math.min(ONE, Math.round(keep[i] * ONE));
+    columns[2 * i + 1] = alias[i];
+  }
+  if (labels !== undefined && labels.length !== n) throw new RangeError('alias table: one label per weight');
+  return { size: n, columns, labels };
 }
 
-/** One weighted draw. One 53-bit uniform gives both the column and the coin (its fractional part). */
+/** One weighted draw: one 53-bit uniform gives both the column and the coin (its fractional part). */
 export function drawAlias(table: AliasTable, rng: Rng): number {
   const x = rng.float() * table.size;
-  const i = Math.floor(x);
-  return x - i < table.keep[i] ? i : table.alias[i];
+  const i = x >>> 0;
+  const drawn = (x - i) * ONE < table.columns[2 * i] ? i : table.columns[2 * i + 1];
+  return table.labels ? table.labels[drawn] : drawn;
+}
+
+/** A stream of weighted draws from one table and one generator; the same seed gives the same stream. */
+export class AliasSampler {
+  private readonly column = new Float64Array(BATCH);
+  private readonly drawn = new Uint32Array(BATCH);
+  private pos = BATCH;
+
+  constructor(private readonly table: AliasTable, private readonly rng: Rng) {}
+
+  next(): number {
+    if (this.pos === BATCH) this.refill();
+    return this.drawn[this.pos++];
+  }
+
+  private refill(): void {
+    const { size, columns } = this.table;
+    const column = this.column;
+    const drawn = this.drawn;
+    // First all the random numbers (pure arithmetic), then all the table reads (independent loads).
+    for (let k = 0; k < BATCH; k++) column[k] = this.rng.float() * size;
+    for (let k = 0; k < BATCH; k++) {
+      const x = column[k];
+      const i = x >>> 0;
+      // The fractional part of x is the coin; select without a branch (a mispredicted branch
+      // here would serialise the cache misses again).
+      const coin = ((x - i) * ONE) | 0;
+      const takeColumn = (coin - columns[2 * i]) >> 31; // -1 when coin < threshold, else 0
+      const other = columns[2 * i + 1];
+      drawn[k] = (other ^ ((other ^ i) & takeColumn)) >>> 0;
+    }
+    const labels = this.table.labels;
+    if (labels) for (let k = 0; k < BATCH; k++) drawn[k] = labels[drawn[k]];
+    this.pos = 0;
+  }
 }

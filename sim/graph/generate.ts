@@ -1,14 +1,15 @@
 // A directed power-law follower graph in the Chung-Lu style.
 //
-// Every ordinary account gets a popularity weight w ∝ rank^(-1/(alpha-1)), which gives expected
-// follower counts with a power-law tail of exponent alpha. Every account draws how many accounts
-// it follows from a lognormal law with mean avgFollows, then draws that many distinct followees
-// by weight. Celebrities are extra accounts at the end of the id range, followed by an exact
-// number of accounts chosen uniformly without replacement.
+// Every account draws how many accounts it follows from a lognormal law with mean avgFollows.
+// Every ordinary account gets a follower quota from a power law of exponent alpha over
+// popularity ranks (popularity.ts), and the followees are drawn by the quotas left (followees.ts),
+// so follower counts follow the law without Poisson noise. Celebrities are the last accounts of
+// the id range, followed by an exact number of accounts chosen uniformly without replacement.
 
 import { Rng } from '../random.js';
 import type { FollowerGraph } from './graph.js';
-import { buildAliasTable } from './alias.js';
+import { drawFollowees } from './followees.js';
+import { followerQuotas, followerTargets, shuffledIds } from './popularity.js';
 import { MAX_EDGES, offsetsFromCounts, transpose } from './csr.js';
 
 export interface CelebrityParams {
@@ -82,11 +83,16 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
   const ordinary = users - names.length;
   const report = onProgress ?? (() => {});
 
-  const weights = popularityWeights(ordinary, p.alpha, Rng.derive(p.seed, 'graph/weights'));
   const outDegree = followeeCounts(users, ordinary, p, Rng.derive(p.seed, 'graph/follows'));
   let drawn = 0;
-  for (let u = 0; u < users; u++) drawn += outDegree[u];
-  capExpectedFollowers(weights, drawn, ordinary - 1);
+  let following = 0;
+  for (let u = 0; u < users; u++) {
+    drawn += outDegree[u];
+    if (outDegree[u] > 0) following++;
+  }
+  // Nobody can have more followers than the other accounts that follow anyone.
+  const targets = followerTargets(ordinary, p.alpha, drawn, Math.max(1, following - 1));
+  const quotas = followerQuotas(targets, Rng.derive(p.seed, 'graph/quotas'));
 
   const celebrityCounts = p.celebrities.flatMap((c) => Array<number>(c.count).fill(celebrityFollowers(c.followers, users)));
   const total = drawn + celebrityCounts.reduce((s, n) => s + n, 0);
@@ -96,10 +102,12 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
   // end it is refilled in sorted order from the follower lists.
   const followeeIds = new Uint32Array(total);
   const drawnOffsets = offsetsFromCounts(outDegree);
-  drawFollowees(weights, drawnOffsets, followeeIds, ordinary, Rng.derive(p.seed, 'graph/edges'), (f) => report(0.8 * f, 'drawing followees'));
+  const idOfRank = shuffledIds(ordinary, Rng.derive(p.seed, 'graph/ids'));
+  drawFollowees({ quotas, targets, idOfRank, offsets: drawnOffsets }, followeeIds, Rng.derive(p.seed, 'graph/edges'), (f) => report(0.8 * f, 'drawing followees'));
 
   report(0.8, 'celebrities');
-  const celebrityFollowerLists = celebrityCounts.map((n, k) => sampleFollowers(users, ordinary + k, n, Rng.derive(p.seed, `graph/celebrity/${k}`)));
+  const stamp = new Uint32Array(celebrityCounts.length > 0 ? users : 0);
+  const celebrityFollowerLists = celebrityCounts.map((n, k) => sampleFollowers(users, ordinary + k, n, Rng.derive(p.seed, `graph/celebrity/${k}`), stamp, k + 1));
 
   report(0.85, 'building follower lists');
   const followers = transposeWithCelebrities(drawnOffsets, followeeIds.subarray(0, drawn), users, ordinary, celebrityFollowerLists);
@@ -130,24 +138,6 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
   };
 }
 
-/**
- * Chung-Lu popularity: the account of rank i (from 0) weighs (i + 1)^(-1/(alpha - 1)), so the number
- * of accounts weighing more than w falls as w^-(alpha-1), a density with exponent alpha.
- * Ranks are shuffled over the ids so that popularity is not the id order.
- */
-function popularityWeights(ordinary: number, alpha: number, rng: Rng): Float64Array {
-  const w = new Float64Array(ordinary);
-  const exponent = -1 / (alpha - 1);
-  for (let i = 0; i < ordinary; i++) w[i] = Math.pow(i + 1, exponent);
-  for (let i = ordinary - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    const t = w[i];
-    w[i] = w[j];
-    w[j] = t;
-  }
-  return w;
-}
-
 /** Followee counts: lognormal with mean avgFollows, rounded, capped at maxFollows and at the accounts one can follow. */
 function followeeCounts(users: number, ordinary: number, p: GenerateParams, rng: Rng): Uint32Array {
   const counts = new Uint32Array(users);
@@ -162,92 +152,27 @@ function followeeCounts(users: number, ordinary: number, p: GenerateParams, rng:
 }
 
 /**
- * Scale weights to expected follower counts and clip them at `cap`, handing the clipped excess
- * to the others (water filling), so that no account is asked for more followers than exist.
+ * `count` distinct accounts out of `users`, never `self`, sorted ascending. `stamp` is scratch
+ * shared between calls, `mark` new for each call.
  */
-function capExpectedFollowers(weights: Float64Array, edges: number, cap: number): void {
-  const n = weights.length;
-  let free = 0;
-  for (let i = 0; i < n; i++) free += weights[i];
-  let freeEdges = edges;
-  for (let round = 0; round < 64 && free > 0; round++) {
-    const scale = freeEdges / free;
-    let clipped = 0;
-    for (let i = 0; i < n; i++) {
-      if (weights[i] >= 0 && weights[i] * scale > cap) {
-        clipped++;
-        free -= weights[i];
-        freeEdges -= cap;
-        weights[i] = -1; // marked: fixed at the cap below
-      }
-    }
-    if (clipped === 0) {
-      for (let i = 0; i < n; i++) weights[i] = weights[i] < 0 ? cap : weights[i] * scale;
-      return;
-    }
-  }
-  for (let i = 0; i < n; i++) if (weights[i] < 0) weights[i] = cap;
-}
-
-/**
- * Fill each account's followee slots with distinct accounts drawn by weight, never itself.
- * A stamp array marks what the current account already follows: no set, no object per edge.
- */
-function drawFollowees(weights: Float64Array, offsets: Uint32Array, out: Uint32Array, ordinary: number, rng: Rng, progress: (f: number) => void): void {
-  const table = buildAliasTable(weights);
-  const { keep, alias } = table;
-  const users = offsets.length - 1;
-  const stamp = new Uint32Array(ordinary);
-  const step = Math.max(1, Math.floor(users / 100));
-  for (let u = 0; u < users; u++) {
-    const start = offsets[u];
-    const end = offsets[u + 1];
-    const mark = u + 1;
-    if (u < ordinary) stamp[u] = mark; // no self-loops
-    let e = start;
-    // Rejections only pile up when an account follows a large part of a small graph.
-    let budget = 32 * (end - start) + 1024;
-    while (e < end && budget-- > 0) {
-      const x = rng.float() * ordinary;
-      const i = Math.floor(x);
-      const v = x - i < keep[i] ? i : alias[i];
-      if (stamp[v] !== mark) {
-        stamp[v] = mark;
-        out[e++] = v;
-      }
-    }
-    // Out of budget: take the remaining accounts in id order from a random start.
-    for (let v = rng.int(ordinary), k = 0; e < end && k < ordinary; k++, v = v + 1 === ordinary ? 0 : v + 1) {
-      if (stamp[v] !== mark) {
-        stamp[v] = mark;
-        out[e++] = v;
-      }
-    }
-    if (u % step === 0) progress(u / users);
-  }
-}
-
-/** `count` distinct accounts out of `users`, never `self`, sorted ascending. */
-function sampleFollowers(users: number, self: number, count: number, rng: Rng): Uint32Array {
+function sampleFollowers(users: number, self: number, count: number, rng: Rng, stamp: Uint32Array, mark: number): Uint32Array {
   const candidates = users - 1;
   // Draw the smaller of the set and its complement by rejection: at most 2 draws per pick on average.
   const complement = count > candidates / 2;
   const picks = complement ? candidates - count : count;
-  const chosen = new Uint8Array(users);
-  chosen[self] = 1;
+  const picked = new Uint32Array(picks);
+  stamp[self] = mark;
   for (let k = 0; k < picks; ) {
     const v = rng.int(users);
-    if (chosen[v] === 0) {
-      chosen[v] = 1;
-      k++;
+    if (stamp[v] !== mark) {
+      stamp[v] = mark;
+      picked[k++] = v;
     }
   }
+  if (!complement) return picked.sort();
   const out = new Uint32Array(count);
   let j = 0;
-  for (let v = 0; v < users; v++) {
-    if (v === self) continue;
-    if ((chosen[v] === 1) !== complement) out[j++] = v;
-  }
+  for (let v = 0; v < users; v++) if (stamp[v] !== mark) out[j++] = v;
   return out;
 }
 

@@ -41,9 +41,6 @@ export interface Population {
 /** How many of the most-followed ordinary accounts a celebrity burst may draw on after the named ones. */
 const BURST_CANDIDATES = 1000;
 
-export function weightOf(p: Population, u: number): number {
-  return p.individual[u] === 1 ? 1 : p.scale;
-}
 
 export function buildPopulation(graph: FollowerGraph, scenario: Scenario): Population {
   const n = graph.users;
