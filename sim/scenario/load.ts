@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
-import { InputError } from '../../cli/errors.js';
+import { InputError } from '../errors.js';
 import { scenarioSchema } from './schema.js';
 import type { Activity, Scenario } from './types.js';
 import { formatCount, formatDuration } from './units.js';

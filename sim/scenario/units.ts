@@ -2,7 +2,7 @@
 // human formats reports print them in. Parsers return seconds, bytes and plain numbers.
 // Errors are InputErrors without a location: the caller (scenario loader, a CLI flag)
 // prefixes the key or flag and supplies the location.
-import { InputError } from '../../cli/errors.js';
+import { InputError } from '../errors.js';
 
 /** Seconds per duration unit. Lower-case only: `M` vs `m` is a classic month/minute trap. */
 export const DURATION_UNITS: Readonly<Record<string, number>> = {

@@ -2,7 +2,7 @@
 // defaults, and refuses anything else with one line naming the key path and what is valid,
 // located at file:line:col of the offending node.
 import { Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Scalar, type YAMLMap, type YAMLSeq } from 'yaml';
-import { InputError } from '../../cli/errors.js';
+import { InputError } from '../errors.js';
 import type { At, NumericType, ObjectSpec, Range, Spec } from './schema.js';
 import { nearest } from './suggest.js';
 import {
