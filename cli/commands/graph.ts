@@ -100,7 +100,7 @@ async function generate(argv: string[]): Promise<number> {
   const progress = new Progress('graph generate', !values.quiet);
   const g = generateGraph(params, (f, d) => progress.update(f, d));
   progress.done();
-  saveGraph(g, values.out!);
+  save(g, values.out!);
   const seconds = (Date.now() - started) / 1000;
   process.stdout.write(`wrote ${values.out}: ${fmt(g.users)} accounts, ${fmt(g.edges)} edges, ${(g.edges / g.users).toFixed(2)} follows per account (${seconds.toFixed(1)} s)\n`);
   return EXIT_OK;
@@ -142,7 +142,7 @@ async function importCommand(argv: string[]): Promise<number> {
   const file = onePath(positionals, IMPORT_USAGE);
   const out = values.out ?? defaultOutput(file);
   const g = await importWithProgress(file, values.undirected === true, !values.quiet);
-  saveGraph(g, out);
+  save(g, out);
   process.stdout.write(`wrote ${out}: ${fmt(g.users)} accounts, ${fmt(g.edges)} edges\n`);
   return EXIT_OK;
 }
@@ -185,6 +185,17 @@ async function importWithProgress(file: string, undirected: boolean, show: boole
     );
   }
   return g;
+}
+
+/** Save, turning a file-system refusal into one line naming the output. */
+function save(g: FollowerGraph, out: string): void {
+  try {
+    saveGraph(g, out);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (typeof e.code === 'string') throw new InputError(`cannot write the graph (${e.code}: ${e.message.replace(/^[A-Z]+: /, '')})`, out);
+    throw err;
+  }
 }
 
 function onePath(positionals: string[], usage: string): string {

@@ -49,6 +49,32 @@ export function transpose(rows: Csr, columns: number, into?: Uint32Array): Csr {
 }
 
 /**
+ * The transpose of `rows`, plus whole lists for columns that have no entries in `rows` (accounts
+ * that chose their followers): the lists are copied in as they are.
+ */
+export function transposeWithLists(rows: Csr, columns: number, lists: { column: number; ids: Uint32Array }[]): Csr {
+  const rowCount = rows.offsets.length - 1;
+  const src = rows.ids.subarray(0, rows.offsets[rowCount]);
+  const counts = new Uint32Array(columns);
+  for (let e = 0; e < src.length; e++) counts[src[e]]++;
+  for (const l of lists) {
+    if (counts[l.column] !== 0) throw new RangeError(`column ${l.column} has entries and a list`);
+    counts[l.column] = l.ids.length;
+  }
+  const offsets = offsetsFromCounts(counts);
+  const ids = new Uint32Array(offsets[columns]);
+  for (const l of lists) ids.set(l.ids, offsets[l.column]);
+  const cursor = counts;
+  cursor.set(offsets.subarray(0, columns));
+  const off = rows.offsets;
+  for (let r = 0; r < rowCount; r++) {
+    const end = off[r + 1];
+    for (let e = off[r]; e < end; e++) ids[cursor[src[e]]++] = r;
+  }
+  return { offsets, ids };
+}
+
+/**
  * Remove repeated ids within each row of a CSR whose rows are sorted, compacting in place.
  * Returns the new CSR (ids is a view on the same buffer) and how many entries were dropped.
  */

@@ -10,7 +10,7 @@ import { Rng } from '../random.js';
 import type { FollowerGraph } from './graph.js';
 import { drawFollowees } from './followees.js';
 import { followerQuotas, followerTargets, shuffledIds } from './popularity.js';
-import { MAX_EDGES, offsetsFromCounts, transpose } from './csr.js';
+import { MAX_EDGES, transpose, transposeWithLists } from './csr.js';
 
 export interface CelebrityParams {
   count: number;
@@ -73,6 +73,8 @@ export function validateGenerateParams(p: GenerateParams): void {
     if (c.followers > 1 && c.followers > p.users - 1) bad(`a celebrity can have at most users - 1 = ${p.users - 1} followers, got ${c.followers}`);
   }
   if (p.users - celebrities < 2) bad(`${celebrities} celebrities leave fewer than 2 ordinary users out of ${p.users}`);
+  const expected = p.users * p.avgFollows + p.celebrities.reduce((sum, c) => sum + c.count * celebrityFollowers(c.followers, p.users), 0);
+  if (expected > 0.99 * MAX_EDGES) bad(`about ${Math.round(expected)} edges is more than the ${MAX_EDGES} a graph can hold`);
   if (p.avgFollows > p.users - celebrities - 1) bad(`avgFollows ${p.avgFollows} exceeds the ${p.users - celebrities - 1} accounts anyone can follow`);
 }
 
@@ -84,42 +86,46 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
   const report = onProgress ?? (() => {});
 
   const outDegree = followeeCounts(users, ordinary, p, Rng.derive(p.seed, 'graph/follows'));
-  let drawn = 0;
+  let slots = 0;
   let following = 0;
   for (let u = 0; u < users; u++) {
-    drawn += outDegree[u];
+    slots += outDegree[u];
     if (outDegree[u] > 0) following++;
   }
   // Nobody can have more followers than the other accounts that follow anyone.
-  const targets = followerTargets(ordinary, p.alpha, drawn, Math.max(1, following - 1));
+  const targets = followerTargets(ordinary, p.alpha, slots, Math.max(1, following - 1));
   const quotas = followerQuotas(targets, Rng.derive(p.seed, 'graph/quotas'));
 
   const celebrityCounts = p.celebrities.flatMap((c) => Array<number>(c.count).fill(celebrityFollowers(c.followers, users)));
-  const total = drawn + celebrityCounts.reduce((s, n) => s + n, 0);
+  const total = slots + celebrityCounts.reduce((s, n) => s + n, 0);
   if (total > MAX_EDGES) throw new RangeError(`graph generate: ${total} edges is more than the ${MAX_EDGES} a graph can hold`);
 
   // One buffer for the followee ids, sized for every edge: the draws fill its front, and at the
   // end it is refilled in sorted order from the follower lists.
   const followeeIds = new Uint32Array(total);
-  const drawnOffsets = offsetsFromCounts(outDegree);
   const idOfRank = shuffledIds(ordinary, Rng.derive(p.seed, 'graph/ids'));
-  drawFollowees({ quotas, targets, idOfRank, offsets: drawnOffsets }, followeeIds, Rng.derive(p.seed, 'graph/edges'), (f) => report(0.8 * f, 'drawing followees'));
+  const { drawn, chosen } = drawFollowees({ quotas, targets, idOfRank, slots: outDegree }, followeeIds, Rng.derive(p.seed, 'graph/edges'), (f) => report(0.8 * f, 'drawing followees'));
 
   report(0.8, 'celebrities');
   const stamp = new Uint32Array(celebrityCounts.length > 0 ? users : 0);
-  const celebrityFollowerLists = celebrityCounts.map((n, k) => sampleFollowers(users, ordinary + k, n, Rng.derive(p.seed, `graph/celebrity/${k}`), stamp, k + 1));
+  const celebrityLists = celebrityCounts.map((n, k) => ({
+    column: ordinary + k,
+    ids: sampleFollowers(users, ordinary + k, n, Rng.derive(p.seed, `graph/celebrity/${k}`), stamp, k + 1),
+  }));
 
   report(0.85, 'building follower lists');
-  const followers = transposeWithCelebrities(drawnOffsets, followeeIds.subarray(0, drawn), users, ordinary, celebrityFollowerLists);
+  const lists = [...chosen.map((c) => ({ column: c.account, ids: c.followers })), ...celebrityLists];
+  const followers = transposeWithLists(drawn, users, lists);
+  const edges = followers.ids.length;
   report(0.93, 'sorting followee lists');
-  const followees = transpose(followers, users, followeeIds);
+  const followees = transpose(followers, users, followeeIds.subarray(0, edges));
   report(1, 'done');
 
   const nameMap = new Map<number, string>();
   names.forEach((name, k) => nameMap.set(ordinary + k, name));
   return {
     users,
-    edges: total,
+    edges,
     followerOffsets: followers.offsets,
     followerIds: followers.ids,
     followeeOffsets: followees.offsets,
@@ -174,24 +180,4 @@ function sampleFollowers(users: number, self: number, count: number, rng: Rng, s
   let j = 0;
   for (let v = 0; v < users; v++) if (stamp[v] !== mark) out[j++] = v;
   return out;
-}
-
-/**
- * Follower lists from the drawn followee lists plus the celebrities' sampled followers.
- * Celebrities weigh nothing in the draws, so their lists are exactly their samples.
- */
-function transposeWithCelebrities(drawnOffsets: Uint32Array, drawn: Uint32Array, users: number, ordinary: number, celebrities: Uint32Array[]): { offsets: Uint32Array; ids: Uint32Array } {
-  const counts = new Uint32Array(users);
-  for (let e = 0; e < drawn.length; e++) counts[drawn[e]]++;
-  celebrities.forEach((list, k) => (counts[ordinary + k] = list.length));
-  const offsets = offsetsFromCounts(counts);
-  const ids = new Uint32Array(offsets[users]);
-  celebrities.forEach((list, k) => ids.set(list, offsets[ordinary + k]));
-  const cursor = counts;
-  cursor.set(offsets.subarray(0, users));
-  for (let u = 0; u < users; u++) {
-    const end = drawnOffsets[u + 1];
-    for (let e = drawnOffsets[u]; e < end; e++) ids[cursor[drawn[e]]++] = u;
-  }
-  return { offsets, ids };
 }

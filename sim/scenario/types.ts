@@ -12,7 +12,7 @@ export interface CelebritySpec {
   count: number;
   /** <= 1: a share of the population; > 1: an absolute follower count at population scale. */
   followers: number;
-  /** Optional name prefix; accounts are named `${name}-1`, `${name}-2`, ... */
+  /** Optional name: one account is named exactly that; several are `${name}-1`, `${name}-2`, ... */
   name?: string;
 }
 
