@@ -1,5 +1,5 @@
 // feedlab run and sweep, end to end through the built CLI.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { feedlab, scratchDir, SMALL, writeScenario } from './cli-helpers.js';
@@ -103,6 +103,33 @@ describe('feedlab run', () => {
     const r = feedlab(['run', bad, '--quiet']);
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toMatch(/burst\.yaml: a celebrityBurst at 300s asks for 50 accounts; the graph has 20/);
+  });
+});
+
+describe('feedlab run on a graph file', () => {
+  const graph = join(dir, 'g.fgraph');
+  const gen = feedlab(['graph', 'generate', '--users', '3000', '--avg-follows', '15', '--alpha', '2.2', '--seed', '5', '--out', graph]);
+  const scenario = (file: string) => writeScenario(dir, `${file}.yaml`, `name: from-file\nduration: 10m\ngraph:\n  file: ${file}\n`);
+
+  it('runs a scenario over a saved graph, found relative to the scenario file', () => {
+    expect(gen.code).toBe(0);
+    const r = feedlab(['run', scenario('g.fgraph'), '--json', '--quiet']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.scenario.sampledUsers).toBe(3000);
+    expect(doc.scenario.sampledEdges).toBeGreaterThan(30_000);
+  });
+
+  it('a corrupt or missing graph file is one line and exit 2', () => {
+    const bytes = readFileSync(graph);
+    bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+    writeFileSync(join(dir, 'bad.fgraph'), bytes);
+    const bad = feedlab(['run', scenario('bad.fgraph'), '--quiet']);
+    expect(bad.code).toBe(2);
+    expect(oneLine(bad.stderr)).toMatch(/bad\.fgraph: corrupt graph file: checksum mismatch/);
+    const missing = feedlab(['run', scenario('nowhere.fgraph'), '--quiet']);
+    expect(missing.code).toBe(2);
+    expect(oneLine(missing.stderr)).toMatch(/nowhere\.fgraph: no such graph file/);
   });
 });
 
