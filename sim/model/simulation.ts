@@ -108,6 +108,8 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   const pushCost = 1 / infra.writesPerSecondPerWorker + costs.zadd;
   const pullCost = costs.zrange;
 
+  const skipDormant = policy.skipDormant;
+  const readerCapped = policy.kind === 'reader-cap';
   let threshold = policy.threshold;
   const authorPulled = (a: number) => pullsAuthor(policy, pop.realFollowers[a], threshold);
   const pairPulled = (a: number, u: number) =>
@@ -165,23 +167,35 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   const readFluidShard = new Float64Array(shards);
   let readFluidSpread = 0;
   let readFluidOps = 0;
-  const computeReadFluid = () => {
-    readFluidShard.fill(0);
-    readFluidSpread = 0;
-    readFluidOps = 0;
-    if (!spread) return;
+  // Pages per second of the active readers who would fetch each author's list were it pulled;
+  // with it, an author-level policy's read load is a sum over the authors it pulls.
+  const listReaders = new Float64Array(n);
+  let pagesPerSecond = 0;
+  if (spread) {
     for (let i = 0; i < pop.activeUsers.length; i++) {
       const u = pop.activeUsers[i];
       const rate = pop.readRate[u] * weight[u];
-      readFluidSpread += rate * (costs.zrange + costs.mgetPerKey * sc.activity.pageSize);
-      readFluidOps += rate * 2;
-      for (let k = pulledOf[u]; k < pulledOf[u + 1]; k++) {
-        const f = pulledIds[k];
-        if (adaptive && !authorPulled(f)) continue;
-        readFluidOps += rate;
-        if (pop.individual[f]) readFluidShard[pop.shard[f]] += rate * costs.zrange;
-        else readFluidSpread += rate * costs.zrange;
+      pagesPerSecond += rate;
+      if (policy.kind === 'rate') continue;
+      for (let e = g.followeeOffsets[u]; e < g.followeeOffsets[u + 1]; e++) listReaders[g.followeeIds[e]] += rate;
+    }
+    if (policy.kind === 'rate') {
+      for (let i = 0; i < pop.activeUsers.length; i++) {
+        const u = pop.activeUsers[i];
+        for (let k = pulls.offsets[u]; k < pulls.offsets[u + 1]; k++) listReaders[pulls.authors[k]] += pop.readRate[u] * weight[u];
       }
+    }
+  }
+  const computeReadFluid = () => {
+    readFluidShard.fill(0);
+    if (!spread) return;
+    readFluidSpread = pagesPerSecond * (costs.zrange + costs.mgetPerKey * sc.activity.pageSize);
+    readFluidOps = pagesPerSecond * 2;
+    for (let a = 0; a < n; a++) {
+      if (listReaders[a] === 0 || (policy.kind !== 'rate' && !authorPulled(a))) continue;
+      readFluidOps += listReaders[a];
+      if (pop.individual[a]) readFluidShard[pop.shard[a]] += listReaders[a] * costs.zrange;
+      else readFluidSpread += listReaders[a] * costs.zrange;
     }
   };
   computeReadFluid();
@@ -203,7 +217,27 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   // it, spread over time. One of them goes through the fleet as a probe that measures lag; the
   // other s - 1 arrive as a smooth fluid load, at the expected rate of their writes. Named accounts
   // (celebrities) stand for themselves and fan out in full.
-  const writesPerPost = new Float64Array(n);
+  // Per ordinary author, the writes one real post of theirs makes when pushed (eligible followers;
+  // for the rate rule, the pushed pairs plus a list write if any pair is pulled). Fixed for the
+  // run, so an adaptive threshold only re-sums them.
+  const pushWrites = new Float64Array(n);
+  if (spread) {
+    for (let a = 0; a < n; a++) {
+      if (pop.individual[a] || pop.postRate[a] === 0) continue;
+      let w = 0;
+      let pulledPair = false;
+      for (let e = g.followerOffsets[a]; e < g.followerOffsets[a + 1]; e++) {
+        const u = g.followerIds[e];
+        if (policy.kind === 'rate' && pairPulled(a, u)) {
+          pulledPair = true;
+          continue;
+        }
+        if (policy.skipDormant && isDormant(lastSeen[u], 0, dormantDays)) continue;
+        w += readerCapped && follows[u] > policy.readerCap ? policy.readerCap / follows[u] : 1;
+      }
+      pushWrites[a] = w + (pulledPair ? 1 : 0);
+    }
+  }
   const fluidRate = [0, 0];
   const computeFluid = () => {
     fluidRate[0] = 0;
@@ -211,22 +245,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     if (!spread) return;
     for (let a = 0; a < n; a++) {
       if (pop.individual[a] || pop.postRate[a] === 0) continue;
-      let w = 0;
-      if (policy.kind !== 'rate' && authorPulled(a)) w = 1;
-      else {
-        let pulledPair = false;
-        for (let e = g.followerOffsets[a]; e < g.followerOffsets[a + 1]; e++) {
-          const u = g.followerIds[e];
-          if (policy.kind === 'rate' && pairPulled(a, u)) {
-            pulledPair = true;
-            continue;
-          }
-          if (policy.skipDormant && isDormant(lastSeen[u], 0, dormantDays)) continue;
-          w += policy.kind === 'reader-cap' && follows[u] > policy.readerCap ? policy.readerCap / follows[u] : 1;
-        }
-        if (pulledPair) w += 1;
-      }
-      writesPerPost[a] = w;
+      const w = policy.kind !== 'rate' && authorPulled(a) ? 1 : pushWrites[a];
       fluidRate[isLarge(a) ? 1 : 0] += pop.postRate[a] * (s - 1) * w;
     }
   };
@@ -286,8 +305,6 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   let eventsProcessed = 0;
   const shardStamp = new Int32Array(shards).fill(-1);
 
-  const skipDormant = policy.skipDormant;
-  const readerCapped = policy.kind === 'reader-cap';
   const eligible = (u: number, now: number, post: number): boolean => {
     if (skipDormant && isDormant(lastSeen[u], now, dormantDays)) return false;
     // the keep draw is a hash of (post, reader), so the same delivery decides the same way twice
