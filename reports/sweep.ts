@@ -31,6 +31,6 @@ export function sweepMarkdown(s: SweepResult): string {
   const out = [`# Sweep: ${s.scenario.name}`, '', `| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`];
   for (const r of s.rows) out.push(`| ${cells(r).join(' | ')} |`);
   out.push('', s.recommended ? `**Recommended: ${s.recommended.policy}**: ${s.recommended.reason}.` : '**No policy meets every SLO.**', '');
-  out.push('Servers = Redis memory hosts (64 GB) + Redis cores (100k commands/s) + fan-out workers (their rated writes/s).', '');
+  out.push("Servers = Redis memory hosts (64 GB of peak memory each) + Redis cores (100k commands/s each) + fan-out workers (mean writes/s over one worker's rated writes/s).", '');
   return out.join('\n');
 }

@@ -3,7 +3,8 @@
 // "Cheapest" is counted in servers, from what each policy makes the system do:
 //   Redis memory hosts  = peak timeline + list memory / 64 GB
 //   Redis cores         = Redis commands per second / 100k (one core's comfortable rate)
-//   fan-out workers     = peak timeline writes per second / one worker's rated writes per second
+//   fan-out workers     = mean timeline writes per second / one worker's rated writes per second
+// (the peak second is capped by the fleet's own size whenever a backlog forms, so it cannot rank policies)
 import type { RunResult } from './result.js';
 
 export const MEMORY_PER_REDIS_HOST = 64e9;
@@ -36,7 +37,7 @@ export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepR
   const commands = (f.deliveries + f.listWrites) / r.scenario.durationSeconds + rd.perSecond.mean * rd.redisOpsPerRead.mean;
   const memoryHosts = r.summary.redis.memoryBytes.peak / MEMORY_PER_REDIS_HOST;
   const redisCores = commands / COMMANDS_PER_REDIS_CORE;
-  const fanoutWorkers = f.writesPerSecond.peak / writesPerSecondPerWorker;
+  const fanoutWorkers = f.writesPerSecond.mean / writesPerSecondPerWorker;
   return {
     policy: r.policy,
     lagP99Seconds: f.lagSeconds.p99,
