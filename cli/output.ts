@@ -1,17 +1,52 @@
-import { mkdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, constants, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { InputError } from './errors.js';
 
-/** Write a file atomically: a temporary sibling, then rename, so no reader ever sees half a file. */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${Date.now()}.${process.pid}.tmp`);
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
+/**
+ * Refuse an output directory that cannot be written, before any long work: the nearest existing
+ * ancestor must be a writable directory.
+ */
+export function checkOutputDir(dir: string): void {
+  let p = resolve(dir);
+  for (;;) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      const parent = dirname(p);
+      if (parent === p) break;
+      p = parent;
+      continue;
+    }
+    if (!st.isDirectory()) throw new InputError(`--out ${dir}: ${p} is not a directory`);
+    try {
+      accessSync(p, constants.W_OK);
+    } catch {
+      throw new InputError(`--out ${dir}: ${p} is not writable`);
+    }
+    return;
   }
+}
+
+/** Write several files into a directory so that either all of them land or none does. */
+export function writeReport(dir: string, files: Record<string, string>): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new InputError(`--out ${dir}: ${(err as Error).message}`);
+  }
+  const staged: Array<[string, string]> = [];
+  try {
+    for (const [name, data] of Object.entries(files)) {
+      const tmp = join(dir, `.${name}.${process.pid}.tmp`);
+      writeFileSync(tmp, data);
+      staged.push([tmp, join(dir, name)]);
+    }
+  } catch (err) {
+    for (const [tmp] of staged) rmSync(tmp, { force: true });
+    throw new InputError(`--out ${dir}: ${(err as Error).message}`);
+  }
+  for (const [tmp, path] of staged) renameSync(tmp, path);
 }
 
 /** Progress on stderr: one redrawn line on a TTY, a line every few seconds otherwise. */

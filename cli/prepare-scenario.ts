@@ -17,12 +17,12 @@ export function readScenario(path: string | undefined, command: string, seed?: s
   return sc;
 }
 
-/** Domain errors (bad policy, impossible celebrity, bad graph parameters) become exit-2 input errors. */
+/** Domain errors (bad policy, impossible celebrity, bad graph parameters) become exit-2 input errors; anything else stays internal. */
 export function asInputError<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof ScenarioError || err instanceof RangeError) throw new InputError(err.message);
+    if (err instanceof ScenarioError) throw new InputError(err.message);
     throw err;
   }
 }

@@ -3,6 +3,7 @@ import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
 import { eventLines, fmtSeconds, headline, sloLines, summarySections } from './summary-lines.js';
+import { maxOf } from '../sim/metrics/series.js';
 
 export function markdownReport(r: RunResult): string {
   const out: string[] = [`# ${r.scenario.name}: ${r.policy}`, '', r.scenario.description ? `${r.scenario.description}\n` : '', headline(r), ''];
@@ -16,11 +17,11 @@ export function markdownReport(r: RunResult): string {
   }
   const se = r.series;
   out.push('## Over time', '', '| series | shape | peak |', '|---|---|---|');
-  out.push(`| timeline writes/s | \`${sparkline(se.writesPerSecond)}\` | ${formatCount(Math.max(0, ...se.writesPerSecond))}/s |`);
-  out.push(`| backlog (writes) | \`${sparkline(se.backlogWrites)}\` | ${formatCount(Math.max(0, ...se.backlogWrites))} |`);
-  out.push(`| fan-out lag p99 | \`${sparkline(se.lagP99Seconds)}\` | ${fmtSeconds(Math.max(0, ...se.lagP99Seconds))} |`);
-  out.push(`| read p99 | \`${sparkline(se.readP99Ms)}\` | ${Math.max(0, ...se.readP99Ms).toFixed(2)} ms |`);
-  out.push(`| Redis memory | \`${sparkline(se.memoryBytes)}\` | ${formatBytes(Math.max(0, ...se.memoryBytes))} |`);
+  out.push(`| timeline writes/s | \`${sparkline(se.writesPerSecond)}\` | ${formatCount(maxOf(se.writesPerSecond))}/s |`);
+  out.push(`| backlog (writes) | \`${sparkline(se.backlogWrites)}\` | ${formatCount(maxOf(se.backlogWrites))} |`);
+  out.push(`| fan-out lag p99 | \`${sparkline(se.lagP99Seconds)}\` | ${fmtSeconds(maxOf(se.lagP99Seconds))} |`);
+  out.push(`| read p99 | \`${sparkline(se.readP99Ms)}\` | ${maxOf(se.readP99Ms).toFixed(2)} ms |`);
+  out.push(`| Redis memory | \`${sparkline(se.memoryBytes)}\` | ${formatBytes(maxOf(se.memoryBytes))} |`);
   out.push('');
   const events = eventLines(r);
   if (events.length > 0) {

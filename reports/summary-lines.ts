@@ -34,7 +34,7 @@ export function summarySections(r: RunResult): Section[] {
         ['post lag', `p50 ${fmtSeconds(lag.p50)}, p99 ${fmtSeconds(lag.p99)}, max ${fmtSeconds(lag.max)} (mean ${fmtSeconds(lag.mean)})`],
         ['follower wait', `p50 ${fmtSeconds(fl.p50)}, p99 ${fmtSeconds(fl.p99)}, max ${fmtSeconds(fl.max)} (mean ${fmtSeconds(fl.mean)})`],
         ['backlog', `peak ${formatCount(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${formatCount(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}`],
-        ['worker utilisation', `${(f.workerUtilisation * 100).toFixed(1)}%`],
+        ['utilisation', `workers ${(f.workerUtilisation * 100).toFixed(1)}%, event-log partitions ${(f.partitionUtilisation * 100).toFixed(1)}%`],
       ],
     },
     {
@@ -43,6 +43,9 @@ export function summarySections(r: RunResult): Section[] {
         ['memory', `peak ${formatBytes(m.memoryBytes.peak)}, end ${formatBytes(m.memoryBytes.end)} (${formatCount(m.timelines)} timelines, lists ${formatBytes(m.listBytes)})`],
         ['documents\' 24 B/entry', `${formatBytes(m.naiveMemoryBytes.end)}: ${m.naiveUnderestimate.toFixed(1)}x under the encoding model`],
         ['per shard', `${m.perShard.endBytes.length} shards, largest/mean ${m.perShard.imbalance.toFixed(3)}, peak utilisation ${(m.peakShardUtilisation * 100).toFixed(1)}%`],
+        ...(m.saturatedShards > 0
+          ? ([['SATURATED', `${m.saturatedShards} shard(s) had more work than a second per second: their queues (and reads on them) grow without bound`]] as [string, string][])
+          : []),
       ],
     },
     {
@@ -51,7 +54,7 @@ export function summarySections(r: RunResult): Section[] {
         ['feed pages', `${formatCount(rd.total)} (${fmtRate(rd.perSecond.mean)})`],
         ['latency', `p50 ${fmtMs(rd.latencyMs.p50)}, p99 ${fmtMs(rd.latencyMs.p99)}, max ${fmtMs(rd.latencyMs.max)} (mean ${fmtMs(rd.latencyMs.mean)})`],
         ['Redis ops per read', rd.redisOpsPerRead.mean.toFixed(2)],
-        ['cold reads', `${(rd.coldShare * 100).toFixed(2)}% (${formatCount(rd.coldReads)} rebuilds from Postgres)`],
+        ['cold reads', `${(rd.coldShare * 100).toFixed(2)}% (${formatCount(rd.rebuilds)} rebuilds from Postgres, connections ${(rd.postgresUtilisation * 100).toFixed(1)}% busy)`],
       ],
     },
   ];

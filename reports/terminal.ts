@@ -3,6 +3,7 @@ import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
 import { eventLines, fmtSeconds, headline, sloLines, summarySections } from './summary-lines.js';
+import { maxOf } from '../sim/metrics/series.js';
 
 export function terminalReport(r: RunResult): string {
   const out: string[] = [headline(r), ''];
@@ -14,11 +15,11 @@ export function terminalReport(r: RunResult): string {
   }
   const se = r.series;
   out.push(`Over time (${fmtSeconds(se.intervalSeconds)} per step, max per column)`);
-  out.push(`  writes/s    ${sparkline(se.writesPerSecond)}  peak ${formatCount(Math.max(0, ...se.writesPerSecond))}/s`);
-  out.push(`  backlog     ${sparkline(se.backlogWrites)}  peak ${formatCount(Math.max(0, ...se.backlogWrites))}`);
-  out.push(`  lag p99     ${sparkline(se.lagP99Seconds)}  peak ${fmtSeconds(Math.max(0, ...se.lagP99Seconds))}`);
-  out.push(`  read p99    ${sparkline(se.readP99Ms)}  peak ${Math.max(0, ...se.readP99Ms).toFixed(2)} ms`);
-  out.push(`  memory      ${sparkline(se.memoryBytes)}  peak ${formatBytes(Math.max(0, ...se.memoryBytes))}`);
+  out.push(`  writes/s    ${sparkline(se.writesPerSecond)}  peak ${formatCount(maxOf(se.writesPerSecond))}/s`);
+  out.push(`  backlog     ${sparkline(se.backlogWrites)}  peak ${formatCount(maxOf(se.backlogWrites))}`);
+  out.push(`  lag p99     ${sparkline(se.lagP99Seconds)}  peak ${fmtSeconds(maxOf(se.lagP99Seconds))}`);
+  out.push(`  read p99    ${sparkline(se.readP99Ms)}  peak ${maxOf(se.readP99Ms).toFixed(2)} ms`);
+  out.push(`  memory      ${sparkline(se.memoryBytes)}  peak ${formatBytes(maxOf(se.memoryBytes))}`);
   out.push('');
   const events = eventLines(r);
   if (events.length > 0) {

@@ -27,7 +27,7 @@ export class Rng {
 
   /** A child generator whose stream depends only on this seed and the label. */
   static derive(seed: number, label: string): Rng {
-    return new Rng(hashString(`${seed >>> 0}:${label}`));
+    return new Rng(hashString(`${seed}:${label}`));
   }
 
   uint32(): number {

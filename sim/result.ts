@@ -4,6 +4,7 @@ import type { SimulationMetrics, FiredEvent } from './model/metrics.js';
 import type { DurationSummary } from './metrics/recorder.js';
 import type { Scenario } from './scenario/types.js';
 import { checkSlo, type SloVerdict } from './slo.js';
+import { maxOf } from './metrics/series.js';
 
 export const RESULT_SCHEMA = 'feedlab.result/1';
 export const FEEDLAB_VERSION = '0.1.0';
@@ -43,6 +44,7 @@ export interface RunResult {
       listWrites: number;
       backlog: { peakWrites: number; endWrites: number; drainedAtSeconds: number };
       workerUtilisation: number;
+      partitionUtilisation: number;
       adaptive: { thresholdChanges: number; minThreshold: number } | null;
     };
     redis: {
@@ -53,6 +55,8 @@ export interface RunResult {
       timelines: number;
       perShard: { endBytes: number[]; imbalance: number };
       peakShardUtilisation: number;
+      /** Shards that had more work than a second per second at some point: their queues grew without bound. */
+      saturatedShards: number;
     };
     reads: {
       total: number;
@@ -62,6 +66,8 @@ export interface RunResult {
       coldShare: number;
       coldReads: number;
       listRebuilds: number;
+      rebuilds: number;
+      postgresUtilisation: number;
     };
     slo: SloVerdict;
   };
@@ -79,7 +85,7 @@ export interface RunResult {
     memoryBytes: number[];
     naiveMemoryBytes: number[];
     maxShardBytes: number[];
-    threshold: number[];
+    threshold: number[] | null;
   };
   histograms: { postLagMicros: string; readLatencyMicros: string };
 }
@@ -98,7 +104,8 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
   const perSecond = (xs: number[]) => xs.map((x, i) => x / Math.min(iv, m.duration - i * iv));
   const postsPerSecond = perSecond(m.series.posts);
   const readP99Ms = m.reads.latency.p99 * 1000;
-  const slo = checkSlo(scenario.slo, { lagP99Seconds: m.fanout.postLag.p99, readP99Ms, peakMemoryBytes: m.redis.peakBytes });
+  // the lag objective is what followers wait: per delivery, so a celebrity's post weighs by its audience
+  const slo = checkSlo(scenario.slo, { lagP99Seconds: m.fanout.followerLag.p99, readP99Ms, peakMemoryBytes: m.redis.peakBytes });
   return {
     schema: RESULT_SCHEMA,
     tool: { name: 'feedlab', version: FEEDLAB_VERSION, mode: 'simulate' },
@@ -117,7 +124,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
     summary: {
       posts: {
         total: m.posts.total,
-        perSecond: { mean: m.posts.perSecondMean, peak: Math.max(0, ...postsPerSecond) },
+        perSecond: { mean: m.posts.perSecondMean, peak: maxOf(postsPerSecond) },
         pushed: m.posts.pushed,
         pulled: m.posts.pulled,
         withoutAudience: m.posts.withoutAudience,
@@ -131,6 +138,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         listWrites: m.fanout.listWrites,
         backlog: { peakWrites: m.fanout.peakBacklogWrites, endWrites: m.fanout.backlogAtEndWrites, drainedAtSeconds: m.fanout.drainedAt },
         workerUtilisation: m.fanout.workerUtilisation,
+        partitionUtilisation: m.fanout.partitionUtilisation,
         adaptive: m.policy.startsWith('adaptive') ? { thresholdChanges: m.fanout.thresholdChanges, minThreshold: m.fanout.minThreshold } : null,
       },
       redis: {
@@ -141,6 +149,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         timelines: m.redis.timelinesEnd,
         perShard: { endBytes: m.redis.shardBytesEnd, imbalance: m.redis.shardImbalance },
         peakShardUtilisation: m.redis.peakShardUtilisation,
+        saturatedShards: m.redis.saturatedShards,
       },
       reads: {
         total: m.reads.total,
@@ -150,6 +159,8 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         coldShare: m.reads.coldShare,
         coldReads: m.reads.coldReads,
         listRebuilds: m.reads.listRebuilds,
+        rebuilds: m.reads.rebuilds,
+        postgresUtilisation: m.reads.postgresUtilisation,
       },
       slo,
     },

@@ -2,7 +2,7 @@
 // simulate each fan-out policy asked for over them.
 import type { FanoutPolicy } from '../core/fanout-policy.js';
 import { loadGraph } from './graph/file.js';
-import { generateGraph } from './graph/generate.js';
+import { generateGraph, validateGenerateParams } from './graph/generate.js';
 import type { FollowerGraph } from './graph/graph.js';
 import { buildPopulation, type Population } from './model/population.js';
 import { simulate } from './model/simulation.js';
@@ -30,10 +30,13 @@ export function scenarioGraph(sc: Scenario, onProgress?: ProgressFn): FollowerGr
     }
     return { count: c.count, followers: c.followers <= 1 ? c.followers : Math.max(2, Math.round(followers)), name: c.name };
   });
-  return generateGraph(
-    { users: gen.users, avgFollows: gen.avgFollows, alpha: gen.alpha, maxFollows: gen.maxFollows, followsSigma: gen.followsSigma, seed: sc.seed, celebrities },
-    onProgress,
-  );
+  const params = { users: gen.users, avgFollows: gen.avgFollows, alpha: gen.alpha, maxFollows: gen.maxFollows, followsSigma: gen.followsSigma, seed: sc.seed, celebrities };
+  try {
+    validateGenerateParams(params);
+  } catch (err) {
+    throw new ScenarioError(`${sc.source}: ${(err as Error).message}`);
+  }
+  return generateGraph(params, onProgress);
 }
 
 export interface PreparedScenario {

@@ -40,7 +40,7 @@ export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepR
   const fanoutWorkers = f.writesPerSecond.mean / writesPerSecondPerWorker;
   return {
     policy: r.policy,
-    lagP99Seconds: f.lagSeconds.p99,
+    lagP99Seconds: f.followerLagSeconds.p99,
     peakWritesPerSecond: f.writesPerSecond.peak,
     peakMemoryBytes: r.summary.redis.memoryBytes.peak,
     readP99Ms: rd.latencyMs.p99,

@@ -1,12 +1,11 @@
 // feedlab run SCENARIO: simulate one scenario under one fan-out policy.
-import { join } from 'node:path';
 import { markdownReport } from '../../reports/markdown.js';
 import { terminalReport } from '../../reports/terminal.js';
 import { stringifyResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
-import { Progress, writeFileAtomic } from '../output.js';
+import { checkOutputDir, Progress, writeReport } from '../output.js';
 import { asInputError, prepareWithProgress, readScenario } from '../prepare-scenario.js';
 
 export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
@@ -43,6 +42,7 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   const sc = readScenario(positionals[0], 'run', values.seed);
+  if (values.out) checkOutputDir(values.out);
   const policy = asInputError(() => policyFor(sc, values.policy));
   const prepared = prepareWithProgress(sc, !values.quiet);
   const progress = new Progress(`simulate ${sc.name}`, !values.quiet);
@@ -50,10 +50,7 @@ export async function run(argv: string[]): Promise<number> {
   progress.done();
 
   const json = stringifyResult(result);
-  if (values.out) {
-    writeFileAtomic(join(values.out, 'report.json'), json + '\n');
-    writeFileAtomic(join(values.out, 'report.md'), markdownReport(result));
-  }
+  if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': markdownReport(result) });
   process.stdout.write(values.json ? json + '\n' : terminalReport(result));
   return values.check && !result.summary.slo.pass ? EXIT_SLO_FAILED : EXIT_OK;
 }

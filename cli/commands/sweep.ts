@@ -1,12 +1,11 @@
 // feedlab sweep SCENARIO: the same workload under several fan-out policies, and the cheapest that meets every SLO.
-import { join } from 'node:path';
 import { sweepMarkdown, sweepTable } from '../../reports/sweep.js';
 import { stringifyResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
-import { Progress, writeFileAtomic } from '../output.js';
+import { checkOutputDir, Progress, writeReport } from '../output.js';
 import { asInputError, prepareWithProgress, readScenario } from '../prepare-scenario.js';
 
 export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
@@ -33,6 +32,7 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   const sc = readScenario(positionals[0], 'sweep', values.seed);
+  if (values.out) checkOutputDir(values.out);
   const specs = values.policies !== undefined ? values.policies.split(',').map((s) => s.trim()).filter(Boolean) : sc.sweep.policies;
   if (specs.length === 0) throw new InputError('sweep: --policies is empty');
   // every policy is checked before the first (long) simulation starts
@@ -47,10 +47,7 @@ export async function run(argv: string[]): Promise<number> {
   const rows = runs.map((r) => sweepRow(r, sc.infrastructure.writesPerSecondPerWorker));
   const result: SweepResult = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, rows, recommended: recommend(rows), runs };
   const json = stringifyResult(result);
-  if (values.out) {
-    writeFileAtomic(join(values.out, 'report.json'), json + '\n');
-    writeFileAtomic(join(values.out, 'report.md'), sweepMarkdown(result));
-  }
+  if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': sweepMarkdown(result) });
   process.stdout.write(values.json ? json + '\n' : sweepTable(result));
   return values.check && !result.recommended ? EXIT_SLO_FAILED : EXIT_OK;
 }

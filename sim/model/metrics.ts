@@ -28,6 +28,7 @@ export interface SimulationMetrics {
     backlogAtEndWrites: number;
     drainedAt: number;
     workerUtilisation: number;
+    partitionUtilisation: number;
     thresholdChanges: number;
     minThreshold: number;
   };
@@ -41,6 +42,8 @@ export interface SimulationMetrics {
     shardBytesEnd: number[];
     shardImbalance: number;
     peakShardUtilisation: number;
+    saturatedShards: number;
+    saturatedShardSeconds: number;
   };
   reads: {
     total: number;
@@ -51,6 +54,8 @@ export interface SimulationMetrics {
     coldShare: number;
     rebuildEntries: number;
     listRebuilds: number;
+    rebuilds: number;
+    postgresUtilisation: number;
   };
   series: {
     intervalSeconds: number;
@@ -63,7 +68,8 @@ export interface SimulationMetrics {
     backlogWrites: number[];
     lagP99: number[];
     readP99: number[];
-    threshold: number[];
+    /** The threshold in force, for threshold and adaptive policies. */
+    threshold: number[] | null;
     maxShardBytes: number[];
   };
 }

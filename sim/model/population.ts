@@ -88,9 +88,11 @@ export function buildPopulation(graph: FollowerGraph, scenario: Scenario): Popul
       lastSeen[u] = -(awayMin + rng.float() * (awayMax - awayMin));
     } else {
       activeUsers.push(u);
-      // seen at its last session: exponential with the session rate, within the dormancy window
-      const since = sessionRate > 0 ? rng.exponential(sessionRate) : 0;
-      lastSeen[u] = -Math.min(since, scenario.policy.dormantDays * SECONDS_PER_DAY);
+      // seen at its last session: exponential with the session rate, truncated to the dormancy
+      // window (clamping would put users exactly on its edge, dormant a moment after the start)
+      const window = scenario.policy.dormantDays * SECONDS_PER_DAY;
+      const since = sessionRate > 0 ? -Math.log(1 - rng.float() * (1 - Math.exp(-sessionRate * window))) / sessionRate : 0;
+      lastSeen[u] = -since;
       postRate[u] = drawDailyRate(a.postsPerUserPerDay, rng) / SECONDS_PER_DAY;
       readRate[u] = pageRate;
     }

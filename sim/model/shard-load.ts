@@ -22,6 +22,9 @@ export class ShardLoad {
   private second = 0;
   /** The highest utilisation any shard reached in any second. */
   peakRho = 0;
+  /** Shards that had more than a second of work in some second: their queue grows without bound. */
+  readonly saturated: Uint8Array;
+  saturatedSeconds = 0;
 
   constructor(readonly shards: number) {
     this.busy = new Float64Array(shards);
@@ -29,6 +32,7 @@ export class ShardLoad {
     this.rho = new Float64Array(shards);
     this.service = new Float64Array(shards);
     this.backlog = new Float64Array(shards);
+    this.saturated = new Uint8Array(shards);
   }
 
   /** Close every whole second up to time t. */
@@ -41,6 +45,10 @@ export class ShardLoad {
       const ops = this.ops[i] + this.spreadOps / this.shards;
       this.rho[i] = work;
       if (work > this.peakRho) this.peakRho = work;
+      if (work > 1) {
+        this.saturated[i] = 1;
+        this.saturatedSeconds++;
+      }
       this.service[i] = ops > 0 ? work / ops : 0;
       // the backlog grows by what did not fit in the second, and drains in idle seconds after it
       this.backlog[i] = Math.max(0, this.backlog[i] + work - 1 - (gap - 1));

@@ -7,6 +7,7 @@ import { isDormant, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { buildAliasTable, drawAlias } from '../graph/alias.js';
 import { DurationRecorder, IntervalHistograms } from '../metrics/recorder.js';
+import { maxOf } from '../metrics/series.js';
 import { mix32, pairUniform, Rng } from '../random.js';
 import type { Scenario } from '../scenario/types.js';
 import { PagesSampler } from '../workload/activity.js';
@@ -133,7 +134,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   };
 
   // ---- initial state: warm timelines for those the fan-out keeps alive, lists for pulled authors
-  const cache = new TimelineCache(n, sc.policy.timelineCap, sc.policy.celebrityListLength, leaseSeconds, weight, pop.shard, shards);
+  const cache = new TimelineCache(n, sc.policy.timelineCap, sc.policy.celebrityListLength, leaseSeconds, weight, pop.shard, shards, spread);
   const lastSeen = Float64Array.from(pop.lastSeen);
   for (let u = 0; u < n; u++) {
     const away = -lastSeen[u];
@@ -165,6 +166,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   // active reader's pages, spread over all shards for ordinary keys, on their own shard for the
   // lists of named accounts (the hot keys).
   const readFluidShard = new Float64Array(shards);
+  const readFluidShardOps = new Float64Array(shards);
   let readFluidSpread = 0;
   let readFluidOps = 0;
   // Pages per second of the active readers who would fetch each author's list were it pulled;
@@ -188,14 +190,19 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   }
   const computeReadFluid = () => {
     readFluidShard.fill(0);
+    readFluidShardOps.fill(0);
     if (!spread) return;
     readFluidSpread = pagesPerSecond * (costs.zrange + costs.mgetPerKey * sc.activity.pageSize);
     readFluidOps = pagesPerSecond * 2;
     for (let a = 0; a < n; a++) {
       if (listReaders[a] === 0 || (policy.kind !== 'rate' && !authorPulled(a))) continue;
-      readFluidOps += listReaders[a];
-      if (pop.individual[a]) readFluidShard[pop.shard[a]] += listReaders[a] * costs.zrange;
-      else readFluidSpread += listReaders[a] * costs.zrange;
+      if (pop.individual[a]) {
+        readFluidShard[pop.shard[a]] += listReaders[a] * costs.zrange;
+        readFluidShardOps[pop.shard[a]] += listReaders[a];
+      } else {
+        readFluidSpread += listReaders[a] * costs.zrange;
+        readFluidOps += listReaders[a];
+      }
     }
   };
   computeReadFluid();
@@ -258,7 +265,23 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     if (largePool) largePool.addFluid(t, fluidRate[1] * factor);
     fluidClock = t;
   };
+  // Rebuilds queue on Postgres connections, one rebuild at a time each.
+  const postgres = new WorkerPool(infra.postgresConnections, 1 / costs.rebuild, 0, Infinity, duration);
+  const rebuild = (now: number, w: number): number => {
+    // at scale a cold read stands for w rebuilds at once: this one waits behind half of the others
+    postgres.addLump(now, (w - 1) / 2);
+    const done = postgres.submit(now, 1);
+    postgres.addLump(now, (w - 1) / 2);
+    rebuilds += w;
+    return done - now;
+  };
   const partitionFree = new Float64Array(infra.partitions);
+  const partitionFluidAt = new Float64Array(infra.partitions);
+  let partitionBusy = 0;
+  let classPostRate = 0;
+  for (let a = 0; a < n; a++) if (!pop.individual[a]) classPostRate += pop.postRate[a];
+  /** Seconds of expansion work per second per partition from the s - 1 posts each probe stands for. */
+  const partitionFluidRate = spread ? (classPostRate * (s - 1) * costs.expand) / infra.partitions : 0;
   const shardLoad = new ShardLoad(shards);
   const groups = new WriteGroups();
 
@@ -295,6 +318,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   let readOps = 0;
   let coldReads = 0;
   let rebuildEntries = 0;
+  let rebuilds = 0;
   let listRebuilds = 0;
   let thresholdChanges = 0;
   let minThresholdSeen = threshold;
@@ -314,11 +338,20 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   const q = new EventQueue(4096);
 
   // ---- a post
-  const handlePost = (a: number, t: number) => {
+  /**
+   * A post by `a` at `t`. An organic post by an ordinary account at population scale stands for s
+   * posts (this probe plus s - 1 in the fluid load); a burst post stands for one real post; a
+   * named account's post is one post to s real followers per sampled one.
+   */
+  const handlePost = (a: number, t: number, organic: boolean) => {
     const post = postSeq++;
-    const wPost = weight[a];
-    postsReal += wPost;
-    series.posts[Math.min(minutes - 1, Math.floor(t / SERIES_INTERVAL))] += wPost;
+    const named = pop.individual[a] === 1;
+    const stands = organic && !named ? s : 1;
+    const perFollower = named ? s : stands;
+    const workPerFollower = named ? s : 1;
+    postsReal += stands;
+    const createdMinute = Math.min(minutes - 1, Math.floor(t / SERIES_INTERVAL));
+    series.posts[createdMinute] += stands;
 
     if (policy.kind === 'adaptive' && t - lastAdapt >= ADAPT_INTERVAL) {
       lastAdapt = t;
@@ -333,28 +366,30 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       }
     }
 
-    // the post event waits its turn on its author's partition, which reads the follower list
+    // the post event waits its turn on its author's partition, which reads the follower list;
+    // at scale the other posts a probe stands for keep every partition busy as a fluid
     const p = mix32(a) % infra.partitions;
+    if (spread && t > partitionFluidAt[p]) {
+      const from = partitionFluidAt[p];
+      partitionFree[p] = Math.max(partitionFree[p], from) + partitionFluidRate * postProfile.factorAt(t) * (t - from);
+      partitionFluidAt[p] = t;
+    }
     const start = partitionFree[p] > t ? partitionFree[p] : t;
-    partitionFree[p] = start + costs.expand * wPost;
+    partitionFree[p] = start + costs.expand;
+    partitionBusy += costs.expand * stands;
     const ready = start + costs.expand;
     const fleet = isLarge(a) ? largePool! : pool;
     feedFluid(t);
-    // a probe (an ordinary post at scale) writes one entry per sampled follower; a named account's
-    // post writes one per real follower, s per sampled one
-    const probe = spread && !pop.individual[a];
-    const workPerFollower = probe ? 1 : s;
 
     const o0 = g.followerOffsets[a];
     const o1 = g.followerOffsets[a + 1];
     let lastDone = -1;
     let needsList = false;
 
+    let pushed = false;
     if (policy.kind !== 'rate' && authorPulled(a)) {
       needsList = true;
-      pulledPosts += wPost;
     } else {
-      pushedPosts += wPost;
       const perBatch = Math.max(1, Math.floor(infra.batchSize / workPerFollower));
       let count = 0;
       let batchStart = o0;
@@ -368,8 +403,10 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       };
       const emit = (end: number) => {
         const done = fleet.submit(ready, count * workPerFollower);
-        deliveries += count * s;
-        followerLag.record(done - t, count * s);
+        pushed = true;
+        deliveries += count * perFollower;
+        followerLag.record(done - t, count * perFollower);
+        lagByMinute.record(createdMinute, done - t, count * perFollower);
         if (done > lastDone) lastDone = done;
         if (groupStart >= 0 && done - groupFirst <= APPLY_RESOLUTION) {
           groupEnd = end;
@@ -387,7 +424,8 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       for (let e = o0; e < o1; e++) {
         const u = g.followerIds[e];
         if (policy.kind === 'rate' && pairPulled(a, u)) {
-          needsList = true;
+          // the list is for readers who read; a skipped dormant one needs neither push nor list
+          if (!skipDormant || !isDormant(lastSeen[u], t, dormantDays)) needsList = true;
           continue;
         }
         if (!eligible(u, t, post)) continue;
@@ -397,21 +435,26 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       flush();
     }
 
+    if (pushed) pushedPosts += stands;
     if (needsList) {
       const done = fleet.submit(ready, 1);
-      listWrites += wPost;
+      listWrites += stands;
+      pulledPosts += stands;
       q.push(done, LIST_DONE, a);
       if (done > lastDone) lastDone = done;
       // a pulled post is visible to all of its (pull) readers once it is in the list
-      if (policy.kind !== 'rate') followerLag.record(done - t, (o1 - o0) * s);
+      if (policy.kind !== 'rate' && o1 > o0) {
+        followerLag.record(done - t, (o1 - o0) * perFollower);
+        lagByMinute.record(createdMinute, done - t, (o1 - o0) * perFollower);
+      }
     }
 
     if (lastDone < 0) {
-      postsWithoutAudience += wPost;
+      postsWithoutAudience += stands;
       return;
     }
-    postLag.record(lastDone - t, wPost);
-    lagByMinute.record(Math.floor(t / SERIES_INTERVAL), lastDone - t, wPost);
+    postLag.record(lastDone - t, stands);
+
     const backlog = fleet.backlogWrites(t);
     if (backlog > peakBacklog) peakBacklog = backlog;
   };
@@ -449,7 +492,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       const entries = Math.min(sc.policy.timelineCap, Math.round(pushedRate(u) * leaseSeconds));
       cache.build(u, entries, now);
       rebuildEntries += entries * w;
-      latency += costs.rebuild + costs.rtt + costs.zadd * entries;
+      latency += rebuild(now, w) + costs.rtt + costs.zadd * entries;
       ops += 1;
       if (spread && w > 1) shardLoad.addSpread(costs.zadd * entries * w, w);
       else shardLoad.add(home, costs.zadd * entries * w, w);
@@ -459,7 +502,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     shardStamp[home] = seq;
     if (!spread) shardLoad.add(home, costs.zrange * w, w);
     let lists = 0;
-    let listMissing = false;
+    let listWait = 0;
     for (let k = pulledOf[u]; k < pulledOf[u + 1]; k++) {
       const f = pulledIds[k];
       if (adaptive && !authorPulled(f)) continue;
@@ -472,12 +515,13 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       }
       if (!spread) shardLoad.add(sh, costs.zrange * w, w);
       if (!cache.listExists[f]) {
-        listMissing = true;
+        // concurrent reads of a missing list make one rebuild (single-flight)
+        listWait = Math.max(listWait, rebuild(now, 1));
         listRebuilds += 1;
         cache.buildList(f, pop.postRate[f] * leaseSeconds);
       }
     }
-    latency += costs.rtt + maxWait + costs.zrange * (1 + lists) + (listMissing ? costs.rebuild : 0);
+    latency += costs.rtt + maxWait + costs.zrange * (1 + lists) + listWait;
     ops += 1 + lists;
     // round trip 2: hydrate the page's post bodies
     const bodyShard = waitRng.int(shards);
@@ -508,7 +552,6 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   for (const ev of sc.events) {
     switch (ev.kind) {
       case 'celebrityBurst': {
-        if (ev.accounts > pop.burstAccounts.length) throw new RangeError(`celebrityBurst asks for ${ev.accounts} accounts; the graph has ${pop.burstAccounts.length}`);
         for (let i = 0; i < ev.accounts; i++) {
           for (let j = 0; j < ev.postsPerAccount; j++) q.push(ev.at + eventRng.float() * ev.window, AUTHOR_POST, pop.burstAccounts[i]);
         }
@@ -546,7 +589,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
           const w = pool.writesBySecond[sec] + (largePool ? largePool.writesBySecond[sec] : 0);
           const f = readProfile.factorAt(sec + 0.5);
           shardLoad.addSpread(w * costs.zadd + readFluidSpread * f, w + readFluidOps * f);
-          for (let i = 0; i < shards; i++) if (readFluidShard[i] > 0) shardLoad.add(i, readFluidShard[i] * f, 0);
+          for (let i = 0; i < shards; i++) if (readFluidShard[i] > 0) shardLoad.add(i, readFluidShard[i] * f, readFluidShardOps[i] * f);
         }
         shardLoad.advance(sec + 1);
       }
@@ -555,13 +598,13 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     eventsProcessed++;
     switch (q.kind) {
       case POST_ARRIVAL: {
-        handlePost(authorIds[drawAlias(authors!, postRng)], t);
+        handlePost(authorIds[drawAlias(authors!, postRng)], t, true);
         const next = postProfile.nextArrival(t, postEventRate, postRng.exponential(1));
         if (next <= duration) q.push(next, POST_ARRIVAL);
         break;
       }
       case AUTHOR_POST:
-        handlePost(q.a, t);
+        handlePost(q.a, t, false);
         break;
       case WRITES_DONE:
         applyWrites(q.a, t);
@@ -592,7 +635,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         series.backlogWrites[m] = pool.backlogWrites(t) + (largePool ? largePool.backlogWrites(t) : 0);
         series.threshold[m] = threshold;
         let mx = 0;
-        for (let i = 0; i < shards; i++) if (cache.shardBytes[i] > mx) mx = cache.shardBytes[i];
+        for (let i = 0; i < shards; i++) if (cache.shardBytes(i) > mx) mx = cache.shardBytes(i);
         series.maxShardBytes[m] = mx;
         if (m + 1 < minutes) q.push(Math.min((m + 2) * SERIES_INTERVAL, duration), TICK, m + 1);
         input.onProgress?.(t / duration, `${Math.round(t / 60)}/${Math.round(duration / 60)} simulated min`);
@@ -617,7 +660,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     if (w > peakWrites) peakWrites = w;
   }
   const drain = Math.max(pool.drainTime(), largePool ? largePool.drainTime() : 0);
-  const shardEnd = Array.from(cache.shardBytes);
+  const shardEnd = Array.from({ length: shards }, (_, i) => cache.shardBytes(i));
   const meanShard = shardEnd.reduce((x, y) => x + y, 0) / shards;
 
   return {
@@ -639,6 +682,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       backlogAtEndWrites: pool.backlogWrites(duration) + (largePool ? largePool.backlogWrites(duration) : 0),
       drainedAt: drain,
       workerUtilisation: totalWritesInRun / (infra.fanoutWorkers * infra.writesPerSecondPerWorker * duration),
+      partitionUtilisation: partitionBusy / (infra.partitions * duration),
       thresholdChanges,
       minThreshold: minThresholdSeen,
     },
@@ -646,12 +690,14 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       peakBytes: cache.peakBytes,
       endBytes: cache.bytes,
       naiveEndBytes: cache.naiveBytes,
-      naivePeakBytes: Math.max(...series.naiveMemoryBytes, cache.naiveBytes),
+      naivePeakBytes: Math.max(maxOf(series.naiveMemoryBytes), cache.naiveBytes),
       listBytes: cache.listBytes,
       timelinesEnd: cache.timelines,
       shardBytesEnd: shardEnd,
-      shardImbalance: meanShard > 0 ? Math.max(...shardEnd) / meanShard : 1,
+      shardImbalance: meanShard > 0 ? maxOf(shardEnd) / meanShard : 1,
       peakShardUtilisation: shardLoad.peakRho,
+      saturatedShards: shardLoad.saturated.reduce((x, y) => x + y, 0),
+      saturatedShardSeconds: shardLoad.saturatedSeconds,
     },
     reads: {
       total: readsReal,
@@ -662,6 +708,8 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       coldShare: readsReal > 0 ? coldReads / readsReal : 0,
       rebuildEntries,
       listRebuilds,
+      rebuilds,
+      postgresUtilisation: postgres.busySeconds / (infra.postgresConnections * duration),
     },
     series: {
       intervalSeconds: SERIES_INTERVAL,
@@ -674,7 +722,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       backlogWrites: Array.from(series.backlogWrites),
       lagP99: lagSeries,
       readP99: readSeries,
-      threshold: Array.from(series.threshold),
+      threshold: policy.kind === 'threshold' || adaptive ? Array.from(series.threshold) : null,
       maxShardBytes: Array.from(series.maxShardBytes),
     },
   };

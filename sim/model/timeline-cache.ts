@@ -19,7 +19,10 @@ export class TimelineCache {
   naiveBytes = 0;
   listBytes = 0;
   peakBytes = 0;
-  readonly shardBytes: Float64Array;
+  /** Bytes of keys that live on one shard. */
+  private readonly exactShardBytes: Float64Array;
+  /** Bytes of keys standing for many users spread over every shard (population scaling). */
+  private spreadBytes = 0;
   timelines = 0;
 
   private readonly table: Float64Array;
@@ -32,7 +35,9 @@ export class TimelineCache {
     readonly leaseSeconds: number,
     private readonly weight: Float64Array,
     private readonly shard: Uint16Array,
-    shards: number,
+    private readonly shards: number,
+    /** Keys of sampled users standing for more than one real user are spread over every shard. */
+    private readonly spread: boolean,
   ) {
     this.length = new Uint16Array(users);
     this.exists = new Uint8Array(users);
@@ -40,7 +45,7 @@ export class TimelineCache {
     this.expiresAt = new Float64Array(users);
     this.listLength = new Uint16Array(users);
     this.listExists = new Uint8Array(users);
-    this.shardBytes = new Float64Array(shards);
+    this.exactShardBytes = new Float64Array(shards);
     this.table = timelineBytesTable(cap);
     this.listTable = new Float64Array(listCap + 1);
     for (let i = 0; i <= listCap; i++) this.listTable[i] = listInstanceBytes(i);
@@ -55,8 +60,18 @@ export class TimelineCache {
     const w = this.weight[u];
     this.bytes += deltaBytes * w;
     this.naiveBytes += deltaNaive * w;
-    this.shardBytes[this.shard[u]] += deltaBytes * w;
+    this.book(u, deltaBytes * w);
     if (this.bytes > this.peakBytes) this.peakBytes = this.bytes;
+  }
+
+  private book(u: number, bytes: number): void {
+    if (this.spread && this.weight[u] > 1) this.spreadBytes += bytes;
+    else this.exactShardBytes[this.shard[u]] += bytes;
+  }
+
+  /** Bytes held by one shard. */
+  shardBytes(i: number): number {
+    return this.exactShardBytes[i] + this.spreadBytes / this.shards;
   }
 
   /** Create (or rebuild) a timeline with `entries` posts, all created up to `now`. */
@@ -147,7 +162,7 @@ export class TimelineCache {
     const w = this.weight[a];
     this.bytes += delta * w;
     this.listBytes += delta * w;
-    this.shardBytes[this.shard[a]] += delta * w;
+    this.book(a, delta * w);
     if (this.bytes > this.peakBytes) this.peakBytes = this.bytes;
   }
 

@@ -73,6 +73,20 @@ export class WorkerPool {
     if (reordered) this.heapify();
   }
 
+  /** Work arriving all at once at t, shared evenly by every worker after what it already has. */
+  addLump(t: number, writes: number): void {
+    if (writes <= 0) return;
+    const share = writes / this.workers;
+    const seconds = share / this.writesPerSecond;
+    for (let i = 0; i < this.free.length; i++) {
+      const start = this.free[i] > t ? this.free[i] : t;
+      this.free[i] = start + seconds;
+      this.countWrites(start, start + seconds, share);
+    }
+    this.busySeconds += seconds * this.workers;
+    this.heapify();
+  }
+
   private heapify(): void {
     const heap = this.free;
     const n = heap.length;

@@ -305,6 +305,7 @@ export const scenarioSchema: ObjectSpec = {
         batchSize: whole('followers per pipeline', 1000),
         redisShards: whole('Redis shards holding timelines', 16),
         partitions: whole('event-log partitions, keyed by author', 64),
+        postgresConnections: whole('Postgres connections serving timeline rebuilds, one rebuild at a time each', 100),
         costs: {
           type: 'object',
           description: 'service times of the operations the model charges for',
@@ -341,10 +342,11 @@ export const scenarioSchema: ObjectSpec = {
         },
         threshold: whole("pull when an author's followers > threshold", 25000, { min: 0 }),
         skipDormant: { type: 'boolean', description: 'skip dormant followers on fan-out', default: true },
-        timelineCap: whole('post ids kept per timeline', 800),
+        // the simulator keeps lengths in 16-bit arrays
+        timelineCap: whole('post ids kept per timeline', 800, { min: 1, max: 65535 }),
         leaseDays: { type: 'days', description: 'timeline TTL, in days or a duration', default: 7, above: 0 },
         dormantDays: { type: 'days', description: 'unseen this long = dormant, in days or a duration', default: 14, above: 0 },
-        celebrityListLength: whole("posts kept in a celebrity's recent-post list", 100),
+        celebrityListLength: whole("posts kept in a celebrity's recent-post list", 100, { min: 1, max: 65535 }),
         readerCap: whole('reader-cap: deliveries kept for readers following more than this', 2000),
         backlogBound: {
           type: 'count',

@@ -69,6 +69,8 @@ export interface Infrastructure {
   redisShards: number;
   /** Event-log partitions, keyed by author. */
   partitions: number;
+  /** Postgres connections serving timeline rebuilds (each takes costs.rebuild). */
+  postgresConnections: number;
   costs: Costs;
   /** The documents' mitigation: posts by authors with more followers than this go to their own worker pool. */
   largePostClass: { followers: number; workers: number } | null;

@@ -81,6 +81,8 @@ describe('feedlab run', () => {
       [['run', small, '--seed', 'abc'], /--seed must be a non-negative whole number/],
       [['run', small, '--frobnicate'], /Unknown option '--frobnicate'/],
       [['bogus'], /unknown command "bogus"/],
+      [['run', small, '--out', join(small, 'sub')], /--out .*small\.yaml is not a directory/],
+      [['run', writeScenario(dir, 'cap.yaml', SMALL.replace('threshold: 25000 }', 'threshold: 25000, timelineCap: 70000 }'))], /cap\.yaml:\d+:\d+: policy\.timelineCap: 70000 is out of range \(valid: 1 to 65535\)/],
     ];
     for (const [args, pattern] of cases) {
       const r = feedlab(args);

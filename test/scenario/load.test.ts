@@ -67,6 +67,7 @@ function expectFormatExample(s: Scenario): void {
     batchSize: 1000,
     redisShards: 16,
     partitions: 64,
+    postgresConnections: 100,
     costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001 },
     largePostClass: null,
   });
@@ -131,6 +132,7 @@ test('a minimal scenario gets every default', () => {
       batchSize: 1000,
       redisShards: 16,
       partitions: 64,
+      postgresConnections: 100,
       costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001 },
       largePostClass: null,
     },
