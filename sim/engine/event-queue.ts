@@ -1,14 +1,16 @@
-// A discrete-event queue on flat typed arrays: a binary min-heap of slot numbers ordered by
-// (time, sequence number). The sequence number makes ties resolve in insertion order, so a run is
-// deterministic; no object is allocated per event (ANCHORS section 6: 4-5x faster than an object heap).
+// A discrete-event queue on flat typed arrays: a binary min-heap ordered by (time, sequence
+// number). The sequence number makes ties resolve in insertion order, so a run is deterministic;
+// no object is allocated per event (ANCHORS section 6: 4-5x faster than an object heap).
+// Keys move with the heap entries so that comparisons read adjacent memory; payloads stay put in
+// slots that the heap entries point to.
 
 export class EventQueue {
-  private time: Float64Array;
-  private seq: Float64Array;
+  private heapTime: Float64Array;
+  private heapSeq: Float64Array;
+  private heapSlot: Int32Array;
   private kindOf: Uint8Array;
   private payA: Int32Array;
   private payB: Float64Array;
-  private heap: Int32Array;
   private free: Int32Array;
   private freeCount = 0;
   private used = 0;
@@ -22,13 +24,14 @@ export class EventQueue {
   b = 0;
 
   constructor(initialCapacity = 1024) {
-    this.time = new Float64Array(initialCapacity);
-    this.seq = new Float64Array(initialCapacity);
-    this.kindOf = new Uint8Array(initialCapacity);
-    this.payA = new Int32Array(initialCapacity);
-    this.payB = new Float64Array(initialCapacity);
-    this.heap = new Int32Array(initialCapacity);
-    this.free = new Int32Array(initialCapacity);
+    const n = Math.max(2, initialCapacity);
+    this.heapTime = new Float64Array(n);
+    this.heapSeq = new Float64Array(n);
+    this.heapSlot = new Int32Array(n);
+    this.kindOf = new Uint8Array(n);
+    this.payA = new Int32Array(n);
+    this.payB = new Float64Array(n);
+    this.free = new Int32Array(n);
   }
 
   get size(): number {
@@ -36,7 +39,7 @@ export class EventQueue {
   }
 
   peekTime(): number {
-    return this.count > 0 ? this.time[this.heap[0]] : Infinity;
+    return this.count > 0 ? this.heapTime[0] : Infinity;
   }
 
   push(time: number, kind: number, a = 0, b = 0): void {
@@ -44,83 +47,88 @@ export class EventQueue {
     let slot: number;
     if (this.freeCount > 0) slot = this.free[--this.freeCount];
     else {
-      if (this.used === this.time.length) this.grow();
+      if (this.used === this.kindOf.length) this.grow();
       slot = this.used++;
     }
-    this.time[slot] = time;
-    this.seq[slot] = this.nextSeq++;
     this.kindOf[slot] = kind;
     this.payA[slot] = a;
     this.payB[slot] = b;
-    // sift up
-    const heap = this.heap;
+    const seq = this.nextSeq++;
+    const ht = this.heapTime;
+    const hs = this.heapSeq;
+    const hslot = this.heapSlot;
     let i = this.count++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      const p = heap[parent];
-      if (this.before(slot, p)) {
-        heap[i] = p;
+      const pt = ht[parent];
+      if (time < pt || (time === pt && seq < hs[parent])) {
+        ht[i] = pt;
+        hs[i] = hs[parent];
+        hslot[i] = hslot[parent];
         i = parent;
       } else break;
     }
-    heap[i] = slot;
+    ht[i] = time;
+    hs[i] = seq;
+    hslot[i] = slot;
   }
 
   /** Pop the earliest event into now/kind/a/b. Returns false when empty. */
   pop(): boolean {
     if (this.count === 0) return false;
-    const heap = this.heap;
-    const top = heap[0];
-    this.now = this.time[top];
+    const ht = this.heapTime;
+    const hs = this.heapSeq;
+    const hslot = this.heapSlot;
+    const top = hslot[0];
+    this.now = ht[0];
     this.kind = this.kindOf[top];
     this.a = this.payA[top];
     this.b = this.payB[top];
     this.free[this.freeCount++] = top;
-    const last = heap[--this.count];
-    if (this.count > 0) {
-      // sift down
-      const n = this.count;
+    const n = --this.count;
+    if (n > 0) {
+      const lt = ht[n];
+      const ls = hs[n];
+      const lslot = hslot[n];
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
         if (l >= n) break;
         const r = l + 1;
         let c = l;
-        if (r < n && this.before(heap[r], heap[l])) c = r;
-        if (this.before(heap[c], last)) {
-          heap[i] = heap[c];
+        if (r < n && (ht[r] < ht[l] || (ht[r] === ht[l] && hs[r] < hs[l]))) c = r;
+        if (ht[c] < lt || (ht[c] === lt && hs[c] < ls)) {
+          ht[i] = ht[c];
+          hs[i] = hs[c];
+          hslot[i] = hslot[c];
           i = c;
         } else break;
       }
-      heap[i] = last;
+      ht[i] = lt;
+      hs[i] = ls;
+      hslot[i] = lslot;
     }
     return true;
   }
 
-  private before(x: number, y: number): boolean {
-    const tx = this.time[x];
-    const ty = this.time[y];
-    return tx < ty || (tx === ty && this.seq[x] < this.seq[y]);
-  }
-
   private grow(): void {
-    const cap = this.time.length * 2;
-    const g64 = (a: Float64Array) => {
-      const n = new Float64Array(cap);
-      n.set(a);
-      return n;
+    const cap = this.kindOf.length * 2;
+    const f64 = (a: Float64Array) => {
+      const x = new Float64Array(cap);
+      x.set(a);
+      return x;
     };
-    const g32 = (a: Int32Array) => {
-      const n = new Int32Array(cap);
-      n.set(a);
-      return n;
+    const i32 = (a: Int32Array) => {
+      const x = new Int32Array(cap);
+      x.set(a);
+      return x;
     };
-    this.time = g64(this.time);
-    this.seq = g64(this.seq);
-    this.payB = g64(this.payB);
-    this.payA = g32(this.payA);
-    this.heap = g32(this.heap);
-    this.free = g32(this.free);
+    this.heapTime = f64(this.heapTime);
+    this.heapSeq = f64(this.heapSeq);
+    this.payB = f64(this.payB);
+    this.heapSlot = i32(this.heapSlot);
+    this.payA = i32(this.payA);
+    this.free = i32(this.free);
     const k = new Uint8Array(cap);
     k.set(this.kindOf);
     this.kindOf = k;
