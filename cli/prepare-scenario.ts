@@ -6,6 +6,16 @@ import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '..
 import { InputError } from './errors.js';
 import { Progress } from './output.js';
 
+/** The options run and sweep share. */
+export const SCENARIO_OPTIONS = {
+  seed: { type: 'string' },
+  json: { type: 'boolean' },
+  out: { type: 'string' },
+  check: { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export function readScenario(path: string | undefined, command: string, seed?: string): Scenario {
   if (!path) throw new InputError(`${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
   const sc = loadScenario(path);

@@ -9,14 +9,7 @@ import { maxOf } from './metrics/series.js';
 export const RESULT_SCHEMA = 'feedlab.result/1';
 export const FEEDLAB_VERSION = '0.1.0';
 
-export interface LatencySummary {
-  mean: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
+export type LatencySummary = Omit<DurationSummary, 'count'>;
 
 export interface RunResult {
   schema: typeof RESULT_SCHEMA;

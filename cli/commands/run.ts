@@ -6,7 +6,7 @@ import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
 import { checkOutputDir, Progress, writeReport } from '../output.js';
-import { asInputError, prepareWithProgress, readScenario } from '../prepare-scenario.js';
+import { asInputError, prepareWithProgress, readScenario, SCENARIO_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
 
@@ -26,15 +26,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
     'run',
     argv,
-    {
-      seed: { type: 'string' },
-      policy: { type: 'string' },
-      json: { type: 'boolean' },
-      out: { type: 'string' },
-      check: { type: 'boolean' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    { ...SCENARIO_OPTIONS, policy: { type: 'string' } },
     USAGE,
   );
   if (values.help) {

@@ -6,7 +6,7 @@ import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
 import { checkOutputDir, Progress, writeReport } from '../output.js';
-import { asInputError, prepareWithProgress, readScenario } from '../prepare-scenario.js';
+import { asInputError, prepareWithProgress, readScenario, SCENARIO_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
 
@@ -16,15 +16,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
     'sweep',
     argv,
-    {
-      policies: { type: 'string' },
-      seed: { type: 'string' },
-      json: { type: 'boolean' },
-      out: { type: 'string' },
-      check: { type: 'boolean' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    { ...SCENARIO_OPTIONS, policies: { type: 'string' } },
     USAGE,
   );
   if (values.help) {

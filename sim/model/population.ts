@@ -9,6 +9,7 @@
 import { userShard } from '../../core/keys.js';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import type { FollowerGraph } from '../graph/graph.js';
+import { shuffledIds } from '../graph/popularity.js';
 import { Rng } from '../random.js';
 import type { Scenario } from '../scenario/types.js';
 import { drawDailyRate, meanPagesPerSession } from '../workload/activity.js';
@@ -59,14 +60,7 @@ export function buildPopulation(graph: FollowerGraph, scenario: Scenario): Popul
 
   // Dormant users: a seeded random share, away uniformly within the configured range.
   const lastSeen = new Float64Array(n);
-  const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  for (let i = n - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    const t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
+  const order = shuffledIds(n, rng);
   const dormantCount = Math.round(n * a.dormantShare);
   const dormant = new Uint8Array(n);
   const [awayMin, awayMax] = a.dormantAway;

@@ -28,26 +28,12 @@ export class WorkerPool {
 
   /** Hand a job of `writes` timeline writes arriving at `t` to the first free worker; returns its finish time. */
   submit(t: number, writes: number): number {
-    const heap = this.free;
-    const start = heap[0] > t ? heap[0] : t;
+    const start = this.free[0] > t ? this.free[0] : t;
     const service = this.serviceTime(writes);
     const done = start + service;
     this.busySeconds += service;
     this.countWrites(start, done, writes);
-    // replace the root and sift down
-    const n = heap.length;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const c = r < n && heap[r] < heap[l] ? r : l;
-      if (heap[c] < done) {
-        heap[i] = heap[c];
-        i = c;
-      } else break;
-    }
-    heap[i] = done;
+    this.siftDown(0, done);
     return done;
   }
 
@@ -88,23 +74,25 @@ export class WorkerPool {
   }
 
   private heapify(): void {
+    for (let k = (this.free.length >> 1) - 1; k >= 0; k--) this.siftDown(k, this.free[k]);
+  }
+
+  /** Put `value` at position k and move it down to where the heap order holds. */
+  private siftDown(k: number, value: number): void {
     const heap = this.free;
     const n = heap.length;
-    for (let k = (n >> 1) - 1; k >= 0; k--) {
-      const v = heap[k];
-      let i = k;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const c = r < n && heap[r] < heap[l] ? r : l;
-        if (heap[c] < v) {
-          heap[i] = heap[c];
-          i = c;
-        } else break;
-      }
-      heap[i] = v;
+    let i = k;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const c = r < n && heap[r] < heap[l] ? r : l;
+      if (heap[c] < value) {
+        heap[i] = heap[c];
+        i = c;
+      } else break;
     }
+    heap[i] = value;
   }
 
   /** Spread a job's writes evenly over the seconds it is being served. */
