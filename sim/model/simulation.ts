@@ -17,6 +17,8 @@ import { PullIndex } from './pull-index.js';
 import { ShardLoad } from './shard-load.js';
 import { TimelineCache } from './timeline-cache.js';
 import { WorkerPool } from './worker-pool.js';
+import { WriteGroups } from './write-groups.js';
+import { FluidLoad } from './fluid-load.js';
 import type { SimulationMetrics, FiredEvent } from './metrics.js';
 
 const POST_ARRIVAL = 0;
@@ -41,48 +43,6 @@ export interface SimulationInput {
   population: Population;
   policy: FanoutPolicy;
   onProgress?: (fraction: number, detail: string) => void;
-}
-
-/** Pending timeline writes of one post: followers in CSR range [start, end) of its author. */
-class WriteGroups {
-  author = new Int32Array(1024);
-  start = new Float64Array(1024);
-  end = new Float64Array(1024);
-  created = new Float64Array(1024);
-  post = new Float64Array(1024);
-  private freeList: number[] = [];
-  private used = 0;
-
-  add(author: number, start: number, end: number, created: number, post: number): number {
-    let i: number;
-    if (this.freeList.length > 0) i = this.freeList.pop()!;
-    else {
-      if (this.used === this.author.length) this.grow();
-      i = this.used++;
-    }
-    this.author[i] = author;
-    this.start[i] = start;
-    this.end[i] = end;
-    this.created[i] = created;
-    this.post[i] = post;
-    return i;
-  }
-
-  release(i: number): void {
-    this.freeList.push(i);
-  }
-
-  private grow(): void {
-    const n = this.author.length * 2;
-    const a = new Int32Array(n);
-    a.set(this.author);
-    this.author = a;
-    for (const k of ['start', 'end', 'created', 'post'] as const) {
-      const f = new Float64Array(n);
-      f.set(this[k]);
-      this[k] = f;
-    }
-  }
 }
 
 export function simulate(input: SimulationInput): SimulationMetrics {
@@ -162,50 +122,6 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   const pages = new PagesSampler(sc.activity.pagesPerSession);
   const pageSize = sc.activity.pageSize;
 
-  // At scale, reads load the shards as a smooth flow too: per second, the expected work of every
-  // active reader's pages, spread over all shards for ordinary keys, on their own shard for the
-  // lists of named accounts (the hot keys).
-  const readFluidShard = new Float64Array(shards);
-  const readFluidShardOps = new Float64Array(shards);
-  let readFluidSpread = 0;
-  let readFluidOps = 0;
-  // Pages per second of the active readers who would fetch each author's list were it pulled;
-  // with it, an author-level policy's read load is a sum over the authors it pulls.
-  const listReaders = new Float64Array(n);
-  let pagesPerSecond = 0;
-  if (spread) {
-    for (let i = 0; i < pop.activeUsers.length; i++) {
-      const u = pop.activeUsers[i];
-      const rate = pop.readRate[u] * weight[u];
-      pagesPerSecond += rate;
-      if (policy.kind === 'rate') continue;
-      for (let e = g.followeeOffsets[u]; e < g.followeeOffsets[u + 1]; e++) listReaders[g.followeeIds[e]] += rate;
-    }
-    if (policy.kind === 'rate') {
-      for (let i = 0; i < pop.activeUsers.length; i++) {
-        const u = pop.activeUsers[i];
-        for (let k = pulls.offsets[u]; k < pulls.offsets[u + 1]; k++) listReaders[pulls.authors[k]] += pop.readRate[u] * weight[u];
-      }
-    }
-  }
-  const computeReadFluid = () => {
-    readFluidShard.fill(0);
-    readFluidShardOps.fill(0);
-    if (!spread) return;
-    readFluidSpread = pagesPerSecond * (costs.zrange + costs.mgetPerKey * sc.activity.pageSize);
-    readFluidOps = pagesPerSecond * 2;
-    for (let a = 0; a < n; a++) {
-      if (listReaders[a] === 0 || (policy.kind !== 'rate' && !authorPulled(a))) continue;
-      if (pop.individual[a]) {
-        readFluidShard[pop.shard[a]] += listReaders[a] * costs.zrange;
-        readFluidShardOps[pop.shard[a]] += listReaders[a];
-      } else {
-        readFluidSpread += listReaders[a] * costs.zrange;
-        readFluidOps += listReaders[a];
-      }
-    }
-  };
-  computeReadFluid();
 
   // ---- the fleet
   const pool = new WorkerPool(
@@ -220,49 +136,27 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     : null;
   const isLarge = (a: number) => largePool !== null && pop.realFollowers[a] > infra.largePostClass!.followers;
 
-  // Population scaling: a post by an ordinary sampled account stands for s posts by s accounts like
-  // it, spread over time. One of them goes through the fleet as a probe that measures lag; the
-  // other s - 1 arrive as a smooth fluid load, at the expected rate of their writes. Named accounts
-  // (celebrities) stand for themselves and fan out in full.
-  // Per ordinary author, the writes one real post of theirs makes when pushed (eligible followers;
-  // for the rate rule, the pushed pairs plus a list write if any pair is pulled). Fixed for the
-  // run, so an adaptive threshold only re-sums them.
-  const pushWrites = new Float64Array(n);
-  if (spread) {
-    for (let a = 0; a < n; a++) {
-      if (pop.individual[a] || pop.postRate[a] === 0) continue;
-      let w = 0;
-      let pulledPair = false;
-      for (let e = g.followerOffsets[a]; e < g.followerOffsets[a + 1]; e++) {
-        const u = g.followerIds[e];
-        if (policy.kind === 'rate' && pairPulled(a, u)) {
-          pulledPair = true;
-          continue;
-        }
-        if (policy.skipDormant && isDormant(lastSeen[u], 0, dormantDays)) continue;
-        w += readerCapped && follows[u] > policy.readerCap ? policy.readerCap / follows[u] : 1;
-      }
-      pushWrites[a] = w + (pulledPair ? 1 : 0);
-    }
-  }
-  const fluidRate = [0, 0];
-  const computeFluid = () => {
-    fluidRate[0] = 0;
-    fluidRate[1] = 0;
-    if (!spread) return;
-    for (let a = 0; a < n; a++) {
-      if (pop.individual[a] || pop.postRate[a] === 0) continue;
-      const w = policy.kind !== 'rate' && authorPulled(a) ? 1 : pushWrites[a];
-      fluidRate[isLarge(a) ? 1 : 0] += pop.postRate[a] * (s - 1) * w;
-    }
-  };
-  computeFluid();
+  const fluid = new FluidLoad({
+    population: pop,
+    policy,
+    costs,
+    pageSize: sc.activity.pageSize,
+    shards,
+    partitions: infra.partitions,
+    dormantDays,
+    weight,
+    follows,
+    pulls,
+    pairPulled,
+    isLarge,
+  });
+  fluid.recompute(authorPulled);
   let fluidClock = 0;
   const feedFluid = (t: number) => {
     if (!spread || t <= fluidClock) return;
     const factor = postProfile.factorAt(t) * (t - fluidClock);
-    pool.addFluid(t, fluidRate[0] * factor);
-    if (largePool) largePool.addFluid(t, fluidRate[1] * factor);
+    pool.addFluid(t, fluid.fanout[0] * factor);
+    if (largePool) largePool.addFluid(t, fluid.fanout[1] * factor);
     fluidClock = t;
   };
   // Rebuilds queue on Postgres connections, one rebuild at a time each.
@@ -278,10 +172,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   const partitionFree = new Float64Array(infra.partitions);
   const partitionFluidAt = new Float64Array(infra.partitions);
   let partitionBusy = 0;
-  let classPostRate = 0;
-  for (let a = 0; a < n; a++) if (!pop.individual[a]) classPostRate += pop.postRate[a];
-  /** Seconds of expansion work per second per partition from the s - 1 posts each probe stands for. */
-  const partitionFluidRate = spread ? (classPostRate * (s - 1) * costs.expand) / infra.partitions : 0;
+
   const shardLoad = new ShardLoad(shards);
   const groups = new WriteGroups();
 
@@ -361,8 +252,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         threshold = next;
         thresholdChanges++;
         if (threshold < minThresholdSeen) minThresholdSeen = threshold;
-        computeFluid();
-        computeReadFluid();
+        fluid.recompute(authorPulled);
       }
     }
 
@@ -371,7 +261,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     const p = mix32(a) % infra.partitions;
     if (spread && t > partitionFluidAt[p]) {
       const from = partitionFluidAt[p];
-      partitionFree[p] = Math.max(partitionFree[p], from) + partitionFluidRate * postProfile.factorAt(t) * (t - from);
+      partitionFree[p] = Math.max(partitionFree[p], from) + fluid.partitionRate * postProfile.factorAt(t) * (t - from);
       partitionFluidAt[p] = t;
     }
     const start = partitionFree[p] > t ? partitionFree[p] : t;
@@ -588,8 +478,8 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         if (spread) {
           const w = pool.writesBySecond[sec] + (largePool ? largePool.writesBySecond[sec] : 0);
           const f = readProfile.factorAt(sec + 0.5);
-          shardLoad.addSpread(w * costs.zadd + readFluidSpread * f, w + readFluidOps * f);
-          for (let i = 0; i < shards; i++) if (readFluidShard[i] > 0) shardLoad.add(i, readFluidShard[i] * f, readFluidShardOps[i] * f);
+          shardLoad.addSpread(w * costs.zadd + fluid.readSpread * f, w + fluid.readOps * f);
+          for (let i = 0; i < shards; i++) if (fluid.readShard[i] > 0) shardLoad.add(i, fluid.readShard[i] * f, fluid.readShardOps[i] * f);
         }
         shardLoad.advance(sec + 1);
       }
