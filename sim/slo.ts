@@ -19,7 +19,7 @@ export function checkSlo(slo: Slo, observed: { lagP99Seconds: number; readP99Ms:
   const checks: SloCheck[] = [
     {
       id: 'fanoutLagP99',
-      description: 'fan-out lag p99 per follower (post created to that follower\'s timeline written, or the post listed)',
+      description: 'fan-out lag p99, per follower',
       target: slo.fanoutLagP99,
       actual: observed.lagP99Seconds,
       unit: 's',
