@@ -8,6 +8,7 @@ const commands: Record<string, () => Promise<Command>> = {
   run: () => import('./commands/run.js'),
   sweep: () => import('./commands/sweep.js'),
   graph: () => import('./commands/graph.js'),
+  estimate: () => import('./commands/estimate.js'),
 };
 
 function help(): string {
@@ -16,6 +17,7 @@ function help(): string {
     '',
     'usage: feedlab <command> [options]',
     '',
+    '  estimate [SCENARIO] the documents\' back-of-envelope math, step by step (--preset, --set, --explain)',
     '  run SCENARIO        simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs',
     '  sweep SCENARIO      simulate several fan-out policies and recommend the cheapest that meets every SLO',
     '  graph generate      generate a power-law follower graph',

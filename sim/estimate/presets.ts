@@ -1,0 +1,215 @@
+// The design documents' numbers as presets: the inputs each document states (anything it does not
+// state keeps feedlab's default and is listed as assumed), and the values it states for figures,
+// with an erratum where the document's own inputs give something else.
+// Digests with every number and the checked arithmetic: ../shared/seeds/digests.
+import type { Inputs } from './inputs.js';
+
+export interface DocumentValue {
+  /** The number to compare with ours. */
+  value: number;
+  /** As the document writes it, when that is not a plain number (a range, a rounded figure). */
+  stated?: string;
+  /** Why the document is wrong here; absent when the document's figure follows from its inputs. */
+  erratum?: string;
+}
+
+export interface Preset {
+  name: string;
+  title: string;
+  summary: string;
+  source: string;
+  /** The inputs the document states. */
+  inputs: Partial<Inputs>;
+  documentValues: Record<string, DocumentValue>;
+  notes: string[];
+}
+
+export const PRESETS: readonly Preset[] = [
+  {
+    name: 'social-feed-chapter',
+    title: 'Project: Social Feed (Bengali system-design chapter)',
+    summary: '50M DAU, 10% post twice a day, 10 feed opens, 200 follows, 3x peak, 800-entry timelines at 24 B',
+    source: 'seeds/originals/000_4e3b1c04fe3afd05.txt (digest: seeds/digests/000_bengali.md)',
+    inputs: {
+      dau: 50e6,
+      'posters.share': 0.1,
+      'posts.perPoster': 2,
+      'reads.perUser': 10,
+      peakFactor: 3,
+      'followers.avg': 200,
+      'dormant.share': 0.65,
+      'post.bytes': 400,
+      'media.share': 0.3,
+      'media.bytes': 300e3,
+      'timeline.users': 20e6,
+      'timeline.cap': 800,
+      'timeline.entryBytes': 24,
+      threshold: 50e3,
+      'celebrity.followers': 50e3,
+      'celebrities.followed': 12.5,
+      'page.size': 20,
+    },
+    documentValues: {
+      posts_per_day: { value: 10e6 },
+      posts_per_second_avg: { value: 115, stated: '≈115/s' },
+      posts_per_second_peak: { value: 350, stated: '≈350/s' },
+      reads_per_day: { value: 500e6 },
+      reads_per_second_avg: { value: 5800, stated: '≈5,800/s' },
+      reads_per_second_peak: { value: 17000, stated: '≈17,000/s' },
+      read_write_ratio: { value: 50, stated: '≈50:1' },
+      fanout_writes_per_day: { value: 2e9 },
+      fanout_writes_per_second_avg: { value: 23000, stated: '≈23,000/s' },
+      fanout_writes_per_second_peak: { value: 70000, stated: '≈70,000/s' },
+      write_amplification: { value: 200, stated: '200x' },
+      text_bytes_per_day: { value: 4e9, stated: '4 GB/day' },
+      text_bytes_per_year: { value: 1.5e12, stated: '≈1.5 TB/year' },
+      media_bytes_per_day: { value: 900e9, stated: '900 GB/day' },
+      media_bytes_per_year: { value: 320e12, stated: '≈320 TB/year', erratum: '900 GB/day x 365 = 328.5 TB/year; the chapter rounds 2.6% low' },
+      timeline_memory_bytes_naive: {
+        value: 384e9,
+        stated: '≈384 GB',
+        erratum: 'the arithmetic holds for 20M users, but DAU is 50M (960 GB), the 24 B counts an author id Redis does not store, and Redis stores an 800-entry zset at ~5x 24 B',
+      },
+    },
+    notes: [
+      '"Active-only fan-out saves 60-70%": dormant.share is set to 0.65, the middle of that range; the chapter never redoes the arithmetic.',
+      'A reader follows "maybe 5-20" celebrities: celebrities.followed is 12.5, the middle.',
+      'Every timeline insert is a ZADD plus a ZREMRANGEBYRANK: Redis commands are twice the inserts.',
+    ],
+  },
+  {
+    name: 'hybrid-fanout-lesson',
+    title: 'Hybrid fan-out and k-way timeline merge (English lesson)',
+    summary: 'threshold 25,000, 800-entry timelines, a 50M-follower celebrity taking 200 s of the fleet',
+    source: 'seeds/originals/001_f28d57f48f887c26.txt (its formulas lost their numbers in extraction)',
+    inputs: {
+      threshold: 25e3,
+      'timeline.cap': 800,
+      'celebrity.followers': 50e6,
+      // 50M followers in 200 s of the whole fleet
+      'fleet.writesPerSecond': 250e3,
+      'page.size': 20,
+    },
+    documentValues: {
+      celebrity_fanout_seconds: { value: 200, stated: '200 seconds (over 3.3 minutes)' },
+    },
+    notes: [
+      'Only these numbers survived the extraction: threshold 25,000, cap 800, a 50M-follower celebrity, 200 s, a 7-day lease, 14-day dormancy, 100-post celebrity lists. The fleet rate (250k writes/s) follows from 50M in 200 s; every other input is feedlab\'s default.',
+      'The lesson derives the threshold from two bounds: fan-out latency (threshold <= fleet rate x allowed lag) and cost (pull an author who posts more often than reader activity x pull cost / push cost), both below.',
+    ],
+  },
+  {
+    name: 'facebook-news-feed',
+    title: 'Designing the Facebook News Feed (Persian)',
+    summary: '2 billion users, 200 post ids of 10 B per precomputed feed, 1 minute staleness, a 90M-follower account',
+    source: 'seeds/originals/003_2b60b8bac7b16a12.txt (digest: seeds/digests/003_persian.md)',
+    inputs: {
+      dau: 2e9,
+      'timeline.users': 2e9,
+      'timeline.cap': 200,
+      'timeline.entryBytes': 10,
+      'celebrity.followers': 90e6,
+      'lag.allowed': 60,
+    },
+    documentValues: {
+      timeline_memory_bytes_naive: { value: 4e12, stated: '2 KB x 2B users ≈ 4 TB' },
+    },
+    notes: [
+      'The write-up gives no DAU, post or read rates, follow counts or post sizes: those inputs are feedlab defaults, not the document\'s.',
+      'Its storage arithmetic is right; it leaves out replication and per-item overhead. In Redis a 200-entry zset is a skiplist (past 128 entries), about 120 B per entry.',
+      'Pushing the 90M-follower account within the 1-minute staleness bound needs 1.5M writes/s for that post alone (fleet_writes_for_celebrity).',
+    ],
+  },
+  {
+    name: 'twitter-feed-interview',
+    title: "Twitter's home feed, a mock interview (Russian)",
+    summary: '100M DAU, a tweet per user per 5 days, 5 timeline views, 200 followers, 2-3x peak, threshold 10,000',
+    source: 'seeds/originals/004_6710af493d27a0af.txt (digest: seeds/digests/004_russian.md)',
+    inputs: {
+      dau: 100e6,
+      'posters.share': 1,
+      'posts.perPoster': 0.2,
+      'reads.perUser': 5,
+      peakFactor: 3,
+      'followers.avg': 200,
+      'post.bytes': 500,
+      'media.share': 0.1,
+      'media.bytes': 200e3,
+      'timeline.users': 100e6,
+      'timeline.cap': 800,
+      'timeline.entryBytes': 8,
+      threshold: 10e3,
+      'celebrity.followers': 1e6,
+      'burst.celebrities': 100,
+      'celebrities.followed': 2.5,
+      'page.size': 20,
+      'lag.allowed': 5,
+      'redis.nodeMemory': 128e9,
+      'redis.replicas': 1,
+      'api.requestsPerInstance': 500,
+    },
+    documentValues: {
+      posts_per_day: { value: 20e6 },
+      posts_per_second_avg: { value: 750, stated: '~500-1,000/s (Q2)', erratum: '20M tweets / 86,400 s = 231/s, as Q4 itself computes' },
+      posts_per_second_peak: { value: 700, stated: '460-700/s (Q4)' },
+      reads_per_day: { value: 500e6 },
+      reads_per_second_avg: { value: 5787, stated: '≈5,787/s' },
+      reads_per_second_peak: { value: 17500, stated: '15,000-20,000/s (Q2)', erratum: 'at the stated 2-3x peak the range is 11,574-17,361/s (Q4 has it right)' },
+      read_write_ratio: { value: 25, stated: '~25:1' },
+      fanout_writes_per_second_avg: { value: 46200, stated: '46,200 Redis writes/s' },
+      text_bytes_per_day: { value: 10e9, stated: '10 GB/day' },
+      media_bytes_per_day: { value: 400e9, stated: '400 GB/day' },
+      media_bytes_per_year: { value: 150e12, stated: '~150 TB/year' },
+      timeline_memory_bytes_naive: { value: 640e9, stated: '800 x 8 B x 100M ≈ 640 GB' },
+      timeline_memory_bytes_redis: {
+        value: 1.3e12,
+        stated: '≈1.3 TB ("~2x" Redis overhead)',
+        erratum: 'an 800-entry zset is a skiplist: ~121 B per entry by MEMORY USAGE, not 2 x 8 B',
+      },
+      redis_shards: { value: 12.5, stated: '10-15 shards x 128 GB', erratum: 'sized for the 1.3 TB estimate; the real timelines need far more' },
+      burst_writes_push: { value: 100e6, stated: '"100M writes/sec" for 100 celebrities', erratum: '100 tweets x 1M followers is 100M writes in all, not per second' },
+      api_instances: { value: 34, stated: '17,000 / 500 = 34' },
+    },
+    notes: [
+      'Peak factor "2-3x": peakFactor is 3, the top of the range.',
+      'Each timeline write is ZADD plus ZREMRANGEBYRANK: ~92k Redis commands/s on average under push.',
+      'The hybrid variant asserts an average fan-out of 50 instead of 200 (11,550 writes/s, 4x fewer); try --set followers.avg=50.',
+    ],
+  },
+  {
+    name: 'twitter-2012',
+    title: 'Twitter, "Timelines at Scale" (QCon SF 2012; DDIA ch. 1)',
+    summary: '150M active users, 400M tweets/day, 300k timeline reads/s, 75 followers per tweet, 800-entry timelines, 3 replicas',
+    source: 'research/ANCHORS.md section 2',
+    inputs: {
+      dau: 150e6,
+      'posters.share': 1,
+      'posts.perPoster': 400 / 150,
+      'reads.perUser': (300e3 * 86_400) / 150e6,
+      peakFactor: 12 / 4.6,
+      'followers.avg': 75,
+      'timeline.users': 150e6,
+      'timeline.cap': 800,
+      'timeline.entryBytes': 20,
+      'celebrity.followers': 31e6,
+      'redis.replicas': 2,
+      'lag.allowed': 5,
+    },
+    documentValues: {
+      posts_per_day: { value: 400e6 },
+      posts_per_second_avg: { value: 4600, stated: '4.6k/s' },
+      posts_per_second_peak: { value: 12000, stated: '12k/s' },
+      reads_per_second_avg: { value: 300e3, stated: '300k/s' },
+      fanout_writes_per_second_avg: { value: 345e3, stated: '345k/s' },
+      fanout_writes_per_day: { value: 30e9, stated: '~30B deliveries/day' },
+    },
+    notes: [
+      'Timeline entries were 20 B (tweet id 8 + user id 8 + flags 4) in Redis lists, replicated 3 times.',
+      'A 31M-follower account could take up to 5 minutes to fan out; the talk gives no fleet rate (5 min would mean ~103k writes/s free for that one post).',
+    ],
+  },
+];
+
+export function findPreset(name: string): Preset | undefined {
+  return PRESETS.find((p) => p.name === name);
+}
