@@ -9,9 +9,31 @@ export const ZSET_LISTPACK_MAX_ENTRIES = 128;
 /** The documents' estimate: 8-byte id + 8-byte timestamp + 8 bytes of overhead. */
 export const NAIVE_BYTES_PER_ENTRY = 24;
 
-// listpack: MEMORY USAGE = 56 + 24 n (exact at 16, 64 and 128 entries).
-const LISTPACK_BASE = 56;
-const LISTPACK_PER_ENTRY = 24;
+// listpack: the 19-digit id and the 13-digit score are both stored as 64-bit integers, 10 bytes
+// each with their headers, so the listpack is 7 + 20 n bytes in jemalloc's next size class; MEMORY
+// USAGE adds the object and dict entry (40 B) and the key's sds. Exact at 16, 64, 100 and 128 entries.
+const LISTPACK_HEADER = 7;
+const LISTPACK_PER_ENTRY = 20;
+const OBJECT_BYTES = 40;
+
+/** The timeline key of a 9-digit user id, `feed:{u:123456789}:home`: what MEMORY USAGE counts by default. */
+export const TIMELINE_KEY_LENGTH = 23;
+/** The skiplist points below were measured with a 7-character key, whose sds takes 16 B. */
+const MEASURED_KEY_SDS = 16;
+
+/** jemalloc's size class for a request: 16-byte steps to 128, then four classes per doubling. */
+export function jemallocSize(bytes: number): number {
+  if (bytes <= 8) return 8;
+  if (bytes <= 128) return Math.ceil(bytes / 16) * 16;
+  const group = 2 ** Math.floor(Math.log2(bytes - 1));
+  const step = group / 4;
+  return Math.ceil(bytes / step) * step;
+}
+
+/** A key name's sds: 3 bytes of header, the name, a NUL. */
+function keySdsBytes(keyLength: number): number {
+  return jemallocSize(keyLength + 4);
+}
 
 // skiplist: MEMORY USAGE less the dict's buckets (8 B each, a power of two >= n), measured at these
 // sizes once the dict had finished rehashing; linear in between, and past 2,000 at the last slope
@@ -44,10 +66,11 @@ function nextPowerOfTwo(n: number): number {
 }
 
 /** MEMORY USAGE of a timeline zset with n entries (0 => the key does not exist). */
-export function zsetUsageBytes(n: number): number {
+export function zsetUsageBytes(n: number, keyLength = TIMELINE_KEY_LENGTH): number {
   if (n <= 0) return 0;
-  if (n <= ZSET_LISTPACK_MAX_ENTRIES) return LISTPACK_BASE + LISTPACK_PER_ENTRY * n;
-  return skiplistEntriesBytes(n) + DICT_BUCKET_BYTES * nextPowerOfTwo(n);
+  const key = keySdsBytes(keyLength);
+  if (n <= ZSET_LISTPACK_MAX_ENTRIES) return OBJECT_BYTES + key + jemallocSize(LISTPACK_HEADER + LISTPACK_PER_ENTRY * n);
+  return skiplistEntriesBytes(n) - MEASURED_KEY_SDS + key + DICT_BUCKET_BYTES * nextPowerOfTwo(n);
 }
 
 function skiplistEntriesBytes(n: number): number {

@@ -157,12 +157,23 @@ export async function connectRedis(url: string): Promise<Redis> {
     reconnectOnError: () => false,
   });
   // ioredis reports connection errors as events too; without a listener Node prints them.
-  client.on('error', () => {});
+  let firstError: unknown; // the cause; later ones are its consequences ("Connection is closed")
+  client.on('error', (err) => {
+    firstError ??= err;
+  });
+  // connectTimeout covers the TCP connect only; a peer that accepts and never answers (not a Redis,
+  // or a stalled one) would hang the ready check, so the whole handshake gets the same bound.
+  let timer: NodeJS.Timeout | undefined;
+  const handshake = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+  });
   try {
-    await client.connect();
+    await Promise.race([client.connect(), handshake]);
   } catch (err) {
     client.disconnect();
-    throw new InfrastructureError(`Redis at ${redactRedisUrl(url)} is unreachable (${errorText(err)}); start it or set REDIS_URL`);
+    throw new InfrastructureError(`Redis at ${redactRedisUrl(url)} is unreachable (${connectErrorText(firstError ?? err)}); start it or set REDIS_URL`);
+  } finally {
+    clearTimeout(timer);
   }
   return client;
 }
@@ -175,6 +186,11 @@ export function escapeGlob(literal: string): string {
 function errorText(err: unknown): string {
   const e = err as { code?: string; message?: string };
   return e?.code && e.message && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : (e?.message ?? String(err));
+}
+
+function connectErrorText(err: unknown): string {
+  const text = errorText(err);
+  return /protocol error/i.test(text) ? `something answered that does not speak the Redis protocol: ${text}` : text;
 }
 
 function abortReason(signal: AbortSignal): unknown {
@@ -469,13 +485,15 @@ export interface CleanupOnSignalOptions {
   log?: (line: string) => void;
 }
 
+const FORCE_EXIT_GRACE_MS = 2_000;
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 
 /**
  * Run `fn` with an AbortSignal that SIGINT/SIGTERM abort, for the duration only. On the first
  * signal `fn` is expected to stop and clean up (measureTimelineMemory removes its keys and
  * rejects); once it has settled the process exits with 128 + signal number (130 for Ctrl-C).
- * A second signal while cleaning up exits at once, saying keys may remain until their TTL.
+ * A further signal more than 2 s after the first exits at once (keys may then remain until their
+ * TTL); one within 2 s, a reflexive double Ctrl-C, is ignored so the cleanup can finish.
  * Without a signal, returns (or throws) whatever `fn` does, and the handlers are removed.
  */
 export async function withCleanupOnSignal<T>(fn: (signal: AbortSignal) => Promise<T>, options: CleanupOnSignalOptions = {}): Promise<T> {
@@ -485,14 +503,19 @@ export async function withCleanupOnSignal<T>(fn: (signal: AbortSignal) => Promis
   const controller = new AbortController();
   let received: NodeJS.Signals | undefined;
   const exitCode = (sig: NodeJS.Signals) => 128 + (SIGNAL_NUMBERS[sig] ?? 2);
+  let receivedAt = 0;
   const handler = (sig: NodeJS.Signals) => {
     if (received) {
-      log(`feedlab: interrupted again; scratch keys may remain until their TTL expires`);
+      // A quick double Ctrl-C is a reflex, not a decision: cleanup takes milliseconds, so only a
+      // signal after the grace period abandons it.
+      if (Date.now() - receivedAt < FORCE_EXIT_GRACE_MS) return;
+      log(`feedlab: interrupted again; scratch keys (${DEFAULT_MEASURE_PREFIX}* unless another prefix was given) may remain until their TTL expires`);
       exit(exitCode(sig));
       return;
     }
     received = sig;
-    log(`feedlab: ${sig}: removing the measurement's scratch keys before exiting (${sig} again to stop now)`);
+    receivedAt = Date.now();
+    log(`feedlab: ${sig}: removing the measurement's scratch keys before exiting (${sig} again after 2 s to stop at once)`);
     controller.abort(new DOMException(`interrupted by ${sig}`, 'AbortError'));
   };
   for (const s of signals) process.on(s, handler);
