@@ -55,7 +55,7 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new InputError(`estimate: one scenario at most, got ${positionals.length} (usage: ${USAGE})`);
   const sets = (values.set ?? []).map(parseSet);
   const scenario = positionals[0] ? scenarioInputs(loadScenario(positionals[0])) : undefined;
-  const result = runEstimate({ preset: values.preset, scenarioInputs: scenario, sets });
+  const result = runEstimate({ preset: values.preset, scenarioInputs: scenario, source: positionals[0], sets });
   let measurement: MeasureResult | undefined;
   if (values.measure) {
     const timelines = numberFlag('timelines', values.timelines, MEASURE_TIMELINES, { min: 1, integer: true });
@@ -67,18 +67,18 @@ export async function run(argv: string[]): Promise<number> {
     progress.done();
   }
   if (values.json) process.stdout.write(stringifyResult(measurement ? { ...result, measurement } : result) + '\n');
-  else process.stdout.write(estimateText(result, values.explain ?? false) + (measurement ? measurementText(measurement) : ''));
+  else process.stdout.write(estimateText(result, values.explain ?? false) + (measurement ? measurementText(measurement, result.inputs['timeline.entryBytes']) : ''));
   return EXIT_OK;
 }
 
-function measurementText(m: MeasureResult): string {
+function measurementText(m: MeasureResult, entryBytes: number): string {
   const b = (x: number) => `${x.toFixed(1)} B`;
   const lines = [
     '',
     `Measured on ${m.redisUrl} (Redis ${m.redisVersion}): ${m.timelines} timelines of ${m.entries} entries, ${m.encoding}`,
     `  MEMORY USAGE per entry     measured ${b(m.measured.usageBytesPerEntry)}   model ${b(m.model.usageBytesPerEntry)}   ratio ${m.ratio.usage.toFixed(3)}`,
     `  used_memory per entry      measured ${b(m.measured.instanceBytesPerEntry)}   model ${b(m.model.instanceBytesPerEntry)}   ratio ${m.ratio.instance.toFixed(3)}`,
-    `  the documents' 24 B/entry  measured is ${m.naive.measuredOverNaive.toFixed(2)}x that`,
+    `  the document's ${entryBytes} B/entry  measured is ${(m.measured.instanceBytesPerEntry / entryBytes).toFixed(2)}x that`,
     `  ${m.keysRemoved} of ${m.keysWritten} scratch keys removed`,
     ...m.notes.map((n) => `  note: ${n}`),
   ];

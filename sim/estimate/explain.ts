@@ -6,15 +6,20 @@ import { INPUTS } from './inputs.js';
 import { findPreset } from './presets.js';
 
 function documentNote(f: EstimateFigure): string {
-  if (f.documentValue === undefined) return '';
-  const stated = f.documentStated ?? formatFigure(f.documentValue, f.unit);
-  return f.erratum ? `   ERRATUM: the document states ${stated}; ${f.erratum}` : `   document: ${stated} (agrees)`;
+  if (!f.document) return '';
+  return f.document
+    .map((d) => {
+      const where = d.where ? ` (${d.where})` : '';
+      if (d.agrees === null) return `   the document, with its own inputs: ${d.stated}${where}`;
+      return d.erratum ? `   ERRATUM: the document states ${d.stated}${where}; ${d.erratum}` : `   document: ${d.stated}${where} (agrees)`;
+    })
+    .join('');
 }
 
 export function estimateText(r: EstimateResult, explain: boolean): string {
   const out: string[] = [];
   const preset = r.preset ? findPreset(r.preset) : undefined;
-  out.push(preset ? `${preset.title}\n${preset.source}` : 'feedlab estimate: feedlab defaults and the given inputs');
+  out.push(preset ? `${preset.title}\n${preset.source}` : `feedlab estimate: ${r.source ?? 'feedlab defaults'} and the given inputs`);
   out.push('');
   out.push('Inputs');
   const w = Math.max(...INPUTS.map((i) => i.name.length));
@@ -23,7 +28,7 @@ export function estimateText(r: EstimateResult, explain: boolean): string {
     out.push(`  ${spec.name.padEnd(w)}  ${formatFigure(r.inputs[spec.name], spec.unit).padEnd(12)} ${assumed ? '(assumed: feedlab default)' : ''}`.trimEnd());
   }
   let heading = '';
-  const labelWidth = Math.max(...r.figures.map((f) => f.label.length));
+  const labelWidth = Math.min(60, Math.max(...r.figures.map((f) => f.label.length)));
   for (const f of r.figures) {
     if (f.heading !== heading) {
       heading = f.heading;
@@ -43,7 +48,7 @@ export function estimateText(r: EstimateResult, explain: boolean): string {
     out.push('', 'Notes');
     for (const n of r.notes) out.push(`  - ${n}`);
   }
-  const errata = r.figures.filter((f) => f.erratum).length;
+  const errata = r.figures.reduce((n, f) => n + (f.document ?? []).filter((d) => d.erratum).length, 0);
   if (r.preset) out.push('', `${errata} errat${errata === 1 ? 'um' : 'a'} in the document's figures.`);
   return out.join('\n') + '\n';
 }

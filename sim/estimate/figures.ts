@@ -1,7 +1,7 @@
 // Every figure of the estimate, in the order a learner derives them: a formula over inputs and
 // earlier figures, evaluated with the dependencies recorded, so that `--set` can say exactly which
 // figures an input moves.
-import { timelineInstanceBytes, timelineNaiveBytes } from '../../core/redis-memory.js';
+import { listInstanceBytes, timelineInstanceBytes, timelineNaiveBytes, zsetUsageBytes } from '../../core/redis-memory.js';
 import type { Inputs } from './inputs.js';
 
 export type FigureUnit = 'count' | 'per-day' | 'per-second' | 'ratio' | 'bytes' | 'bytes/day' | 'bytes/year' | 'seconds' | 'share';
@@ -41,7 +41,9 @@ export const FIGURES: readonly FigureSpec[] = [
   { id: 'fanout_writes_per_second_avg', heading: H_FANOUT, label: 'timeline writes per second, average', unit: 'per-second', formula: 'fanout_writes_per_day / 86400', compute: (v) => v.fanout_writes_per_day / DAY },
   { id: 'fanout_writes_per_second_peak', heading: H_FANOUT, label: 'timeline writes per second, peak', unit: 'per-second', formula: 'fanout_writes_per_second_avg × peakFactor', compute: (v) => v.fanout_writes_per_second_avg * v.peakFactor },
   { id: 'write_amplification', heading: H_FANOUT, label: 'write amplification', unit: 'ratio', formula: 'fanout_writes_per_second_avg / posts_per_second_avg', compute: (v) => v.fanout_writes_per_second_avg / v.posts_per_second_avg },
-  { id: 'fanout_writes_per_day_active', heading: H_FANOUT, label: 'timeline writes per day, dormant followers skipped', unit: 'per-day', formula: 'fanout_writes_per_day × (1 − dormant.share)', compute: (v) => v.fanout_writes_per_day * (1 - v['dormant.share']) },
+  { id: 'fanout_writes_per_post_active', heading: H_FANOUT, label: 'timeline writes per post, dormant followers skipped', unit: 'count', formula: 'fanout_writes_per_post × (1 − dormant.share)', compute: (v) => v.fanout_writes_per_post * (1 - v['dormant.share']) },
+  { id: 'fanout_writes_per_day_active', heading: H_FANOUT, label: 'timeline writes per day, dormant followers skipped', unit: 'per-day', formula: 'posts_per_day × fanout_writes_per_post_active', compute: (v) => v.posts_per_day * v.fanout_writes_per_post_active },
+  { id: 'fanout_writes_per_second_active_avg', heading: H_FANOUT, label: 'timeline writes per second, dormant followers skipped', unit: 'per-second', formula: 'fanout_writes_per_day_active / 86400', compute: (v) => v.fanout_writes_per_day_active / DAY },
   { id: 'fanout_writes_per_second_active_peak', heading: H_FANOUT, label: 'timeline writes per second at peak, dormant followers skipped', unit: 'per-second', formula: 'fanout_writes_per_day_active / 86400 × peakFactor', compute: (v) => (v.fanout_writes_per_day_active / DAY) * v.peakFactor },
 
   { id: 'text_bytes_per_day', heading: H_STORAGE, label: 'post text and metadata per day', unit: 'bytes/day', formula: 'posts_per_day × post.bytes', compute: (v) => v.posts_per_day * v['post.bytes'] },
@@ -50,12 +52,29 @@ export const FIGURES: readonly FigureSpec[] = [
   { id: 'media_bytes_per_year', heading: H_STORAGE, label: 'media per year', unit: 'bytes/year', formula: 'media_bytes_per_day × 365', compute: (v) => v.media_bytes_per_day * YEAR_DAYS },
 
   { id: 'timeline_memory_bytes_naive', heading: H_MEMORY, label: "timelines at the document's bytes per entry", unit: 'bytes', formula: 'timeline.users × timeline.cap × timeline.entryBytes', compute: (v) => v['timeline.users'] * v['timeline.cap'] * v['timeline.entryBytes'] },
-  { id: 'timeline_bytes_redis', heading: H_MEMORY, label: 'one full timeline in Redis 7 (zset, measured encoding model)', unit: 'bytes', formula: 'redisZsetBytes(timeline.cap)', compute: (v) => timelineInstanceBytes(v['timeline.cap']) },
-  { id: 'timeline_memory_bytes_redis', heading: H_MEMORY, label: 'timelines in Redis 7', unit: 'bytes', formula: 'timeline.users × timeline_bytes_redis', compute: (v) => v['timeline.users'] * v.timeline_bytes_redis },
-  { id: 'timeline_memory_ratio', heading: H_MEMORY, label: 'Redis over the document', unit: 'ratio', formula: 'timeline_memory_bytes_redis / timeline_memory_bytes_naive', compute: (v) => v.timeline_memory_bytes_redis / v.timeline_memory_bytes_naive },
-  { id: 'timeline_memory_ratio_24b', heading: H_MEMORY, label: 'Redis over 24 B per entry', unit: 'ratio', formula: 'timeline_bytes_redis / (24 × timeline.cap)', compute: (v) => v.timeline_bytes_redis / timelineNaiveBytes(v['timeline.cap']) },
+  { id: 'timeline_bytes_redis_usage', heading: H_MEMORY, label: 'one full timeline as a Redis 7 sorted set, MEMORY USAGE', unit: 'bytes', formula: 'zsetMemoryUsage(timeline.cap)', compute: (v) => zsetUsageBytes(v['timeline.cap']) },
+  {
+    id: 'timeline_bytes_redis',
+    heading: H_MEMORY,
+    label: 'the same, instance-wide (plus keyspace entry and allocator fragmentation)',
+    unit: 'bytes',
+    formula: 'zsetInstanceBytes(timeline.cap)',
+    compute: (v) => timelineInstanceBytes(v['timeline.cap']),
+  },
+  { id: 'timeline_memory_bytes_redis', heading: H_MEMORY, label: 'timelines as Redis 7 sorted sets', unit: 'bytes', formula: 'timeline.users × timeline_bytes_redis', compute: (v) => v['timeline.users'] * v.timeline_bytes_redis },
+  { id: 'timeline_memory_ratio', heading: H_MEMORY, label: 'sorted sets over the document', unit: 'ratio', formula: 'timeline_memory_bytes_redis / timeline_memory_bytes_naive', compute: (v) => v.timeline_memory_bytes_redis / v.timeline_memory_bytes_naive },
+  { id: 'timeline_memory_ratio_24b', heading: H_MEMORY, label: 'sorted sets over 24 B per entry', unit: 'ratio', formula: 'timeline_bytes_redis / (24 × timeline.cap)', compute: (v) => v.timeline_bytes_redis / timelineNaiveBytes(v['timeline.cap']) },
+  {
+    id: 'timeline_memory_bytes_redis_list',
+    heading: H_MEMORY,
+    label: 'timelines as Redis 7 lists of ids instead (no scores: ordering by insertion)',
+    unit: 'bytes',
+    formula: 'timeline.users × listInstanceBytes(timeline.cap)',
+    compute: (v) => v['timeline.users'] * listInstanceBytes(v['timeline.cap']),
+  },
 
-  { id: 'celebrity_fanout_seconds', heading: H_CELEB, label: "one celebrity post's fan-out on the whole fleet (push)", unit: 'seconds', formula: 'celebrity.followers / fleet.writesPerSecond', compute: (v) => v['celebrity.followers'] / v['fleet.writesPerSecond'] },
+  { id: 'celebrity_fanout_seconds', heading: H_CELEB, label: "one celebrity post's fan-out on the fleet (push)", unit: 'seconds', formula: 'celebrity.followers / fleet.writesPerSecond', compute: (v) => v['celebrity.followers'] / v['fleet.writesPerSecond'] },
+  { id: 'celebrity_fanout_seconds_active', heading: H_CELEB, label: 'the same, dormant followers skipped', unit: 'seconds', formula: 'celebrity_fanout_seconds × (1 − dormant.share)', compute: (v) => v.celebrity_fanout_seconds * (1 - v['dormant.share']) },
   { id: 'fleet_writes_for_celebrity', heading: H_CELEB, label: 'fleet rate that pushes one celebrity post within the allowed lag', unit: 'per-second', formula: 'celebrity.followers / lag.allowed', compute: (v) => v['celebrity.followers'] / v['lag.allowed'] },
   { id: 'threshold_latency_bound', heading: H_CELEB, label: 'largest audience pushed within the allowed lag', unit: 'count', formula: 'fleet.writesPerSecond × lag.allowed', compute: (v) => v['fleet.writesPerSecond'] * v['lag.allowed'] },
   {
@@ -63,8 +82,10 @@ export const FIGURES: readonly FigureSpec[] = [
     heading: H_CELEB,
     label: 'posting rate above which pulling an author costs less than pushing (any audience)',
     unit: 'per-day',
-    formula: '(1 − dormant.share) × reads.perUser × cost.pullRead / cost.pushWrite',
-    compute: (v) => ((1 - v['dormant.share']) * v['reads.perUser'] * v['cost.pullRead']) / v['cost.pushWrite'],
+    // a follower the fan-out skips costs neither a push nor a pull; only pushed followers who never
+    // read make pushing dearer
+    formula: '(dormant.share > 0 ? 1 : readers.activeShare) × reads.perUser × cost.pullRead / cost.pushWrite',
+    compute: (v) => ((v['dormant.share'] > 0 ? 1 : v['readers.activeShare']) * v['reads.perUser'] * v['cost.pullRead']) / v['cost.pushWrite'],
   },
   { id: 'burst_writes_push', heading: H_CELEB, label: 'World Cup burst: timeline writes under push', unit: 'count', formula: 'burst.celebrities × celebrity.followers', compute: (v) => v['burst.celebrities'] * v['celebrity.followers'] },
   { id: 'burst_fanout_seconds_push', heading: H_CELEB, label: 'World Cup burst: time for the fleet to write them', unit: 'seconds', formula: 'burst_writes_push / fleet.writesPerSecond', compute: (v) => v.burst_writes_push / v['fleet.writesPerSecond'] },

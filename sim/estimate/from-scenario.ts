@@ -16,7 +16,8 @@ export function scenarioInputs(sc: Scenario): Partial<Inputs> {
     'timeline.cap': sc.policy.timelineCap,
     'fleet.writesPerSecond': infra.fanoutWorkers * infra.writesPerSecondPerWorker,
     'lag.allowed': sc.slo.fanoutLagP99,
-    threshold: sc.policy.threshold,
+    // push never pulls, pull always does
+    threshold: sc.policy.kind === 'push' ? Infinity : sc.policy.kind === 'pull' ? 0 : sc.policy.threshold,
     'page.size': a.pageSize,
     'cost.rtt': infra.costs.rtt,
     'cost.pushWrite': infra.costs.zadd,
@@ -35,6 +36,10 @@ export function scenarioInputs(sc: Scenario): Partial<Inputs> {
       out['celebrity.followers'] = Math.max(...celebrities.map((c) => (c.followers <= 1 ? c.followers * users : c.followers)));
     }
   }
+  if (sc.policy.kind === 'push') out['celebrities.followed'] = 0;
+  // a celebrity above the large-post bound fans out on its own workers
+  const large = infra.largePostClass;
+  if (large && (out['celebrity.followers'] ?? 0) > large.followers) out['fleet.writesPerSecond'] = large.workers * infra.writesPerSecondPerWorker;
   const burst = sc.events.find((e) => e.kind === 'celebrityBurst');
   if (burst && burst.kind === 'celebrityBurst') out['burst.celebrities'] = burst.accounts * burst.postsPerAccount;
   return out;

@@ -5,10 +5,15 @@
 import type { Inputs } from './inputs.js';
 
 export interface DocumentValue {
-  /** The number to compare with ours. */
+  /** The number to compare with ours; for a range, its middle. */
   value: number;
+  /** A range the document gives ("460-700/s"): ours agrees when it falls inside. */
+  low?: number;
+  high?: number;
   /** As the document writes it, when that is not a plain number (a range, a rounded figure). */
   stated?: string;
+  /** Where in the document, when it states the figure more than once ("Q2"). */
+  where?: string;
   /** Why the document is wrong here; absent when the document's figure follows from its inputs. */
   erratum?: string;
 }
@@ -20,7 +25,7 @@ export interface Preset {
   source: string;
   /** The inputs the document states. */
   inputs: Partial<Inputs>;
-  documentValues: Record<string, DocumentValue>;
+  documentValues: Record<string, DocumentValue | DocumentValue[]>;
   notes: string[];
 }
 
@@ -45,7 +50,8 @@ export const PRESETS: readonly Preset[] = [
       'timeline.cap': 800,
       'timeline.entryBytes': 24,
       threshold: 50e3,
-      'celebrity.followers': 50e3,
+      'celebrity.followers': 50e6,
+      'fleet.writesPerSecond': 23e3,
       'celebrities.followed': 12.5,
       'page.size': 20,
     },
@@ -65,13 +71,12 @@ export const PRESETS: readonly Preset[] = [
       text_bytes_per_year: { value: 1.5e12, stated: '≈1.5 TB/year' },
       media_bytes_per_day: { value: 900e9, stated: '900 GB/day' },
       media_bytes_per_year: { value: 320e12, stated: '≈320 TB/year', erratum: '900 GB/day x 365 = 328.5 TB/year; the chapter rounds 2.6% low' },
-      timeline_memory_bytes_naive: {
-        value: 384e9,
-        stated: '≈384 GB',
-        erratum: 'the arithmetic holds for 20M users, but DAU is 50M (960 GB), the 24 B counts an author id Redis does not store, and Redis stores an 800-entry zset at ~5x 24 B',
-      },
+      timeline_memory_bytes_naive: { value: 384e9, stated: '≈384 GB' },
+      celebrity_fanout_seconds: { value: 36 * 60, stated: '36 minutes for 50M writes at 23,000/s' },
     },
     notes: [
+      'The 384 GB of timelines is right for its 20M users, but DAU is 50M (960 GB with --set timeline.users=50e6); the 24 B counts an author id the Redis layout does not store; and Redis keeps an 800-entry sorted set at ~5x 24 B (below).',
+      '23,000/s is the average offered load, not spare capacity: a fleet of exactly that size never drains a 36-minute backlog at average load.',
       '"Active-only fan-out saves 60-70%": dormant.share is set to 0.65, the middle of that range; the chapter never redoes the arithmetic.',
       'A reader follows "maybe 5-20" celebrities: celebrities.followed is 12.5, the middle.',
       'Every timeline insert is a ZADD plus a ZREMRANGEBYRANK: Redis commands are twice the inserts.',
@@ -104,7 +109,6 @@ export const PRESETS: readonly Preset[] = [
     summary: '2 billion users, 200 post ids of 10 B per precomputed feed, 1 minute staleness, a 90M-follower account',
     source: 'seeds/originals/003_2b60b8bac7b16a12.txt (digest: seeds/digests/003_persian.md)',
     inputs: {
-      dau: 2e9,
       'timeline.users': 2e9,
       'timeline.cap': 200,
       'timeline.entryBytes': 10,
@@ -115,8 +119,8 @@ export const PRESETS: readonly Preset[] = [
       timeline_memory_bytes_naive: { value: 4e12, stated: '2 KB x 2B users ≈ 4 TB' },
     },
     notes: [
-      'The write-up gives no DAU, post or read rates, follow counts or post sizes: those inputs are feedlab defaults, not the document\'s.',
-      'Its storage arithmetic is right; it leaves out replication and per-item overhead. In Redis a 200-entry zset is a skiplist (past 128 entries), about 120 B per entry.',
+      'The write-up gives no DAU, post or read rates, follow counts or post sizes: those inputs are feedlab defaults, not the document\'s. Its 2 billion is the users to scale to, taken here as timelines.',
+      'Its storage arithmetic is right; it leaves out replication and per-item overhead. Its feeds are DynamoDB items, not Redis: the Redis figures say what the same feeds would cost in Redis (a 200-entry sorted set is a skiplist, ~120 B per entry).',
       'Pushing the 90M-follower account within the 1-minute staleness bound needs 1.5M writes/s for that post alone (fleet_writes_for_celebrity).',
     ],
   },
@@ -150,14 +154,24 @@ export const PRESETS: readonly Preset[] = [
     },
     documentValues: {
       posts_per_day: { value: 20e6 },
-      posts_per_second_avg: { value: 750, stated: '~500-1,000/s (Q2)', erratum: '20M tweets / 86,400 s = 231/s, as Q4 itself computes' },
-      posts_per_second_peak: { value: 700, stated: '460-700/s (Q4)' },
+      posts_per_second_avg: [
+        { value: 231, stated: '≈231/s', where: 'Q4' },
+        { value: 750, low: 500, high: 1000, stated: '~500-1,000/s', where: 'Q2', erratum: '20M tweets / 86,400 s = 231/s, as Q4 itself computes' },
+      ],
+      posts_per_second_peak: [
+        { value: 580, low: 460, high: 700, stated: '460-700/s', where: 'Q4' },
+        { value: 2500, low: 2000, high: 3000, stated: '2,000-3,000/s', where: 'Q2', erratum: 'at the stated 2-3x peak it is 463-694/s' },
+      ],
       reads_per_day: { value: 500e6 },
       reads_per_second_avg: { value: 5787, stated: '≈5,787/s' },
-      reads_per_second_peak: { value: 17500, stated: '15,000-20,000/s (Q2)', erratum: 'at the stated 2-3x peak the range is 11,574-17,361/s (Q4 has it right)' },
+      reads_per_second_peak: [
+        { value: 14250, low: 11500, high: 17000, stated: '11,500-17,000/s', where: 'Q4' },
+        { value: 17500, low: 15000, high: 20000, stated: '15,000-20,000/s', where: 'Q2', erratum: 'at the stated 2-3x peak the range is 11,574-17,361/s (Q4 has it right)' },
+      ],
       read_write_ratio: { value: 25, stated: '~25:1' },
       fanout_writes_per_second_avg: { value: 46200, stated: '46,200 Redis writes/s' },
       text_bytes_per_day: { value: 10e9, stated: '10 GB/day' },
+      text_bytes_per_year: { value: 3.65e12, low: 3.5e12, high: 4e12, stated: '~4 TB/year' },
       media_bytes_per_day: { value: 400e9, stated: '400 GB/day' },
       media_bytes_per_year: { value: 150e12, stated: '~150 TB/year' },
       timeline_memory_bytes_naive: { value: 640e9, stated: '800 x 8 B x 100M ≈ 640 GB' },
@@ -166,7 +180,7 @@ export const PRESETS: readonly Preset[] = [
         stated: '≈1.3 TB ("~2x" Redis overhead)',
         erratum: 'an 800-entry zset is a skiplist: ~121 B per entry by MEMORY USAGE, not 2 x 8 B',
       },
-      redis_shards: { value: 12.5, stated: '10-15 shards x 128 GB', erratum: 'sized for the 1.3 TB estimate; the real timelines need far more' },
+      redis_shards: { value: 12.5, low: 10, high: 15, stated: '10-15 shards x 128 GB', where: 'Q11', erratum: 'sized for the 1.3 TB estimate; the real timelines need far more' },
       burst_writes_push: { value: 100e6, stated: '"100M writes/sec" for 100 celebrities', erratum: '100 tweets x 1M followers is 100M writes in all, not per second' },
       api_instances: { value: 34, stated: '17,000 / 500 = 34' },
     },
@@ -174,6 +188,9 @@ export const PRESETS: readonly Preset[] = [
       'Peak factor "2-3x": peakFactor is 3, the top of the range.',
       'Each timeline write is ZADD plus ZREMRANGEBYRANK: ~92k Redis commands/s on average under push.',
       'The hybrid variant asserts an average fan-out of 50 instead of 200 (11,550 writes/s, 4x fewer); try --set followers.avg=50.',
+      'Q13 says a 5-minute follower cache cuts the follow service from 231 to "50,000 / 300 s ≈ 17 RPS": 50,000 / 300 is 167 RPS, a 1.4x reduction, not 10x.',
+      'Q18 runs Redis on 3 masters, which contradicts Q11\'s 10-15 shards of 128 GB.',
+      'A 1M-follower fan-out at its own pipeline rate (1,000-follower chunks, 2-5 ms each) takes 2,000 pipelines, 4-10 s: over its 5 s delivery bound, which supports the 10,000 threshold.',
     ],
   },
   {

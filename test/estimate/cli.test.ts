@@ -34,6 +34,7 @@ describe('feedlab estimate', () => {
     for (const id of REQUIRED) expect(ids).toContain(id);
     const media = doc.figures.find((f: { id: string }) => f.id === 'media_bytes_per_year');
     expect(media).toMatchObject({ value: 328.5e12, unit: 'bytes/year', documentValue: 320e12 });
+    expect(media.erratum).toMatch(/328\.5 TB/);
     expect(media.formula).toBe('media_bytes_per_day × 365');
   });
 
@@ -56,6 +57,11 @@ describe('feedlab estimate', () => {
     expect(fromScenario.inputs['celebrity.followers']).toBe(50e6);
     expect(fromScenario.inputs['fleet.writesPerSecond']).toBe(250e3);
     expect(fromScenario.figures.find((f: { id: string }) => f.id === 'celebrity_fanout_seconds').value).toBe(200);
+    // twitter-2012 pushes everything, and its 31M-follower account fans out on the 20-worker large-post pool
+    const t = JSON.parse(feedlab(['estimate', join(ROOT, 'scenarios/twitter-2012.yaml'), '--json']).stdout);
+    expect(t.inputs.threshold).toBe('Infinity');
+    expect(t.figures.find((f: { id: string }) => f.id === 'celebrity_fanout_seconds').value).toBe(310);
+    expect(t.figures.find((f: { id: string }) => f.id === 'redis_ops_per_read').value).toBe(2);
   });
 
   it('bad input: one line and exit 2', () => {
