@@ -9,6 +9,8 @@ const commands: Record<string, () => Promise<Command>> = {
   sweep: () => import('./commands/sweep.js'),
   graph: () => import('./commands/graph.js'),
   estimate: () => import('./commands/estimate.js'),
+  migrate: () => import('./commands/migrate.js'),
+  'load-graph': () => import('./commands/load-graph.js'),
 };
 
 function help(): string {
@@ -23,6 +25,8 @@ function help(): string {
     '  graph generate      generate a power-law follower graph',
     '  graph import FILE   import a SNAP/KONECT edge list',
     '  graph stats FILE    degree statistics and the fitted power-law tail',
+    '  migrate             create or update the reference server\'s Postgres schema',
+    '  load-graph GRAPH    bulk-load a graph into Postgres (users and follows, with COPY)',
     '',
     'Every command takes --help. --debug prints stack traces.',
   ].join('\n');
