@@ -97,4 +97,16 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_unpublished_idx ON outbox (id) WHERE published_at IS NULL;
 `,
   },
+  {
+    version: 2,
+    name: 'outbox claim lease',
+    // Several relays share the outbox: a claim leases rows to one relay (claimed_by) until
+    // claimed_until, so no two relays hold the same row, and a dead relay's rows come back when its
+    // lease runs out (see outbox.ts).
+    sql: `
+ALTER TABLE outbox
+  ADD COLUMN claimed_by    text,
+  ADD COLUMN claimed_until timestamptz;
+`,
+  },
 ];
