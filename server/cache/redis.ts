@@ -23,6 +23,7 @@
 // one MGET for the whole page. Fan-out pipelines hold one single-key script call per follower,
 // so a cluster client routes each to its follower's shard.
 import { Redis } from 'ioredis';
+import { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service-url.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
@@ -46,23 +47,7 @@ export class CacheConfigError extends Error {
   }
 }
 
-/** REDIS_URL, else the local default. */
-export function redisUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  const url = env.REDIS_URL?.trim();
-  return url ? url : DEFAULT_REDIS_URL;
-}
-
-/** The URL with its password replaced by ***, safe to print. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, '***');
-    return u.toString();
-  } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
-  }
-}
+export { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service-url.js';
 
 export interface ConnectOptions {
   /** Default: REDIS_URL, else redis://127.0.0.1:6379. */

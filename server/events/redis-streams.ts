@@ -43,6 +43,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { EventLogInputError, EventLogUnavailableError } from './errors.js';
+import { redactUrl as redactRedisUrl } from '../../core/service-url.js';
 import {
   checkName,
   checkPartitionCount,
@@ -141,16 +142,7 @@ function settingsFrom(o: RedisStreamsOptions): Settings {
   };
 }
 
-/** The URL with its password replaced by ***, safe to print. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
-  }
-}
+export { redactUrl as redactRedisUrl } from '../../core/service-url.js';
 
 function message(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) return message(err.errors[0]);

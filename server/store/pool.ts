@@ -3,6 +3,7 @@
 // its password redacted.
 import pg from 'pg';
 import { DatabaseUnavailableError, StoreInputError } from './errors.js';
+import { redactUrl } from '../../core/service-url.js';
 
 export const DEFAULT_DATABASE_URL = 'postgres://root@127.0.0.1:5432/postgres';
 export const DEFAULT_SCHEMA = 'public';
@@ -42,17 +43,7 @@ export function resolveDatabaseUrl(explicit?: string): string {
   return url;
 }
 
-/** The URL with any password replaced by "***", safe to print. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, '***');
-    return u.toString();
-  } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
-  }
-}
+export { redactUrl } from '../../core/service-url.js';
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -23,6 +23,7 @@ import {
 } from '../../core/redis-memory.js';
 import { InfrastructureError, InputError } from '../errors.js';
 import { Rng } from '../random.js';
+import { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service-url.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_MEASURE_PREFIX = 'feedlab:measure:';
@@ -116,22 +117,7 @@ export interface MeasureResult {
   notes: string[];
 }
 
-/** REDIS_URL, else the local default. */
-export function redisUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  const url = env.REDIS_URL?.trim();
-  return url ? url : DEFAULT_REDIS_URL;
-}
-
-/** The URL with its password replaced by ***, for messages and results. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
+export { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service-url.js';
 
 /**
  * Open a connection that fails fast: 2 s to connect, no reconnects, no offline queue, so an

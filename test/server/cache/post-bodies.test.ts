@@ -6,21 +6,10 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makePostId } from '../../../core/post-id.js';
 import { PostBodyCache, DEFAULT_POST_BODY_TTL_MS } from '../../../server/cache/post-bodies.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { closeRedis, connectRedis, dropKeyspace, keyspace } from '../../../server/cache/redis.js';
+import { CI, REDIS_URL, redisUnreachable } from './reachable.js';
 
-const CI = process.env.CI === 'true';
-const REDIS_URL = redisUrlFromEnv();
-
-async function probe(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: REDIS_URL, reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-const unreachable = await probe();
-if (unreachable && !CI) console.warn(`\n!!! SKIPPED test/server/cache/post-bodies.test.ts: ${unreachable} (under CI=true this fails) !!!\n`);
+const unreachable = await redisUnreachable('test/server/cache/post-bodies.test.ts');
 
 const ks = keyspace(`feedlab:test:${process.pid}-${randomUUID().slice(0, 8)}:bodies:`);
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);

@@ -9,23 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedPosition } from '../../../core/cursor.js';
 import { timelineKey } from '../../../core/keys.js';
 import { makePostId } from '../../../core/post-id.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { closeRedis, connectRedis, dropKeyspace, keyspace } from '../../../server/cache/redis.js';
 import { RebuildCoordinator, RebuildTimeoutError, SingleFlight, tryLock } from '../../../server/cache/single-flight.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
+import { CI, REDIS_URL, redisUnreachable } from './reachable.js';
 
-const CI = process.env.CI === 'true';
-const REDIS_URL = redisUrlFromEnv();
-
-async function probe(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: REDIS_URL, reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-const unreachable = await probe();
-if (unreachable && !CI) console.warn(`\n!!! SKIPPED test/server/cache/single-flight.test.ts: ${unreachable} (under CI=true this fails) !!!\n`);
+const unreachable = await redisUnreachable('test/server/cache/single-flight.test.ts');
 
 const ks = keyspace(`feedlab:test:${process.pid}-${randomUUID().slice(0, 8)}:single-flight:`);
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);

@@ -11,22 +11,11 @@ import { mergeFeed } from '../../../core/feed-merge.js';
 import { makePostId } from '../../../core/post-id.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { EMPTY_SENTINEL, rebuildKeys, TIE_SLACK } from '../../../server/cache/post-list.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { closeRedis, connectRedis, dropKeyspace, keyspace } from '../../../server/cache/redis.js';
 import { DEFAULT_TIMELINE_LEASE_MS, TimelineCache } from '../../../server/cache/timelines.js';
+import { CI, REDIS_URL, redisUnreachable } from './reachable.js';
 
-const CI = process.env.CI === 'true';
-const REDIS_URL = redisUrlFromEnv();
-
-async function probe(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: REDIS_URL, reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-const unreachable = await probe();
-if (unreachable && !CI) console.warn(`\n!!! SKIPPED test/server/cache/timelines.test.ts: ${unreachable} (under CI=true this fails) !!!\n`);
+const unreachable = await redisUnreachable('test/server/cache/timelines.test.ts');
 
 const ks = keyspace(`feedlab:test:${process.pid}-${randomUUID().slice(0, 8)}:timelines:`);
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
