@@ -11,6 +11,7 @@ const commands: Record<string, () => Promise<Command>> = {
   estimate: () => import('./commands/estimate.js'),
   migrate: () => import('./commands/migrate.js'),
   'load-graph': () => import('./commands/load-graph.js'),
+  token: () => import('./commands/token.js'),
 };
 
 function help(): string {
@@ -27,6 +28,7 @@ function help(): string {
     '  graph stats FILE    degree statistics and the fitted power-law tail',
     '  migrate             create or update the reference server\'s Postgres schema',
     '  load-graph GRAPH    bulk-load a graph into Postgres (users and follows, with COPY)',
+    '  token USER          mint a bearer token for the reference server (FEED_TOKEN_SECRET)',
     '',
     'Every command takes --help. --debug prints stack traces.',
   ].join('\n');

@@ -1,0 +1,204 @@
+// Bearer tokens of the reference server: compact JWS (RFC 7515) JWTs (RFC 7519) signed with
+// HMAC-SHA256, on node:crypto alone.
+//
+//   header  {"alg":"HS256","typ":"JWT"}
+//   claims  {"sub":"<user id>","iat":<s>,"exp":<s>}
+//
+// The subject is the user id as a decimal string (RFC 7519 makes `sub` a string). Verification
+// refuses, each with its own one-line reason: anything but three base64url parts, a header that is
+// not HS256 (so "none", RS256 and friends never get as far as a signature check), a `crit` header
+// (extensions we do not understand must be refused), a signature that is not ours (compared in
+// constant time, on the canonical base64url text so no second spelling of it passes), claims
+// without a numeric `exp`, an expired or not-yet-valid token, and a subject that is not a user id.
+//
+// The secret comes from FEED_TOKEN_SECRET (or an option) and must be at least 32 bytes: RFC 7518
+// section 3.2 requires an HS256 key at least as long as the hash output.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export const TOKEN_ALGORITHM = 'HS256';
+export const TOKEN_SECRET_ENV = 'FEED_TOKEN_SECRET';
+/** RFC 7518 3.2: a key of the same size as the hash output (256 bits) or larger. */
+export const MIN_TOKEN_SECRET_BYTES = 32;
+export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
+/** Longer tokens are refused unread: ours are ~150 characters. */
+export const MAX_TOKEN_LENGTH = 2048;
+
+export type TokenSecret = string | Uint8Array;
+export type UserId = number;
+
+export type TokenErrorReason = 'missing' | 'malformed' | 'algorithm' | 'signature' | 'expired' | 'not-yet-valid' | 'subject';
+
+/** The client's token is missing or unacceptable: answer 401 with the message (one line). */
+export class TokenError extends Error {
+  constructor(
+    readonly reason: TokenErrorReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TokenError';
+  }
+}
+
+/** The server's own configuration is wrong (no secret, a short one): not the client's fault. */
+export class TokenConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenConfigError';
+  }
+}
+
+export interface TokenClaims {
+  /** The user id, decimal. */
+  sub: string;
+  /** Issued at, Unix seconds. */
+  iat: number;
+  /** Expires at, Unix seconds: the token is refused from this second on. */
+  exp: number;
+}
+
+export interface VerifiedToken {
+  userId: UserId;
+  claims: TokenClaims;
+}
+
+export interface SignOptions {
+  /** Lifetime in seconds (default one hour). */
+  ttlSeconds?: number;
+  /** The signing time, Unix ms (default Date.now()). */
+  now?: number;
+}
+
+export interface VerifyOptions {
+  /** The verification time, Unix ms (default Date.now()). */
+  now?: number;
+  /** Clock skew tolerated on exp and nbf, in seconds (default 0). */
+  leewaySeconds?: number;
+}
+
+const USER_ID_TEXT = /^(?:0|[1-9][0-9]{0,15})$/;
+const BASE64URL_PART = /^[A-Za-z0-9_-]+$/;
+const HEADER_PART = base64urlJson({ alg: TOKEN_ALGORITHM, typ: 'JWT' });
+
+/** A user id: a non-negative safe integer (the store's ids). */
+export function isUserId(id: unknown): id is UserId {
+  return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0;
+}
+
+/** The user id a canonical decimal string stands for, or undefined ("007", "-1", "1e3" are not ids). */
+export function parseUserId(text: string): UserId | undefined {
+  if (!USER_ID_TEXT.test(text)) return undefined;
+  const id = Number(text);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+/** Throws TokenConfigError unless the secret is usable for HS256. */
+export function checkTokenSecret(secret: TokenSecret, source = 'the token secret'): void {
+  const bytes = typeof secret === 'string' ? Buffer.byteLength(secret) : secret.byteLength;
+  if (bytes === 0) throw new TokenConfigError(`${source} is empty`);
+  if (bytes < MIN_TOKEN_SECRET_BYTES) {
+    throw new TokenConfigError(
+      `${source} is ${bytes} bytes; HS256 needs at least ${MIN_TOKEN_SECRET_BYTES} (RFC 7518 3.2), e.g. from "openssl rand -base64 32"`,
+    );
+  }
+}
+
+/** FEED_TOKEN_SECRET, checked; TokenConfigError when it is missing or too short. */
+export function tokenSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const secret = env[TOKEN_SECRET_ENV];
+  if (secret === undefined || secret === '') throw new TokenConfigError(`${TOKEN_SECRET_ENV} is not set (the HS256 secret tokens are signed with)`);
+  checkTokenSecret(secret, TOKEN_SECRET_ENV);
+  return secret;
+}
+
+function base64urlJson(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+function signature(signingInput: string, secret: TokenSecret): string {
+  return createHmac('sha256', secret).update(signingInput).digest('base64url');
+}
+
+/** A signed token for the user. Throws RangeError for an id or lifetime no token can carry. */
+export function signToken(userId: UserId | string, secret: TokenSecret, options: SignOptions = {}): string {
+  checkTokenSecret(secret);
+  const id = typeof userId === 'string' ? parseUserId(userId) : isUserId(userId) ? userId : undefined;
+  if (id === undefined) throw new RangeError(`"${String(userId).slice(0, 40)}" is not a user id (a non-negative integer)`);
+  const ttl = options.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS;
+  if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new RangeError(`token lifetime ${ttl} must be a positive whole number of seconds`);
+  const iat = Math.floor((options.now ?? Date.now()) / 1000);
+  const claims: TokenClaims = { sub: String(id), iat, exp: iat + ttl };
+  const signingInput = `${HEADER_PART}.${base64urlJson(claims)}`;
+  return `${signingInput}.${signature(signingInput, secret)}`;
+}
+
+function decodePart(part: string, what: string): Record<string, unknown> {
+  if (!BASE64URL_PART.test(part)) throw new TokenError('malformed', `malformed token: the ${what} is not base64url`);
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+  } catch {
+    throw new TokenError('malformed', `malformed token: the ${what} is not JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TokenError('malformed', `malformed token: the ${what} is not a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function quoted(value: unknown): string {
+  return JSON.stringify(typeof value === 'string' ? value.slice(0, 20) : value ?? null) ?? 'null';
+}
+
+/** The token's user and claims, or a TokenError naming what is wrong with it. */
+export function verifyToken(token: string, secret: TokenSecret, options: VerifyOptions = {}): VerifiedToken {
+  checkTokenSecret(secret);
+  if (typeof token !== 'string' || token.length === 0) throw new TokenError('missing', 'missing bearer token');
+  if (token.length > MAX_TOKEN_LENGTH) throw new TokenError('malformed', `malformed token: longer than ${MAX_TOKEN_LENGTH} characters`);
+  const parts = token.split('.');
+  if (parts.length !== 3) throw new TokenError('malformed', `malformed token: ${parts.length} parts, a JWT has 3 (header.claims.signature)`);
+  const [headerPart, claimsPart, signaturePart] = parts as [string, string, string];
+
+  const header = decodePart(headerPart, 'header');
+  if (header.alg !== TOKEN_ALGORITHM) {
+    throw new TokenError('algorithm', `token algorithm ${quoted(header.alg)} is not accepted (HS256 only)`);
+  }
+  if (header.typ !== undefined && (typeof header.typ !== 'string' || header.typ.toUpperCase() !== 'JWT')) {
+    throw new TokenError('malformed', `malformed token: type ${quoted(header.typ)} is not JWT`);
+  }
+  if (header.crit !== undefined) throw new TokenError('malformed', 'malformed token: critical header extensions are not supported');
+
+  // Authenticate before trusting any claim. Comparing the base64url text (not decoded bytes) also
+  // refuses a second spelling of the right signature (base64url's unused trailing bits).
+  const expected = Buffer.from(signature(`${headerPart}.${claimsPart}`, secret), 'ascii');
+  const given = Buffer.from(signaturePart, 'utf8');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new TokenError('signature', 'token signature is invalid (altered, or signed with another secret)');
+  }
+
+  const claims = decodePart(claimsPart, 'claims');
+  const nowSeconds = (options.now ?? Date.now()) / 1000;
+  const leeway = options.leewaySeconds ?? 0;
+  const { sub, iat, exp, nbf } = claims;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) throw new TokenError('malformed', 'malformed token: no numeric exp claim');
+  if (iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat))) throw new TokenError('malformed', 'malformed token: iat is not a number');
+  if (nbf !== undefined && (typeof nbf !== 'number' || !Number.isFinite(nbf))) throw new TokenError('malformed', 'malformed token: nbf is not a number');
+  if (nowSeconds >= exp + leeway) {
+    throw new TokenError('expired', `token expired at ${new Date(exp * 1000).toISOString()}`);
+  }
+  if (typeof nbf === 'number' && nowSeconds < nbf - leeway) {
+    throw new TokenError('not-yet-valid', `token is not valid before ${new Date(nbf * 1000).toISOString()}`);
+  }
+  const userId = typeof sub === 'string' ? parseUserId(sub) : undefined;
+  if (userId === undefined) throw new TokenError('subject', `token subject ${quoted(sub)} is not a user id`);
+  return { userId, claims: { sub: sub as string, iat: typeof iat === 'number' ? iat : Math.floor(nowSeconds), exp } };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or TokenError('missing' | 'malformed'). */
+export function bearerToken(authorization: string | undefined): string {
+  if (authorization === undefined || authorization.trim() === '') {
+    throw new TokenError('missing', 'missing bearer token (send "Authorization: Bearer <token>")');
+  }
+  const match = /^Bearer +([^ ]+) *$/i.exec(authorization);
+  if (!match) throw new TokenError('malformed', 'the Authorization header is not "Bearer <token>"');
+  return match[1] as string;
+}

@@ -1,0 +1,330 @@
+// The reference server's HTTP API on fastify: schema-first routes over a FeedService.
+//
+//   POST   /v1/posts               {text}           201 {id, authorId, createdAt}
+//   DELETE /v1/posts/:id                            204 (the author only: 403 otherwise)
+//   PUT    /v1/follows/:userId                      200 {followeeId, following: true, changed}
+//   DELETE /v1/follows/:userId                      200 {followeeId, following: false, changed}
+//   GET    /v1/feed?limit=&cursor=                  200 {posts, nextCursor}: the caller's home feed
+//   GET    /v1/users/:id/posts?limit=&cursor=       200 {posts, nextCursor}: one author's posts
+//   GET    /healthz   /readyz   /metrics            no token needed
+//
+// Every /v1 route takes `Authorization: Bearer <HS256 token>`; the token's subject is the only
+// user a request acts as: no route takes a user id for "me" (posts and the home feed are the
+// caller's, an unknown field or query parameter is a 400), so nobody posts as, reads the home
+// feed of, or deletes for someone else.
+//
+// Validation is fastify's Ajv with coercion and additional-property removal turned off (a number
+// is not a string of text, an unknown field is an error, not silently dropped); `limit` alone is
+// converted from its query-string digits before validation. Cursors are core/cursor.ts's signed
+// (createdAt, id) positions: a mangled, tampered or foreign cursor is a 400, never page one.
+// Errors become answers in server/http/errors.ts.
+import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { decodeCursor, encodeCursor, type CursorSecret, type FeedPosition } from '../../core/cursor.js';
+import { isPostId } from '../../core/post-id.js';
+import { bearerToken, checkTokenSecret, parseUserId, verifyToken, type TokenSecret } from '../auth/token.js';
+import { httpFailure } from './errors.js';
+import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
+import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated user (the token's subject); -1 on routes without a token. */
+    userId: number;
+  }
+}
+
+export const DEFAULT_BODY_LIMIT = 16 * 1024;
+export const DEFAULT_PAGE_LIMIT = 20;
+export const MAX_PAGE_LIMIT = 100;
+/** Code points, as Postgres's char_length and the store count them. */
+export const MAX_POST_CHARS = 280;
+export const DEFAULT_RETRY_AFTER_SECONDS = 1;
+export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+export const DEFAULT_READY_TIMEOUT_MS = 2_000;
+/** Longest path parameter routed (ids are at most 19 digits); longer is a 414. */
+export const MAX_PARAM_LENGTH = 200;
+
+export const METRIC_HTTP_REQUESTS = 'feedlab_http_requests_total';
+export const METRIC_HTTP_DURATION = 'feedlab_http_request_duration_seconds';
+export const METRIC_FEED_LATENCY = 'feedlab_feed_latency_seconds';
+
+export interface AppOptions {
+  service: FeedService;
+  /** HS256 secret of the bearer tokens (at least 32 bytes). */
+  tokenSecret: TokenSecret;
+  /** Secret of the feed cursors' MAC (may equal tokenSecret: the MACs are domain-separated). */
+  cursorSecret: CursorSecret;
+  /** Largest request body in bytes (default 16 KiB); larger is a 413. */
+  bodyLimit?: number;
+  /** The process's registry, shared with the worker and read path (default: a new one). */
+  metrics?: MetricsRegistry;
+  /** fastify/pino logger options (default info level, no per-request lines); false for none. */
+  logger?: FastifyServerOptions['logger'];
+  /** Retry-After on a 503 (default 1 s). */
+  retryAfterSeconds?: number;
+  /** A handler still running after this long answers 503 (default 10 s); 0 turns it off. */
+  handlerTimeoutMs?: number;
+  /** /readyz waits this long for service.ready() (default 2 s). */
+  readyTimeoutMs?: number;
+  /** Clock for token expiry, Unix ms (tests). */
+  now?: () => number;
+  /** Clock skew tolerated on token expiry, seconds (default 0). */
+  tokenLeewaySeconds?: number;
+}
+
+// ---- schemas ----
+
+const postView = {
+  type: 'object',
+  required: ['id', 'authorId', 'text', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    authorId: { type: 'integer' },
+    text: { type: 'string' },
+    createdAt: { type: 'integer' },
+  },
+} as const;
+
+const feedPageResponse = {
+  type: 'object',
+  required: ['posts', 'nextCursor'],
+  properties: {
+    posts: { type: 'array', items: postView },
+    nextCursor: { type: ['string', 'null'] },
+  },
+} as const;
+
+const followResponse = {
+  type: 'object',
+  required: ['followeeId', 'following', 'changed'],
+  properties: {
+    followeeId: { type: 'integer' },
+    following: { type: 'boolean' },
+    changed: { type: 'boolean' },
+  },
+} as const;
+
+const pageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
+    cursor: { type: 'string' },
+  },
+} as const;
+
+const createPostBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['text'],
+  properties: {
+    text: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_POST_CHARS,
+      // Postgres text cannot hold NUL, and an unpaired surrogate would be stored as U+FFFD.
+      pattern: '^[^\\u0000\\p{Cs}]*$',
+      description: 'text must not contain NUL characters or unpaired surrogates',
+    },
+  },
+} as const;
+
+function idParams(name: string, format: 'post-id' | 'user-id') {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [name],
+    properties: { [name]: { type: 'string', format } },
+  } as const;
+}
+
+type AjvPlugin = Extract<NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>[number], (...args: never[]) => unknown>;
+
+/** The routes' Ajv: the id formats the path parameters use. */
+const idFormats: AjvPlugin = (ajv) => {
+  ajv.addFormat('post-id', { type: 'string', validate: (s: string) => isPostId(s) });
+  ajv.addFormat('user-id', { type: 'string', validate: (s: string) => parseUserId(s) !== undefined });
+  return ajv;
+};
+
+interface PageQuery {
+  limit: number;
+  cursor?: string;
+}
+
+/** The query string's `limit` digits as a number, so the schema checks its range; anything else is
+ * left for the schema to refuse as "not an integer". */
+async function limitFromDigits(request: FastifyRequest): Promise<void> {
+  const query = request.query as Record<string, unknown>;
+  if (typeof query.limit === 'string' && /^[0-9]{1,9}$/.test(query.limit)) query.limit = Number(query.limit);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The fastify instance serving the API. Routes are registered; call listen() or inject(). */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const { service, tokenSecret, cursorSecret } = options;
+  checkTokenSecret(tokenSecret);
+  if ((typeof cursorSecret === 'string' ? Buffer.byteLength(cursorSecret) : cursorSecret.byteLength) === 0) {
+    throw new TypeError('the cursor secret is empty');
+  }
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
+  const now = options.now ?? Date.now;
+  const leewaySeconds = options.tokenLeewaySeconds ?? 0;
+  const registry = options.metrics ?? new MetricsRegistry();
+
+  const requests: Counter = registry.counter(METRIC_HTTP_REQUESTS, 'HTTP requests answered, by route pattern and status', {
+    labelNames: ['method', 'route', 'status'],
+  });
+  const durations: Histogram = registry.histogram(METRIC_HTTP_DURATION, 'HTTP request duration in seconds, by route pattern', {
+    labelNames: ['method', 'route'],
+    buckets: LATENCY_BUCKETS_SECONDS,
+  });
+  const feedLatency: Histogram = registry.histogram(METRIC_FEED_LATENCY, 'Home feed read latency in seconds (GET /v1/feed answered 2xx)', {
+    buckets: LATENCY_BUCKETS_SECONDS,
+  });
+
+  const failureContext = { bodyLimit, retryAfterSeconds, maxParamLength: MAX_PARAM_LENGTH };
+  function answerError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+    const failure = httpFailure(err, failureContext);
+    const route = request.routeOptions?.url ?? request.url?.split('?')[0];
+    if (failure.log === 'error') request.log.error({ err }, 'internal error answering %s %s', request.method, route);
+    else if (failure.log === 'warn') request.log.warn('%s %s answered %d: %s', request.method, route, failure.status, oneLineOf(err));
+    if (failure.headers) reply.headers(failure.headers);
+    reply.code(failure.status).type('application/json; charset=utf-8').send({ error: failure.message });
+  }
+
+  const app = fastify({
+    logger: options.logger ?? { level: 'info' },
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit,
+    ...(handlerTimeoutMs > 0 ? { handlerTimeout: handlerTimeoutMs } : {}),
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A malformed URL or an overlong path parameter, found before routing: the same one-line answers.
+    frameworkErrors: answerError,
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false, verbose: true },
+      plugins: [idFormats],
+    },
+  });
+  app.decorateRequest('userId', -1);
+
+  app.setErrorHandler(answerError);
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    reply.code(404).send({ error: `no route ${request.method} ${JSON.stringify(path.slice(0, 100))}` });
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const seconds = reply.elapsedTime / 1000;
+    requests.inc({ method: request.method, route, status: reply.statusCode });
+    durations.observe(seconds, { method: request.method, route });
+    if (route === '/v1/feed' && request.method === 'GET' && reply.statusCode < 300) feedLatency.observe(seconds);
+    done();
+  });
+
+  async function authenticate(request: FastifyRequest): Promise<void> {
+    const token = bearerToken(request.headers.authorization);
+    request.userId = verifyToken(token, tokenSecret, { now: now(), leewaySeconds }).userId;
+  }
+
+  function cursorOf(text: string | undefined): FeedPosition | null {
+    return text === undefined ? null : decodeCursor(text, cursorSecret);
+  }
+
+  function pageBody(page: FeedPage) {
+    return { posts: page.posts, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor, cursorSecret) };
+  }
+
+  const authed = { onRequest: authenticate };
+
+  app.post<{ Body: { text: string } }>(
+    '/v1/posts',
+    {
+      ...authed,
+      schema: {
+        body: createPostBody,
+        response: { 201: { type: 'object', required: ['id', 'authorId', 'createdAt'], properties: { id: { type: 'string' }, authorId: { type: 'integer' }, createdAt: { type: 'integer' } } } },
+      },
+    },
+    async (request, reply) => {
+      const created = await service.createPost(request.userId, request.body.text);
+      reply.code(201);
+      return { id: created.id, authorId: request.userId, createdAt: created.createdAt };
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>('/v1/posts/:id', { ...authed, schema: { params: idParams('id', 'post-id') } }, async (request, reply) => {
+    await service.deletePost(request.userId, request.params.id);
+    reply.code(204).send();
+  });
+
+  const followRoute = (following: boolean) => async (request: FastifyRequest<{ Params: { userId: string } }>) => {
+    const followeeId = Number(request.params.userId) as UserId;
+    if (followeeId === request.userId) throw new BadRequestError(following ? 'you cannot follow yourself' : 'you cannot unfollow yourself');
+    const { changed } = following ? await service.follow(request.userId, followeeId) : await service.unfollow(request.userId, followeeId);
+    return { followeeId, following, changed };
+  };
+  const followSchema = { params: idParams('userId', 'user-id'), response: { 200: followResponse } };
+  app.put<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, schema: followSchema }, followRoute(true));
+  app.delete<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, schema: followSchema }, followRoute(false));
+
+  app.get<{ Querystring: PageQuery }>(
+    '/v1/feed',
+    { ...authed, preValidation: limitFromDigits, schema: { querystring: pageQuery, response: { 200: feedPageResponse } } },
+    async (request) => {
+      const cursor = cursorOf(request.query.cursor);
+      return pageBody(await service.homeFeed(request.userId, { limit: request.query.limit, cursor }));
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: PageQuery }>(
+    '/v1/users/:id/posts',
+    { ...authed, preValidation: limitFromDigits, schema: { params: idParams('id', 'user-id'), querystring: pageQuery, response: { 200: feedPageResponse } } },
+    async (request) => {
+      const cursor = cursorOf(request.query.cursor);
+      return pageBody(await service.userPosts(Number(request.params.id), { limit: request.query.limit, cursor }));
+    },
+  );
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply: FastifyReply) => {
+    let state: Readiness;
+    try {
+      state = await withTimeout(service.ready(), readyTimeoutMs);
+    } catch {
+      state = { redis: false, postgres: false };
+    }
+    const redis = state.redis === true;
+    const postgres = state.postgres === true;
+    if (redis && postgres) return { status: 'ready', redis, postgres };
+    const down = [...(postgres ? [] : ['Postgres']), ...(redis ? [] : ['Redis'])];
+    reply.code(503).header('retry-after', String(retryAfterSeconds));
+    return { error: `not ready: ${down.join(' and ')} unreachable`, redis, postgres };
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(PROMETHEUS_CONTENT_TYPE);
+    return registry.render();
+  });
+
+  return app;
+}
+
+function oneLineOf(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 300);
+}
