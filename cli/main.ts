@@ -12,6 +12,7 @@ const commands: Record<string, () => Promise<Command>> = {
   migrate: () => import('./commands/migrate.js'),
   'load-graph': () => import('./commands/load-graph.js'),
   token: () => import('./commands/token.js'),
+  worker: () => import('./commands/worker.js'),
 };
 
 function help(): string {
@@ -29,6 +30,7 @@ function help(): string {
     '  migrate             create or update the reference server\'s Postgres schema',
     '  load-graph GRAPH    bulk-load a graph into Postgres (users and follows, with COPY)',
     '  token USER          mint a bearer token for the reference server (FEED_TOKEN_SECRET)',
+    '  worker              run fan-out workers (--concurrency N, --relay for the outbox relay)',
     '',
     'Every command takes --help. --debug prints stack traces.',
   ].join('\n');

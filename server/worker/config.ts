@@ -1,0 +1,316 @@
+// The fan-out worker's configuration: flags over environment over defaults, every value validated
+// with a one-line error naming where it came from and what would be valid, and a description to
+// print at start-up with any password redacted.
+//
+// Environment (DESIGN.md: services through REDIS_URL, DATABASE_URL, KAFKA_BROKERS):
+//   REDIS_URL, DATABASE_URL, FEED_BUS=redis|kafka, KAFKA_BROKERS
+//   FEED_POLICY          a core policy spec (threshold:25000, push, pull, adaptive:T, reader-cap:N,
+//                        each optionally :skip-dormant or :all-followers); default threshold
+//   FEED_THRESHOLD       the follower threshold (pull when followers > it); default 25000
+//   FEED_READER_CAP, FEED_BACKLOG_BOUND, FEED_MIN_THRESHOLD   reader-cap and adaptive settings
+//   FEED_TIMELINE_CAP (800), FEED_LIST_LENGTH (100), FEED_LEASE_DAYS (7), FEED_DORMANT_DAYS (14)
+//   FEED_BATCH_SIZE      followers per pipelined round trip (1000)
+//   FEED_PAGE_SIZE       followers per Postgres page (10000)
+//   FEED_PIPELINES       pipelined batches in flight per fan-out (2)
+//   FEED_CONCURRENCY     consumers in this process (1)
+//   FEED_EVENT_CONCURRENCY  authors handled at once within a consumer's batch (8)
+//   FEED_EVENT_BATCH     events per read from the log (100)
+//   FEED_GROUP (fanout), FEED_CONSUMER (host-pid), FEED_CLAIM_IDLE_MS (30000)
+//   FEED_KEY_PREFIX ('') and FEED_STREAM_PREFIX (feedlab:events), FEED_PARTITIONS (16)
+//   FEED_PG_SCHEMA (public), FEED_PG_POOL (10), FEED_RELAY (0/1), FEED_MIGRATE (0/1)
+//   FEED_POLICY_POLL_MS  how often the runtime policy key is read (1000; 0: never)
+//   FEED_STATUS_MS       status line interval on stderr (10000; 0: none)
+import { hostname } from 'node:os';
+import {
+  formatPolicy,
+  parsePolicy,
+  PolicySpecError,
+  POLICY_FORMS,
+  type FanoutPolicy,
+} from '../../core/fanout-policy.js';
+import {
+  DEFAULT_CELEBRITY_LIST_LENGTH,
+  DEFAULT_CELEBRITY_THRESHOLD,
+  DEFAULT_DORMANT_DAYS,
+  DEFAULT_LEASE_DAYS,
+  DEFAULT_READER_CAP,
+  DEFAULT_TIMELINE_CAP,
+  SECONDS_PER_DAY,
+} from '../../core/timeline-rules.js';
+import { DEFAULT_REDIS_URL, redactRedisUrl } from '../cache/redis.js';
+import { DEFAULT_FANOUT_BATCH } from '../cache/timelines.js';
+import { DEFAULT_KAFKA_BROKERS } from '../events/kafka.js';
+import { DEFAULT_STREAM_PREFIX } from '../events/redis-streams.js';
+import { DEFAULT_DATABASE_URL, redactUrl } from '../store/pool.js';
+
+/** A configuration mistake: one line, exit 2. */
+export class WorkerConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkerConfigError';
+  }
+}
+
+export type Bus = 'redis' | 'kafka';
+
+export interface WorkerConfig {
+  redisUrl: string;
+  databaseUrl: string;
+  pgSchema: string;
+  pgPoolMax: number;
+  bus: Bus;
+  kafkaBrokers: string[];
+  /** Prefix of every cache key (timelines, recent lists, bodies, the runtime policy). */
+  keyPrefix: string;
+  /** Prefix of the Redis Streams event log's keys. */
+  streamPrefix: string;
+  partitions: number;
+  group: string;
+  /** Base consumer name; consumer i of this process is `${consumer}-${i}`. */
+  consumer: string;
+  concurrency: number;
+  eventConcurrency: number;
+  eventBatch: number;
+  claimIdleMs: number;
+  relay: boolean;
+  migrate: boolean;
+  policy: FanoutPolicy;
+  timelineCap: number;
+  listLength: number;
+  leaseDays: number;
+  dormantDays: number;
+  batchSize: number;
+  pageSize: number;
+  pipelines: number;
+  policyPollMs: number;
+  statusMs: number;
+}
+
+/** The flags `feedlab worker` takes (strings as parseArgs gives them; booleans for switches). */
+export interface WorkerFlags {
+  concurrency?: string;
+  relay?: boolean;
+  migrate?: boolean;
+  policy?: string;
+  threshold?: string;
+  'batch-size'?: string;
+  'page-size'?: string;
+  pipelines?: string;
+  'timeline-cap'?: string;
+  'lease-days'?: string;
+  'dormant-days'?: string;
+  bus?: string;
+  group?: string;
+  consumer?: string;
+  'redis-url'?: string;
+  'database-url'?: string;
+  schema?: string;
+  'key-prefix'?: string;
+  'stream-prefix'?: string;
+}
+
+export const DEFAULT_GROUP = 'fanout';
+export const DEFAULT_PAGE_SIZE = 10_000;
+export const DEFAULT_PIPELINES = 2;
+export const DEFAULT_EVENT_CONCURRENCY = 8;
+export const DEFAULT_CLAIM_IDLE_MS = 30_000;
+export const DEFAULT_BACKLOG_BOUND = 1_000_000;
+export const DEFAULT_MIN_THRESHOLD = 1_000;
+/** Largest follower page a query may ask for (the repository's MAX_PAGE). */
+const MAX_PAGE = 100_000;
+
+/** A consumer name from the host and pid, in the characters the event logs accept. */
+export function defaultConsumerName(): string {
+  return `${hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._:@-]/g, '_').slice(0, 180);
+}
+
+/** Where one setting comes from: the flag, else the variable, else undefined. */
+interface Source {
+  value: string | undefined;
+  /** "--batch-size" or "FEED_BATCH_SIZE", for messages. */
+  where: string;
+}
+
+function pick(flags: WorkerFlags, env: NodeJS.ProcessEnv, flag: keyof WorkerFlags | null, variable: string): Source {
+  const f = flag ? flags[flag] : undefined;
+  if (typeof f === 'string') return { value: f, where: `--${flag}` };
+  const e = env[variable];
+  if (e !== undefined && e.trim() !== '') return { value: e.trim(), where: variable };
+  return { value: undefined, where: flag ? `--${flag}` : variable };
+}
+
+function integer(s: Source, dflt: number, min: number, max: number): number {
+  if (s.value === undefined) return dflt;
+  const text = s.value.replace(/_/g, '');
+  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(text);
+  const v = m ? Number(m[1]) * (m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6) : NaN;
+  if (!Number.isSafeInteger(v) || v < min || v > max) {
+    throw new WorkerConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a whole number from ${min} to ${max}`);
+  }
+  return v;
+}
+
+function days(s: Source, dflt: number): number {
+  if (s.value === undefined) return dflt;
+  const v = Number(s.value);
+  if (!/^\d+(\.\d+)?$/.test(s.value) || !(v > 0) || v > 3650) {
+    throw new WorkerConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a number of days above 0 (e.g. 7 or 0.5), at most 3650`);
+  }
+  return v;
+}
+
+function bool(flag: boolean | undefined, s: Source): boolean {
+  if (flag === true) return true;
+  if (s.value === undefined) return false;
+  const v = s.value.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new WorkerConfigError(`${s.where}=${JSON.stringify(s.value)}: must be 1/true/yes/on or 0/false/no/off`);
+}
+
+function url(s: Source, dflt: string, protocols: string[], redact: (u: string) => string): string {
+  const v = s.value ?? dflt;
+  let parsed: URL;
+  try {
+    parsed = new URL(v);
+  } catch {
+    throw new WorkerConfigError(`${s.where}=${JSON.stringify(redact(v))}: not a URL (expected ${protocols[0]}//...)`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new WorkerConfigError(`${s.where}=${JSON.stringify(redact(v))}: must start with ${protocols.map((p) => p + '//').join(' or ')}`);
+  }
+  return v;
+}
+
+function name(s: Source, dflt: string, pattern: RegExp, what: string): string {
+  const v = s.value ?? dflt;
+  if (!pattern.test(v)) throw new WorkerConfigError(`${s.where}=${JSON.stringify(v.slice(0, 80))}: ${what}`);
+  return v;
+}
+
+/**
+ * The worker's configuration from flags and environment. Throws WorkerConfigError (one line) on
+ * the first invalid setting.
+ */
+export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const get = (flag: keyof WorkerFlags | null, variable: string) => pick(flags, env, flag, variable);
+
+  const busSrc = get('bus', 'FEED_BUS');
+  const bus = (busSrc.value ?? 'redis').toLowerCase();
+  if (bus !== 'redis' && bus !== 'kafka') throw new WorkerConfigError(`${busSrc.where}=${JSON.stringify(busSrc.value)}: must be redis or kafka`);
+
+  const brokersSrc = get(null, 'KAFKA_BROKERS');
+  const kafkaBrokers = (brokersSrc.value ?? DEFAULT_KAFKA_BROKERS.join(','))
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
+  for (const b of kafkaBrokers) {
+    if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b)) {
+      throw new WorkerConfigError(`KAFKA_BROKERS: "${b.slice(0, 80)}" is not host:port (a comma-separated list of them)`);
+    }
+  }
+
+  // The policy: the spec, over a base made of the separate settings.
+  const thresholdSrc = get('threshold', 'FEED_THRESHOLD');
+  const base: FanoutPolicy = {
+    kind: 'threshold',
+    threshold: integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
+    skipDormant: true,
+    readerCap: integer(get(null, 'FEED_READER_CAP'), DEFAULT_READER_CAP, 1, Number.MAX_SAFE_INTEGER),
+    backlogBound: integer(get(null, 'FEED_BACKLOG_BOUND'), DEFAULT_BACKLOG_BOUND, 1, Number.MAX_SAFE_INTEGER),
+    minThreshold: integer(get(null, 'FEED_MIN_THRESHOLD'), DEFAULT_MIN_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
+  };
+  const policySrc = get('policy', 'FEED_POLICY');
+  const policy = policyFromSpec(policySrc.value ?? 'threshold', base, policySrc.where);
+  if (thresholdSrc.value !== undefined && policySrc.value !== undefined && (policy.kind === 'threshold' || policy.kind === 'adaptive')) {
+    if (policy.threshold !== base.threshold) {
+      throw new WorkerConfigError(
+        `${policySrc.where}=${policySrc.value} and ${thresholdSrc.where}=${thresholdSrc.value} disagree on the threshold: set one of them`,
+      );
+    }
+  }
+
+  const leaseDays = days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS);
+  const config: WorkerConfig = {
+    redisUrl: url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:'], redactRedisUrl),
+    databaseUrl: url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:'], redactUrl),
+    pgSchema: name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
+    pgPoolMax: integer(get(null, 'FEED_PG_POOL'), 10, 1, 1000),
+    bus,
+    kafkaBrokers,
+    keyPrefix: name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
+    streamPrefix: name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
+    partitions: integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
+    group: name(get('group', 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
+    consumer: name(get('consumer', 'FEED_CONSUMER'), defaultConsumerName(), /^[A-Za-z0-9._:@-]{1,190}$/, '1-190 letters, digits and . _ : @ -'),
+    concurrency: integer(get('concurrency', 'FEED_CONCURRENCY'), 1, 1, 256),
+    eventConcurrency: integer(get(null, 'FEED_EVENT_CONCURRENCY'), DEFAULT_EVENT_CONCURRENCY, 1, 256),
+    eventBatch: integer(get(null, 'FEED_EVENT_BATCH'), 100, 1, 10_000),
+    claimIdleMs: integer(get(null, 'FEED_CLAIM_IDLE_MS'), DEFAULT_CLAIM_IDLE_MS, 100, 86_400_000),
+    relay: bool(flags.relay, get(null, 'FEED_RELAY')),
+    migrate: bool(flags.migrate, get(null, 'FEED_MIGRATE')),
+    policy,
+    timelineCap: integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 1_000_000),
+    listLength: integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
+    leaseDays,
+    dormantDays: days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
+    batchSize: integer(get('batch-size', 'FEED_BATCH_SIZE'), DEFAULT_FANOUT_BATCH, 1, 100_000),
+    pageSize: integer(get('page-size', 'FEED_PAGE_SIZE'), DEFAULT_PAGE_SIZE, 1, MAX_PAGE),
+    pipelines: integer(get('pipelines', 'FEED_PIPELINES'), DEFAULT_PIPELINES, 1, 64),
+    policyPollMs: integer(get(null, 'FEED_POLICY_POLL_MS'), 1_000, 0, 3_600_000),
+    statusMs: integer(get(null, 'FEED_STATUS_MS'), 10_000, 0, 3_600_000),
+  };
+  return config;
+}
+
+/**
+ * A policy from a spec over a base, refusing what the worker cannot carry out: `rate` decides per
+ * (author, reader) pair from read rates the worker does not track (it is a simulator what-if).
+ */
+export function policyFromSpec(spec: string, base: FanoutPolicy, where = 'policy'): FanoutPolicy {
+  let policy: FanoutPolicy;
+  try {
+    policy = parsePolicy(spec, base);
+  } catch (err) {
+    if (err instanceof PolicySpecError) throw new WorkerConfigError(`${where}: ${err.message}`);
+    throw err;
+  }
+  if (policy.kind === 'rate') {
+    throw new WorkerConfigError(
+      `${where}: the rate policy decides per (author, reader) pair from read rates the worker does not track; ` +
+        `use one of ${POLICY_FORMS.filter((f) => f !== 'rate').join(', ')}`,
+    );
+  }
+  return policy;
+}
+
+/** The lease in ms (timelines and recent lists). */
+export function leaseMs(c: Pick<WorkerConfig, 'leaseDays'>): number {
+  return Math.round(c.leaseDays * SECONDS_PER_DAY * 1000);
+}
+
+/** The dormancy window in ms. */
+export function dormantMs(c: Pick<WorkerConfig, 'dormantDays'>): number {
+  return Math.round(c.dormantDays * SECONDS_PER_DAY * 1000);
+}
+
+/** The configuration as lines to print at start-up, passwords redacted. */
+export function describeWorkerConfig(c: WorkerConfig): string[] {
+  const bus =
+    c.bus === 'redis'
+      ? `redis streams "${c.streamPrefix}" (${c.partitions} partitions) at ${redactRedisUrl(c.redisUrl)}`
+      : `kafka at ${c.kafkaBrokers.join(',')}`;
+  const consumers = c.concurrency === 1 ? `${c.consumer}-1` : `${c.consumer}-1..${c.concurrency}`;
+  return [
+    `bus       ${bus}; group ${c.group}, consumers ${consumers}, ${c.eventBatch} events per read, claim after ${c.claimIdleMs} ms idle`,
+    `redis     ${redactRedisUrl(c.redisUrl)}${c.keyPrefix ? ` (key prefix "${c.keyPrefix}")` : ''}`,
+    `postgres  ${redactUrl(c.databaseUrl)} (schema ${c.pgSchema}, pool ${c.pgPoolMax})${c.migrate ? ', migrating at start-up' : ''}`,
+    `policy    ${formatPolicy(c.policy)}${c.policy.kind === 'adaptive' ? ` (floor ${c.policy.minThreshold}, backlog bound ${c.policy.backlogBound})` : ''}; runtime override key ${c.keyPrefix}${RUNTIME_POLICY_KEY}${c.policyPollMs > 0 ? ` every ${c.policyPollMs} ms` : ' (not read)'}`,
+    `timelines cap ${c.timelineCap}, lease ${c.leaseDays} d, dormant after ${c.dormantDays} d; recent lists ${c.listLength}`,
+    `fan-out   ${c.pageSize} followers per page, ${c.batchSize} per pipeline, ${c.pipelines} pipelines in flight, ${c.eventConcurrency} authors at once per consumer`,
+    `relay     ${c.relay ? 'on (Postgres outbox -> event log, in this process)' : 'off'}`,
+  ];
+}
+
+/** The Redis key (under the key prefix) a running fleet reads its policy override from. */
+export const RUNTIME_POLICY_KEY = 'feed:config:policy';

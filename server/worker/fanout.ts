@@ -1,0 +1,449 @@
+// The fan-out worker: what happens to a post event between the event log and the timelines.
+//
+// PostCreated. The author's follower count is read for every event, and the policy (also read
+// for every event, so a threshold changed at run time applies from the next event on) decides:
+//  - pulled (over the threshold, or the pull policy): the post goes once into the author's recent
+//    list, which home-feed reads merge;
+//  - pushed: the followers are read from Postgres in pages (only those seen within the dormancy
+//    window when the policy skips dormant followers), thinned by the reader-side cap when that is
+//    the policy, and the post is written into their timelines in pipelined batches, several in
+//    flight, while the next page is being read. Every write renews the timeline's lease; a
+//    follower without a cached timeline gets nothing (the timeline is rebuilt whole on its next
+//    read).
+// Either way the post is also added to the author's recent list when that list is present: a
+// present list must be complete (server/cache/post-list.ts), so that it is right whenever the
+// author is (or becomes) pulled. Adding to a missing list writes nothing.
+//
+// Delivery is at-least-once and the handling idempotent: the cache scripts are ZADD NX, so a
+// redelivered event writes nothing twice, and an event whose handling failed half-way (a crash, a
+// Redis error) is simply handled again from the start.
+//
+// Threshold changes. An author that crosses the threshold upwards (push -> pull) needs nothing:
+// the posts already pushed stay in the timelines, the new ones are in the recent list, and the
+// read merge drops duplicates by id. An author that crosses it downwards (pull -> push) would lose
+// the posts that were only in the recent list for readers who no longer merge it, so a pulled
+// author is marked (`feed:{u:ID}:recent:pulled`, with the lease as TTL), and the first push after
+// a pull carries the author's recent posts (within the lease, at most a recent list's length,
+// from Postgres) along with the new one, into every follower's timeline; the mark is cleared only
+// once that backfill is complete, so a crash during it repeats it. A read path that merges the
+// lists of the followees over its threshold *or* marked pulled (pulledAuthors below) therefore
+// shows every post once, whichever threshold each side had at the time.
+//
+// PostDeleted: the post leaves the author's recent list and its cached body; timeline entries are
+// filtered out at read time (hydration reports the post deleted) and age out under the cap.
+import { keepForReader, nextAdaptiveThreshold, pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
+import type { FeedPosition } from '../../core/cursor.js';
+import type { PostId } from '../../core/post-id.js';
+import type { Redis } from 'ioredis';
+import type { AuthorPostsCache } from '../cache/author-posts.js';
+import { LuaScript } from '../cache/lua.js';
+import { ADD_SCRIPT, addArgs, addCall, parseAddReply } from '../cache/post-list.js';
+import type { PostBodyCache } from '../cache/post-bodies.js';
+import { derivedKey, type Keyspace } from '../cache/redis.js';
+import { authorPostsKey } from '../../core/keys.js';
+import type { BatchTiming, PushResult, TimelineCache } from '../cache/timelines.js';
+import type { BatchHandler, DeliveredEvent, PostCreated, PostDeleted, PostEvent } from '../events/event-log.js';
+import { NotFoundError, runStatement, type FeedRepository } from '../store/repository.js';
+import { NO_METRICS, type MetricsSink } from './metrics.js';
+
+export const DAY_MS = 86_400_000;
+/** How often an adaptive policy looks at the backlog. */
+export const ADAPT_INTERVAL_MS = 1_000;
+
+export interface FanoutWorkerOptions {
+  readonly repo: FeedRepository;
+  readonly timelines: TimelineCache;
+  readonly authorPosts: AuthorPostsCache;
+  /** When given, a deleted post's cached body is dropped too. */
+  readonly bodies?: Pick<PostBodyCache, 'delete'>;
+  /** The starting policy (setPolicy changes it at run time). */
+  readonly policy: FanoutPolicy;
+  /** Followers not seen within this many days are skipped (when the policy skips dormant ones). */
+  readonly dormantDays: number;
+  /** Followers per Postgres page (default 10,000). */
+  readonly pageSize?: number;
+  /** Pipelined batches in flight per fan-out (default 2). Batches are TimelineCache.batchSize. */
+  readonly pipelines?: number;
+  /** Authors handled at once within one batch of events (default 8); one author's events in order. */
+  readonly eventConcurrency?: number;
+  readonly metrics?: MetricsSink;
+  /** ms since the epoch (tests move it). */
+  readonly clock?: () => number;
+  /** The fan-out backlog in queued timeline writes, for the adaptive policy (undefined: unknown). */
+  readonly backlog?: () => number | undefined;
+}
+
+export type FanoutPath = 'push' | 'pull' | 'delete' | 'skip';
+
+/** What handling one event did. */
+export interface EventOutcome {
+  readonly kind: PostEvent['kind'];
+  readonly postId: PostId;
+  readonly authorId: number;
+  readonly path: FanoutPath;
+  /** The author's follower count when decided (0 for deletes). */
+  readonly followers: number;
+  /** The threshold in effect. */
+  readonly threshold: number;
+  /** Followers read from Postgres (the non-dormant ones when skipping dormant). */
+  readonly visited: number;
+  /** Timelines the post was added to; already holding it; missing; pending a rebuild. */
+  readonly written: number;
+  readonly duplicates: number;
+  readonly missing: number;
+  readonly pending: number;
+  readonly readerCapDropped: number;
+  readonly batches: number;
+  /** Extra posts carried along by a pull -> push transition. */
+  readonly backfilled: number;
+  /** Whether the post was new to the author's recent list (false also when the list is missing). */
+  readonly listAdded: boolean;
+  /** Post creation to the last write, ms (null when every write was a duplicate). */
+  readonly lagMs: number | null;
+}
+
+/** The key marking an author as pulled (beside the recent list, same hash slot). */
+export function pulledMarkerKey(keys: Keyspace, authorId: number | string): string {
+  return derivedKey(keys.key(authorPostsKey(authorId)), 'pulled');
+}
+
+/**
+ * Which of these authors the worker last fanned out by pull (their recent posts may be only in
+ * their recent lists): one MGET. For the read path, beside "followers > threshold".
+ */
+export async function pulledAuthors(redis: Redis, keys: Keyspace, authorIds: readonly number[]): Promise<Set<number>> {
+  if (authorIds.length === 0) return new Set();
+  const values = await redis.mget(authorIds.map((id) => pulledMarkerKey(keys, id)));
+  const out = new Set<number>();
+  values.forEach((v, i) => v !== null && out.add(authorIds[i]));
+  return out;
+}
+
+// Clears the pulled mark only if no pull has set it again since it was read (a later batch of the
+// same partition may be handled by another consumer at the same time).
+const CLEAR_MARK = new LuaScript(
+  'fanout-clear-pulled-mark',
+  `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`,
+);
+
+// A deterministic uniform draw per (post, reader) for the reader-side cap: the same delivery
+// decides the same way on every redelivery.
+function mix32(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+export function postSalt(postId: PostId): number {
+  const b = BigInt(postId);
+  return mix32(Number(b & 0xffffffffn) ^ mix32(Number((b >> 32n) & 0xffffffffn)));
+}
+
+/** A uniform draw in [0, 1), a function of (post, reader) only. */
+export function readerDraw(salt: number, readerId: number): number {
+  return mix32((salt + Math.imul(readerId | 0, 0x9e3779b1) + Math.floor(readerId / 4294967296)) | 0) / 4294967296;
+}
+
+interface Totals {
+  written: number;
+  duplicates: number;
+  missing: number;
+  pending: number;
+  batches: number;
+}
+
+const zeroTotals = (): Totals => ({ written: 0, duplicates: 0, missing: 0, pending: 0, batches: 0 });
+
+function addTotals(t: Totals, r: PushResult): void {
+  t.written += r.written;
+  t.duplicates += r.duplicates;
+  t.missing += r.missing;
+  t.pending += r.pending;
+  t.batches += r.batches;
+}
+
+/** Several entries into the timelines of up to one batch of followers, in one pipelined round
+ * trip (TimelineCache.push carries one post; a pull -> push transition carries several). */
+async function pushEntries(timelines: TimelineCache, followerIds: readonly number[], entries: readonly FeedPosition[], onBatch: (t: BatchTiming) => void): Promise<PushResult> {
+  const args = addArgs(timelines.shape, entries);
+  const calls = followerIds.map((id) => addCall(timelines.key(id), args));
+  const result: PushResult = { timelines: followerIds.length, written: 0, duplicates: 0, pending: 0, missing: 0, batches: 0 };
+  if (calls.length === 0) return result;
+  const began = performance.now();
+  const replies = await ADD_SCRIPT.runMany(timelines.redis, calls);
+  const failed = replies.filter((r) => r[0] !== null);
+  if (failed.length > 0) {
+    throw new Error(`backfill of ${entries.length} posts: ${failed.length} of ${calls.length} timeline writes failed (${failed[0][0]?.message})`, { cause: failed[0][0] });
+  }
+  for (const [, reply] of replies) {
+    const { state, added } = parseAddReply(reply);
+    if (state === 'missing') result.missing++;
+    else if (added === 0) result.duplicates++;
+    else if (state === 'pending') result.pending++;
+    else result.written++;
+  }
+  result.batches = 1;
+  onBatch({ batch: 0, followers: calls.length, ms: performance.now() - began });
+  return result;
+}
+
+export class FanoutWorker {
+  private policyNow: FanoutPolicy;
+  private adaptiveThreshold: number;
+  private lastAdapt = -Infinity;
+  private readonly pageSize: number;
+  private readonly pipelines: number;
+  private readonly eventConcurrency: number;
+  private readonly metrics: MetricsSink;
+  private readonly clock: () => number;
+  private readonly dormantMs: number;
+
+  constructor(private readonly o: FanoutWorkerOptions) {
+    this.policyNow = o.policy;
+    this.adaptiveThreshold = o.policy.threshold;
+    this.pageSize = positiveInt('pageSize', o.pageSize ?? 10_000, 100_000);
+    this.pipelines = positiveInt('pipelines', o.pipelines ?? 2, 64);
+    this.eventConcurrency = positiveInt('eventConcurrency', o.eventConcurrency ?? 8, 256);
+    if (!(o.dormantDays > 0)) throw new RangeError(`dormancy window ${o.dormantDays} days must be above 0`);
+    this.dormantMs = Math.round(o.dormantDays * DAY_MS);
+    this.metrics = o.metrics ?? NO_METRICS;
+    this.clock = o.clock ?? Date.now;
+  }
+
+  /** The policy the next event is decided by. */
+  get policy(): FanoutPolicy {
+    return this.policyNow;
+  }
+
+  /** The threshold in effect (an adaptive policy moves it between its floor and its threshold). */
+  get threshold(): number {
+    return this.policyNow.kind === 'adaptive' ? this.adaptiveThreshold : this.policyNow.threshold;
+  }
+
+  /** Change the policy at run time; it applies from the next event on (events in flight keep theirs). */
+  setPolicy(policy: FanoutPolicy): void {
+    this.policyNow = policy;
+    this.adaptiveThreshold = policy.threshold;
+    this.lastAdapt = -Infinity;
+  }
+
+  /** The handler for EventLog.consume: resolving acknowledges the batch. The stop signal is not
+   * passed on: the batch in hand is finished. */
+  handler(): BatchHandler {
+    return async (batch) => {
+      await this.handleBatch(batch);
+    };
+  }
+
+  /**
+   * Handle a batch: one author's events in order, up to eventConcurrency authors at once; the
+   * outcomes in the batch's order. Throws (after every author's work has settled) when any event
+   * failed; the whole batch is then delivered again, which the idempotent writes make harmless.
+   */
+  async handleBatch(batch: readonly (DeliveredEvent | PostEvent)[]): Promise<EventOutcome[]> {
+    // One author's events (by their index in the batch) in order; authors side by side.
+    const byAuthor = new Map<number, number[]>();
+    const events = batch.map((item) => ('event' in item ? item.event : item));
+    events.forEach((event, i) => {
+      const list = byAuthor.get(event.authorId);
+      if (list) list.push(i);
+      else byAuthor.set(event.authorId, [i]);
+    });
+    const groups = [...byAuthor.values()];
+    const outcomes: EventOutcome[] = new Array(events.length);
+    const errors: unknown[] = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < groups.length && errors.length === 0) {
+        for (const i of groups[next++]) {
+          try {
+            outcomes[i] = await this.handle(events[i]);
+          } catch (err) {
+            errors.push(err);
+            break;
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.eventConcurrency, groups.length) }, lane));
+    if (errors.length > 0) {
+      this.metrics.count('handlerFailures');
+      throw errors[0];
+    }
+    return outcomes;
+  }
+
+  /** Handle one event. */
+  async handle(event: PostEvent): Promise<EventOutcome> {
+    const began = performance.now();
+    try {
+      return event.kind === 'PostCreated' ? await this.created(event) : await this.deleted(event);
+    } finally {
+      this.metrics.observe('eventMs', performance.now() - began);
+    }
+  }
+
+  private effectiveThreshold(policy: FanoutPolicy): number {
+    if (policy.kind !== 'adaptive') return policy.threshold;
+    const now = this.clock();
+    if (this.o.backlog && now - this.lastAdapt >= ADAPT_INTERVAL_MS) {
+      this.lastAdapt = now;
+      const backlog = this.o.backlog();
+      if (backlog !== undefined) this.adaptiveThreshold = nextAdaptiveThreshold(policy, this.adaptiveThreshold, backlog);
+    }
+    return this.adaptiveThreshold;
+  }
+
+  private async created(e: PostCreated): Promise<EventOutcome> {
+    const { timelines, authorPosts, repo } = this.o;
+    const policy = this.policyNow;
+    const threshold = this.effectiveThreshold(policy);
+    const post: FeedPosition = { id: e.postId, createdAt: e.createdAt };
+    const base = { kind: e.kind, postId: e.postId, authorId: e.authorId, threshold };
+    this.metrics.count('eventsCreated');
+
+    let followers: number;
+    try {
+      followers = await repo.followerCount(e.authorId);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      this.metrics.count('unknownAuthors');
+      return { ...base, path: 'skip', followers: 0, visited: 0, ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded: false, lagMs: null };
+    }
+
+    const marker = pulledMarkerKey(authorPosts.keys, e.authorId);
+    if (pullsAuthor(policy, followers, threshold)) {
+      const [added] = await Promise.all([authorPosts.add(e.authorId, post), authorPosts.redis.set(marker, e.postId, 'PX', authorPosts.shape.leaseMs)]);
+      const listAdded = added.added > 0;
+      // A redelivery that found the post already there wrote nothing: no lag sample.
+      const lagMs = listAdded || added.state === 'missing' ? this.clock() - e.createdAt : null;
+      this.metrics.count('postsPulled');
+      if (listAdded) this.metrics.count('listWrites');
+      if (lagMs !== null) this.metrics.observe('fanoutLagPullMs', lagMs);
+      return { ...base, path: 'pull', followers, visited: 0, ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded, lagMs };
+    }
+
+    // Push. The first page, the list write and the transition check go out together.
+    const activeSince = policy.skipDormant ? Math.max(0, this.clock() - this.dormantMs) : undefined;
+    const page = (after: number | null) => repo.followersPage(e.authorId, after, this.pageSize, activeSince);
+    const firstPage = page(null);
+    firstPage.catch(() => {});
+    const [added, wasPulled] = await Promise.all([authorPosts.add(e.authorId, post), authorPosts.redis.get(marker)]);
+    const listAdded = added.added > 0;
+    if (listAdded) this.metrics.count('listWrites');
+
+    let entries: FeedPosition[] = [post];
+    if (wasPulled !== null) entries = await this.backfill(e.authorId, post);
+
+    const totals = zeroTotals();
+    let visited = 0;
+    let dropped = 0;
+    const salt = policy.kind === 'reader-cap' ? postSalt(e.postId) : 0;
+    let pending: Promise<{ ids: number[]; next: number | null }> = firstPage;
+    for (;;) {
+      const current = await pending;
+      const following = current.next !== null ? page(current.next) : null;
+      following?.catch(() => {}); // awaited below, unless this page's writes fail first
+      visited += current.ids.length;
+      let ids = current.ids;
+      if (policy.kind === 'reader-cap' && ids.length > 0) {
+        ids = await this.readerCap(ids, policy, salt);
+        dropped += current.ids.length - ids.length;
+      }
+      await this.pushIds(ids, entries, totals);
+      if (!following) break;
+      pending = following;
+    }
+    if (wasPulled !== null) {
+      // Backfill complete: from now on the pushed timelines hold the author's posts.
+      await CLEAR_MARK.run(authorPosts.redis, [marker], [wasPulled]);
+      this.metrics.count('pathTransitions');
+    }
+
+    const wrote = totals.written + totals.pending;
+    const lagMs = wrote > 0 || totals.duplicates === 0 ? this.clock() - e.createdAt : null;
+    const m = this.metrics;
+    m.count('postsPushed');
+    m.count('timelineWrites', totals.written + totals.pending);
+    m.count('timelinesPending', totals.pending);
+    m.count('timelineDuplicates', totals.duplicates);
+    m.count('timelinesMissing', totals.missing);
+    if (policy.skipDormant) m.count('dormantSkipped', Math.max(0, followers - visited));
+    m.count('readerCapDropped', dropped);
+    if (lagMs !== null) m.observe('fanoutLagPushMs', lagMs);
+    return { ...base, path: 'push', followers, visited, ...totals, readerCapDropped: dropped, backfilled: entries.length - 1, listAdded, lagMs };
+  }
+
+  /** The author's posts of the lease window (at most a recent list's length) plus this one. */
+  private async backfill(authorId: number, post: FeedPosition): Promise<FeedPosition[]> {
+    const since = this.clock() - this.o.timelines.shape.leaseMs;
+    const recent = await this.o.repo.userPostsPage(authorId, null, this.o.authorPosts.shape.cap);
+    const entries: FeedPosition[] = [post];
+    for (const p of recent) if (p.id !== post.id && p.createdAt >= since) entries.push({ id: p.id, createdAt: p.createdAt });
+    return entries;
+  }
+
+  /** Keep a delivery to a reader following more than the cap with probability cap / follows. */
+  private async readerCap(ids: number[], policy: FanoutPolicy, salt: number): Promise<number[]> {
+    const r = await runStatement<{ id: string; n: string }>(
+      this.o.repo.store,
+      `SELECT id::text AS id, followee_count::text AS n FROM users WHERE id = ANY ($1::int8[]) AND followee_count > $2`,
+      [ids, policy.readerCap],
+    );
+    if (r.rows.length === 0) return ids;
+    const drop = new Set<number>();
+    for (const row of r.rows) {
+      const reader = Number(row.id);
+      if (!keepForReader(policy, Number(row.n), readerDraw(salt, reader))) drop.add(reader);
+    }
+    return drop.size === 0 ? ids : ids.filter((id) => !drop.has(id));
+  }
+
+  /** Write the entries into these followers' timelines: batches of TimelineCache.batchSize, up to
+   * `pipelines` round trips in flight. */
+  private async pushIds(ids: readonly number[], entries: readonly FeedPosition[], totals: Totals): Promise<void> {
+    const { timelines } = this.o;
+    const size = timelines.batchSize;
+    const chunks = Math.ceil(ids.length / size);
+    if (chunks === 0) return;
+    const onBatch = (t: BatchTiming) => {
+      this.metrics.observe('batchMs', t.ms);
+      this.metrics.count('batches');
+    };
+    let next = 0;
+    let failed = false;
+    const lane = async () => {
+      while (next < chunks && !failed) {
+        const c = next++;
+        const slice = ids.slice(c * size, Math.min(ids.length, (c + 1) * size));
+        try {
+          const r = entries.length === 1 ? await timelines.push(slice, entries[0], { onBatch }) : await pushEntries(timelines, slice, entries, onBatch);
+          addTotals(totals, r);
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
+      }
+    };
+    const lanes = Array.from({ length: Math.min(this.pipelines, chunks) }, lane);
+    const settled = await Promise.allSettled(lanes);
+    const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (rejected) throw rejected.reason;
+  }
+
+  private async deleted(e: PostDeleted): Promise<EventOutcome> {
+    this.metrics.count('eventsDeleted');
+    const [removed] = await Promise.all([this.o.authorPosts.remove(e.authorId, [e.postId]), this.o.bodies?.delete([e.postId])]);
+    if (removed) this.metrics.count('listRemovals', removed);
+    return {
+      kind: e.kind, postId: e.postId, authorId: e.authorId, threshold: this.threshold, path: 'delete', followers: 0, visited: 0,
+      ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded: false, lagMs: null,
+    };
+  }
+}
+
+function positiveInt(what: string, v: number, max: number): number {
+  if (!Number.isSafeInteger(v) || v < 1 || v > max) throw new RangeError(`${what} ${v} must be a whole number from 1 to ${max}`);
+  return v;
+}

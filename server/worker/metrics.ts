@@ -1,0 +1,170 @@
+// What the fan-out worker measures, behind a small sink interface: fan-out lag (post creation to the
+// last follower's timeline written, or to the recent-list write of a pulled author), per-batch
+// timing of the pipelined timeline writes, per-event handling time, and counters.
+//
+// MemoryMetrics keeps the histograms as HDR histograms (microsecond resolution, 3 significant
+// digits), so percentiles are exact to 0.1% and histograms merge across consumers and processes:
+// `exportMetrics()` gives a JSON document with the compressed histograms, `merge()` adds one in.
+// The HTTP layer can render a MemoryMetrics (its own, or one merged from the workers' exports) as
+// Prometheus text with `prometheusText()`.
+import * as hdr from 'hdr-histogram-js';
+
+export const HISTOGRAMS = {
+  fanoutLagPushMs: 'post creation to the last follower timeline written (pushed authors), ms',
+  fanoutLagPullMs: "post creation to the author's recent-list write (pulled authors), ms",
+  batchMs: 'one pipelined round trip of timeline writes, ms',
+  eventMs: 'handling one post event, ms',
+} as const;
+
+export const COUNTERS = {
+  eventsCreated: 'PostCreated events handled',
+  eventsDeleted: 'PostDeleted events handled',
+  postsPushed: 'posts pushed into follower timelines',
+  postsPulled: "posts written only to their author's recent list (over the threshold)",
+  timelineWrites: 'timelines a post was added to',
+  timelineDuplicates: 'timelines that already held the post (redelivery): nothing written',
+  timelinesMissing: 'followers without a cached timeline: nothing written (rebuilt on read)',
+  timelinesPending: 'writes into the pending set of a timeline being rebuilt',
+  dormantSkipped: 'followers skipped as dormant',
+  readerCapDropped: 'deliveries dropped by the reader-side cap',
+  batches: 'pipelined batches of timeline writes',
+  listWrites: "posts added to an author's recent list",
+  listRemovals: "deleted posts removed from an author's recent list",
+  pathTransitions: 'authors moved from pull back to push (their recent posts backfilled)',
+  unknownAuthors: 'events whose author does not exist (skipped)',
+  handlerFailures: 'batches whose handling failed (redelivered)',
+} as const;
+
+export type HistogramName = keyof typeof HISTOGRAMS;
+export type CounterName = keyof typeof COUNTERS;
+
+/** Where the worker reports. Calls are synchronous and cheap; the sink aggregates. */
+export interface MetricsSink {
+  /** One sample of a histogram, in ms. */
+  observe(name: HistogramName, ms: number): void;
+  /** Add n (default 1) to a counter. */
+  count(name: CounterName, n?: number): void;
+}
+
+/** A sink that drops everything. */
+export const NO_METRICS: MetricsSink = { observe() {}, count() {} };
+
+export interface HistogramSummary {
+  count: number;
+  /** ms */
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+/** A MemoryMetrics in a form that travels between processes (JSON). */
+export interface ExportedMetrics {
+  schema: 'feedlab.worker-metrics/1';
+  /** Who exported it (a worker's consumer name), and when (ms). */
+  source: string;
+  at: number;
+  counters: Partial<Record<CounterName, number>>;
+  /** HDR histograms (values in microseconds), compressed base64; sums in ms for exact means. */
+  histograms: Partial<Record<HistogramName, { encoded: string; sumMs: number }>>;
+}
+
+const newHistogram = () => hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 });
+
+/** HDR histograms and counters in memory. */
+export class MemoryMetrics implements MetricsSink {
+  private readonly histograms = new Map<HistogramName, { h: hdr.Histogram; sumMs: number }>();
+  private readonly counters = new Map<CounterName, number>();
+
+  observe(name: HistogramName, ms: number): void {
+    if (!Number.isFinite(ms)) return;
+    const v = Math.max(0, ms);
+    let entry = this.histograms.get(name);
+    if (!entry) this.histograms.set(name, (entry = { h: newHistogram(), sumMs: 0 }));
+    entry.h.recordValue(Math.round(v * 1000));
+    entry.sumMs += v;
+  }
+
+  count(name: CounterName, n = 1): void {
+    if (n !== 0) this.counters.set(name, (this.counters.get(name) ?? 0) + n);
+  }
+
+  counter(name: CounterName): number {
+    return this.counters.get(name) ?? 0;
+  }
+
+  /** Percentiles of a histogram in ms (zeros when empty). */
+  summary(name: HistogramName): HistogramSummary {
+    const entry = this.histograms.get(name);
+    if (!entry || entry.h.totalCount === 0) return { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
+    const { h, sumMs } = entry;
+    const at = (p: number) => h.getValueAtPercentile(p) / 1000;
+    return { count: h.totalCount, mean: sumMs / h.totalCount, p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: h.maxValue / 1000 };
+  }
+
+  /** Every counter and histogram summary, for a status line or a JSON result. */
+  snapshot(): { counters: Record<CounterName, number>; histograms: Record<HistogramName, HistogramSummary> } {
+    const counters = {} as Record<CounterName, number>;
+    for (const name of Object.keys(COUNTERS) as CounterName[]) counters[name] = this.counter(name);
+    const histograms = {} as Record<HistogramName, HistogramSummary>;
+    for (const name of Object.keys(HISTOGRAMS) as HistogramName[]) histograms[name] = this.summary(name);
+    return { counters, histograms };
+  }
+
+  exportMetrics(source: string, at: number = Date.now()): ExportedMetrics {
+    const out: ExportedMetrics = { schema: 'feedlab.worker-metrics/1', source, at, counters: {}, histograms: {} };
+    for (const [name, n] of this.counters) out.counters[name] = n;
+    for (const [name, { h, sumMs }] of this.histograms) out.histograms[name] = { encoded: hdr.encodeIntoCompressedBase64(h), sumMs };
+    return out;
+  }
+
+  /** Add an export (another consumer's or process's) into this one. Unknown names are ignored. */
+  merge(other: ExportedMetrics): void {
+    if (other?.schema !== 'feedlab.worker-metrics/1') throw new Error('not a feedlab.worker-metrics/1 document');
+    for (const [name, n] of Object.entries(other.counters)) {
+      if (name in COUNTERS && typeof n === 'number') this.count(name as CounterName, n);
+    }
+    for (const [name, v] of Object.entries(other.histograms)) {
+      if (!(name in HISTOGRAMS) || !v) continue;
+      const decoded = hdr.decodeFromCompressedBase64(v.encoded, 64, false);
+      let entry = this.histograms.get(name as HistogramName);
+      if (!entry) this.histograms.set(name as HistogramName, (entry = { h: newHistogram(), sumMs: 0 }));
+      entry.h.add(decoded);
+      entry.sumMs += v.sumMs;
+    }
+  }
+
+  /** Prometheus text exposition: counters, and each histogram as a summary in seconds. */
+  prometheusText(prefix = 'feedlab_fanout_'): string {
+    const lines: string[] = [];
+    for (const name of Object.keys(COUNTERS) as CounterName[]) {
+      const metric = prefix + snake(name) + '_total';
+      lines.push(`# HELP ${metric} ${COUNTERS[name]}`, `# TYPE ${metric} counter`, `${metric} ${this.counter(name)}`);
+    }
+    for (const name of Object.keys(HISTOGRAMS) as HistogramName[]) {
+      const metric = prefix + snake(name.replace(/Ms$/, '')) + '_seconds';
+      const entry = this.histograms.get(name);
+      lines.push(`# HELP ${metric} ${HISTOGRAMS[name].replace(/, ms$/, ', seconds')}`, `# TYPE ${metric} summary`);
+      for (const q of [0.5, 0.9, 0.99, 0.999]) {
+        const v = entry && entry.h.totalCount > 0 ? entry.h.getValueAtPercentile(q * 100) / 1e6 : 0;
+        lines.push(`${metric}{quantile="${q}"} ${v}`);
+      }
+      lines.push(`${metric}_sum ${entry ? entry.sumMs / 1000 : 0}`, `${metric}_count ${entry ? entry.h.totalCount : 0}`);
+    }
+    return lines.join('\n') + '\n';
+  }
+}
+
+function snake(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+}
+
+/** Several sinks as one (e.g. the process's total and a per-consumer one). */
+export function teeMetrics(...sinks: MetricsSink[]): MetricsSink {
+  return {
+    observe: (name, ms) => sinks.forEach((s) => s.observe(name, ms)),
+    count: (name, n) => sinks.forEach((s) => s.count(name, n)),
+  };
+}

@@ -1,0 +1,307 @@
+// The fan-out worker against this machine's Redis and Postgres (REDIS_URL, DATABASE_URL): pushes
+// reach every non-dormant follower's existing timeline once and no dormant one, celebrities go
+// only to their recent list, a threshold changed between two posts moves the second to the other
+// path with nothing lost or doubled on read, redelivery writes nothing twice, deletes leave the
+// list, the reader-side cap decides the same way every time; and the throughput of one worker.
+// Everything lives in a throwaway Postgres schema and under a Redis key prefix of its own, both
+// removed afterwards. Without Redis or Postgres the tests are skipped with one loud line, except
+// under CI=true where they fail.
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePolicy, type FanoutPolicy } from '../../../core/fanout-policy.js';
+import { mergeFeed } from '../../../core/feed-merge.js';
+import { PostIdGenerator } from '../../../core/post-id.js';
+import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
+import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
+import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { TimelineCache } from '../../../server/cache/timelines.js';
+import type { PostEvent } from '../../../server/events/event-log.js';
+import { migrate } from '../../../server/store/migrate.js';
+import { createStore, probeDatabase, type Store } from '../../../server/store/pool.js';
+import { FeedRepository } from '../../../server/store/repository.js';
+import { FanoutWorker, pulledAuthors, type FanoutWorkerOptions } from '../../../server/worker/fanout.js';
+import { MemoryMetrics } from '../../../server/worker/metrics.js';
+
+const CI = process.env.CI === 'true';
+
+async function redisDown(): Promise<string | null> {
+  try {
+    await closeRedis(await connectRedis({ url: redisUrlFromEnv(), reconnect: false }));
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+const DOWN = [await redisDown(), await probeDatabase(process.env.DATABASE_URL, 2000)].filter((d) => d);
+const SKIP = DOWN.length > 0 && !CI;
+if (SKIP) console.warn(`\n!!! SKIPPED test/server/worker/fanout.test.ts: ${DOWN.join('; ')} (under CI=true this fails) !!!\n`);
+
+const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
+const schema = `fl_test_worker_${tag}`;
+const keys = keyspace(`feedlab:test:worker:${tag}:`);
+const DAY = 86_400_000;
+const base: FanoutPolicy = { kind: 'threshold', threshold: 25_000, skipDormant: true, readerCap: 2_000, backlogBound: 1e6, minThreshold: 1_000 };
+const policy = (spec: string) => parsePolicy(spec, base);
+
+let store: Store;
+let repo: FeedRepository;
+let redis: Redis;
+let timelines: TimelineCache;
+let authorPosts: AuthorPostsCache;
+const ids = new PostIdGenerator(7);
+let nextUser = 1;
+
+interface Audience {
+  author: number;
+  followers: number[];
+  active: number[];
+  dormant: number[];
+  /** Active followers given no cached timeline. */
+  uncached: number[];
+}
+
+/**
+ * An author with n followers; every dormantEvery-th follower last seen 30 days ago; every
+ * uncachedEvery-th active one without a timeline; the others with an existing (empty) timeline.
+ */
+async function audience(n: number, opts: { dormantEvery?: number; uncachedEvery?: number; followeeCount?: number } = {}): Promise<Audience> {
+  const author = nextUser;
+  const first = author + 1;
+  nextUser += n + 1;
+  const now = Date.now();
+  const dormantEvery = opts.dormantEvery ?? 0;
+  await store.pool.query(
+    `INSERT INTO users (id, handle, last_seen_at, follower_count, followee_count)
+     SELECT $1::int8, 'u' || $1::int8, now(), $2::int8, 0
+     UNION ALL
+     SELECT g, 'u' || g, CASE WHEN $3::int > 0 AND (g - $4::int8) % $3::int = $3::int - 1 THEN $5::timestamptz ELSE now() END, 0, $6::int8
+     FROM generate_series($4::int8, $4::int8 + $2::int8 - 1) g`,
+    [author, n, dormantEvery, first, new Date(now - 30 * DAY), opts.followeeCount ?? 1],
+  );
+  await store.pool.query(`INSERT INTO follows (follower_id, followee_id) SELECT g, $1 FROM generate_series($2::int8, $2::int8 + $3::int8 - 1) g`, [author, first, n]);
+  const followers = Array.from({ length: n }, (_, i) => first + i);
+  const dormant = followers.filter((_, i) => dormantEvery > 0 && i % dormantEvery === dormantEvery - 1);
+  const dormantSet = new Set(dormant);
+  const activeAll = followers.filter((f) => !dormantSet.has(f));
+  const uncached = opts.uncachedEvery ? activeAll.filter((_, i) => i % opts.uncachedEvery! === 0) : [];
+  const uncachedSet = new Set(uncached);
+  // Existing (empty) timelines, as a rebuild leaves them: the sentinel, with the lease.
+  const p = redis.pipeline();
+  for (const f of followers) if (!uncachedSet.has(f)) p.zadd(timelines.key(f), SENTINEL_SCORE, EMPTY_SENTINEL).pexpire(timelines.key(f), 7 * DAY);
+  await p.exec();
+  return { author, followers, active: activeAll, dormant, uncached };
+}
+
+async function post(author: number, text = 'hello'): Promise<PostEvent> {
+  const created = await repo.createPost(author, text, ids);
+  return { kind: 'PostCreated', postId: created.id, authorId: author, createdAt: created.createdAt };
+}
+
+/** Which of these users' timelines hold the post: a score per user, null when absent. */
+async function scores(users: number[], postId: string): Promise<(string | null)[]> {
+  const p = redis.pipeline();
+  for (const u of users) p.zscore(timelines.key(u), postId);
+  return ((await p.exec()) ?? []).map(([, v]) => v as string | null);
+}
+
+async function cards(users: number[]): Promise<number[]> {
+  const p = redis.pipeline();
+  for (const u of users) p.zcard(timelines.key(u));
+  return ((await p.exec()) ?? []).map(([, v]) => Number(v));
+}
+
+function worker(extra: Partial<FanoutWorkerOptions> = {}): FanoutWorker {
+  return new FanoutWorker({ repo, timelines, authorPosts, policy: policy('threshold:25000'), dormantDays: 14, ...extra });
+}
+
+/** The home feed of a reader as the read path merges it: timeline + the given authors' lists. */
+async function feed(reader: number, listAuthors: number[]): Promise<string[]> {
+  const tl = await timelines.readPage(reader, { limit: 100, renew: false });
+  const lists = await authorPosts.readSlices(listAuthors, { limit: 100, renew: false });
+  const page = mergeFeed(tl ?? [], lists.map((l) => l ?? []), { limit: 100 });
+  return page.entries.map((e) => e.id);
+}
+
+beforeAll(async () => {
+  if (SKIP) return;
+  store = createStore({ schema, max: 8 });
+  await migrate(store);
+  repo = new FeedRepository(store);
+  redis = await connectRedis({ url: redisUrlFromEnv() });
+  timelines = new TimelineCache(redis, keys);
+  authorPosts = new AuthorPostsCache(redis, keys);
+});
+
+afterAll(async () => {
+  if (redis) {
+    await dropKeyspace(redis, keys);
+    await closeRedis(redis);
+  }
+  if (store) {
+    await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await store.pool.end();
+  }
+});
+
+describe.skipIf(SKIP)('fan-out worker', () => {
+  it('pushes a post of an author with 3,000 followers into every non-dormant follower\'s existing timeline once, and no dormant one', async () => {
+    const a = await audience(3_000, { dormantEvery: 10, uncachedEvery: 50 });
+    const metrics = new MemoryMetrics();
+    const w = worker({ metrics, pageSize: 700 }); // several pages, pipelined
+    const e = await post(a.author);
+    const [outcome] = await w.handleBatch([e]);
+    const cached = a.active.filter((f) => !a.uncached.includes(f));
+
+    expect(outcome).toMatchObject({ path: 'push', followers: 3_000, visited: 2_700, written: cached.length, missing: a.uncached.length, duplicates: 0 });
+    expect(await scores(cached, e.postId)).toEqual(cached.map(() => String(e.createdAt)));
+    expect(await cards(cached)).toEqual(cached.map(() => 1)); // the post, once (the sentinel gone)
+    expect(await scores(a.dormant, e.postId)).toEqual(a.dormant.map(() => null));
+    expect(await cards(a.dormant)).toEqual(a.dormant.map(() => 1)); // still only the sentinel
+    expect(await cards(a.uncached)).toEqual(a.uncached.map(() => 0)); // missing stays missing
+
+    expect(metrics.counter('timelineWrites')).toBe(cached.length);
+    expect(metrics.counter('dormantSkipped')).toBe(300);
+    expect(metrics.summary('fanoutLagPushMs').count).toBe(1);
+    expect(metrics.summary('batchMs').count).toBe(outcome.batches);
+    expect(outcome.batches).toBeGreaterThanOrEqual(3);
+  });
+
+  it('with :all-followers, pushes to the dormant followers too', async () => {
+    const a = await audience(200, { dormantEvery: 4 });
+    const e = await post(a.author);
+    const [outcome] = await worker({ policy: policy('threshold:25000:all-followers') }).handleBatch([e]);
+    expect(outcome).toMatchObject({ path: 'push', visited: 200, written: 200 });
+    expect((await scores(a.dormant, e.postId)).every((s) => s === String(e.createdAt))).toBe(true);
+  });
+
+  it('writes a celebrity\'s post (over the threshold) only into its recent list', async () => {
+    const a = await audience(1_500);
+    await authorPosts.rebuild(a.author, () => []); // the list is present (a reader merged it)
+    const metrics = new MemoryMetrics();
+    const e = await post(a.author);
+    const [outcome] = await worker({ metrics, policy: policy('threshold:1000') }).handleBatch([e]);
+    expect(outcome).toMatchObject({ path: 'pull', followers: 1_500, written: 0, listAdded: true });
+    expect(await scores(a.followers, e.postId)).toEqual(a.followers.map(() => null));
+    expect((await authorPosts.readSlice(a.author, { limit: 10 }))?.entries).toEqual([{ id: e.postId, createdAt: e.createdAt }]);
+    expect(metrics.counter('postsPulled')).toBe(1);
+    expect(metrics.summary('fanoutLagPullMs').count).toBe(1);
+    expect(await pulledAuthors(redis, keys, [a.author])).toEqual(new Set([a.author]));
+  });
+
+  it('moves the next post to the other path when the threshold changes, and a read of both paths shows each post once', async () => {
+    const a = await audience(1_200);
+    await authorPosts.rebuild(a.author, () => []);
+    const w = worker({ policy: policy('threshold:5000') });
+    const readers = [a.followers[0], a.followers[599], a.followers[1_199]];
+
+    // Under the threshold: pushed.
+    const p1 = await post(a.author, 'one');
+    expect((await w.handleBatch([p1]))[0]).toMatchObject({ path: 'push', written: 1_200 });
+
+    // Threshold lowered under the author's 1,200 followers: the next post is pulled.
+    w.setPolicy(policy('threshold:1000'));
+    const p2 = await post(a.author, 'two');
+    expect((await w.handleBatch([p2]))[0]).toMatchObject({ path: 'pull', written: 0, listAdded: true });
+    expect(await scores(a.followers, p2.postId)).toEqual(a.followers.map(() => null));
+    for (const r of readers) expect(await feed(r, [a.author])).toEqual([p2.postId, p1.postId]);
+
+    // Raised again: the next post is pushed, and carries the pulled post along into the timelines,
+    // so a reader that no longer merges the author's list misses nothing either.
+    w.setPolicy(policy('threshold:5000'));
+    const p3 = await post(a.author, 'three');
+    expect((await w.handleBatch([p3]))[0]).toMatchObject({ path: 'push', written: 1_200, backfilled: 2 });
+    for (const r of readers) {
+      expect(await feed(r, [a.author])).toEqual([p3.postId, p2.postId, p1.postId]);
+      expect(await feed(r, [])).toEqual([p3.postId, p2.postId, p1.postId]);
+    }
+    expect(await cards(a.followers)).toEqual(a.followers.map(() => 3));
+    expect(await pulledAuthors(redis, keys, [a.author])).toEqual(new Set());
+
+    // A later push carries nothing extra.
+    const p4 = await post(a.author, 'four');
+    expect((await w.handleBatch([p4]))[0]).toMatchObject({ path: 'push', written: 1_200, backfilled: 0 });
+  });
+
+  it('writes nothing twice when the same events are delivered again (also twice in one batch)', async () => {
+    const a = await audience(1_000, { dormantEvery: 5 });
+    const c = await audience(1_200);
+    await authorPosts.rebuild(c.author, () => []);
+    const metrics = new MemoryMetrics();
+    const w = worker({ metrics, policy: policy('threshold:1000') }); // at the threshold: pushed
+    const pushed = await post(a.author);
+    const pulled = await post(c.author);
+
+    const first = await w.handleBatch([pushed, pulled]);
+    const snapshot = await redis.zrange(timelines.key(a.active[0]), 0, -1, 'WITHSCORES');
+    const again = await w.handleBatch([pushed, pulled, pushed]);
+
+    expect(first.map((o) => [o.path, o.written, o.duplicates])).toEqual([['push', 800, 0], ['pull', 0, 0]]);
+    expect(again.map((o) => [o.path, o.written, o.duplicates, o.listAdded])).toEqual([
+      ['push', 0, 800, false],
+      ['pull', 0, 0, false],
+      ['push', 0, 800, false],
+    ]);
+    expect(await cards(a.active)).toEqual(a.active.map(() => 1));
+    expect(await redis.zrange(timelines.key(a.active[0]), 0, -1, 'WITHSCORES')).toEqual(snapshot);
+    expect(await authorPosts.size(c.author)).toBe(1);
+    expect(metrics.counter('timelineWrites')).toBe(800);
+    expect(metrics.counter('timelineDuplicates')).toBe(1_600);
+    expect(metrics.summary('fanoutLagPushMs').count).toBe(1); // redeliveries that wrote nothing are no lag sample
+  });
+
+  it('removes a deleted post from its author\'s recent list', async () => {
+    const a = await audience(10);
+    await authorPosts.rebuild(a.author, () => []);
+    const w = worker({ policy: policy('pull') });
+    const e = await post(a.author);
+    await w.handleBatch([e]);
+    expect(await authorPosts.size(a.author)).toBe(1);
+    const [outcome] = await w.handleBatch([{ kind: 'PostDeleted', postId: e.postId, authorId: a.author, createdAt: e.createdAt }]);
+    expect(outcome.path).toBe('delete');
+    expect(await authorPosts.size(a.author)).toBe(0);
+    expect(await authorPosts.exists(a.author)).toBe(true); // present and empty, not missing
+  });
+
+  it('with reader-cap, keeps a delivery to a reader following more than the cap with probability cap/follows, the same way every time', async () => {
+    const a = await audience(2_000, { followeeCount: 4_000 }); // cap 1000: keep about 1 in 4
+    const w = worker({ policy: policy('reader-cap:1000') });
+    const e = await post(a.author);
+    const [first] = await w.handleBatch([e]);
+    const [again] = await w.handleBatch([e]);
+    expect(first.path).toBe('push');
+    expect(first.written).toBeGreaterThan(400);
+    expect(first.written).toBeLessThan(600);
+    expect(first.readerCapDropped).toBe(2_000 - first.written);
+    expect(again).toMatchObject({ written: 0, duplicates: first.written, readerCapDropped: first.readerCapDropped });
+  });
+
+  it('with adaptive, halves the threshold while the backlog is over its bound, and restores it once drained', async () => {
+    const a = await audience(1_500);
+    let backlog = 5e6; // bound 1e6
+    let now = Date.now();
+    const w = worker({ policy: policy('adaptive:2000'), backlog: () => backlog, clock: () => now });
+    const e1 = await post(a.author);
+    expect((await w.handleBatch([e1]))[0]).toMatchObject({ path: 'pull', threshold: 1_000 });
+    backlog = 0;
+    now += 1_000;
+    const e2 = await post(a.author);
+    expect((await w.handleBatch([e2]))[0]).toMatchObject({ path: 'push', threshold: 2_000, written: 1_500, backfilled: 1 });
+  });
+
+  it('measures one worker\'s push rate: 50,000 followers', async () => {
+    const a = await audience(50_000);
+    const metrics = new MemoryMetrics();
+    const w = worker({ metrics, policy: policy('push') });
+    const e = await post(a.author);
+    const began = performance.now();
+    const [outcome] = await w.handleBatch([e]);
+    const seconds = (performance.now() - began) / 1000;
+    expect(outcome.written).toBe(50_000);
+    const batch = metrics.summary('batchMs');
+    console.log(
+      `fan-out of one post to 50,000 timelines: ${seconds.toFixed(2)} s, ${Math.round(50_000 / seconds)} timeline writes/s ` +
+        `(batches of ${timelines.batchSize}, 2 in flight: p50 ${batch.p50.toFixed(1)} ms, p99 ${batch.p99.toFixed(1)} ms; lag ${outcome.lagMs} ms)`,
+    );
+  });
+});
