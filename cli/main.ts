@@ -13,6 +13,7 @@ const commands: Record<string, () => Promise<Command>> = {
   'load-graph': () => import('./commands/load-graph.js'),
   token: () => import('./commands/token.js'),
   worker: () => import('./commands/worker.js'),
+  serve: () => import('./commands/serve.js'),
 };
 
 function help(): string {
@@ -30,6 +31,7 @@ function help(): string {
     '  migrate             create or update the reference server\'s Postgres schema',
     '  load-graph GRAPH    bulk-load a graph into Postgres (users and follows, with COPY)',
     '  token USER          mint a bearer token for the reference server (FEED_TOKEN_SECRET)',
+    '  serve               run the reference feed server (HTTP API, outbox relay; --with-worker)',
     '  worker              run fan-out workers (--concurrency N, --relay for the outbox relay)',
     '',
     'Every command takes --help. --debug prints stack traces.',

@@ -1,0 +1,141 @@
+// Whom a reader follows, and which of them are pulled (their recent-post lists are merged at read
+// time), cached briefly per reader in this process.
+//
+// Pulled is "more followers than the threshold" (FeedRepository.pulledFollowees, the same
+// comparison the fan-out worker makes) OR "marked pulled by the worker": an author whose follower
+// count dropped under the threshold keeps posts that only ever went into their recent list until
+// the worker's first push after the drop has backfilled them into the timelines, and the worker
+// marks such an author at `feed:{u:ID}:recent:pulled` until then (server/worker/fanout.ts,
+// pulledMarkerKey; the key is derived the same way here so the read path does not depend on the
+// worker's module). Merging the lists of both kinds shows every post once, whatever threshold each
+// side had at the time (the merge drops duplicates by id).
+//
+// The whole followee set is kept too: it is the read path's filter for posts of authors the reader
+// no longer follows (an entry a fan-out pushed while the unfollow was being applied).
+//
+// Staleness: an entry lives ttlMs (default 10 s). Follows and unfollows made through this process
+// invalidate the reader's entry at once; those made through another API instance are seen within
+// ttlMs (the read path also reloads early when a page holds a post of an author it does not know,
+// see ReadPath). A load that raced with an invalidation is used for its own request but not kept.
+import type { Redis } from 'ioredis';
+import { authorPostsKey } from '../../core/keys.js';
+import { derivedKey, type Keyspace } from '../cache/redis.js';
+import { SingleFlight } from '../cache/single-flight.js';
+import type { FeedRepository } from '../store/repository.js';
+import { isCacheUnavailable } from './faults.js';
+
+export interface Followees {
+  /** Everyone the reader follows. */
+  readonly all: ReadonlySet<number>;
+  /** The followees whose recent lists are merged, ascending. */
+  readonly pulled: readonly number[];
+  /** When it was loaded (clock ms). */
+  readonly loadedAt: number;
+  /** False when the worker's pulled marks could not be read (Redis down): not cached. */
+  readonly marks: boolean;
+}
+
+export interface FolloweeCacheOptions {
+  repo: FeedRepository;
+  redis: Redis;
+  keys: Keyspace;
+  /** Followees with more followers than this are pulled. */
+  threshold: number;
+  /** How long an entry is used (default 10 s). */
+  ttlMs?: number;
+  /** Entries kept at most; the oldest loaded go first (default 100,000). */
+  maxEntries?: number;
+  clock?: () => number;
+}
+
+export const DEFAULT_FOLLOWEE_TTL_MS = 10_000;
+const MARK_CHUNK = 1_000;
+
+/** The worker's "pulled" mark of an author (beside the recent list, same hash slot). */
+export function pulledMarkKey(keys: Keyspace, authorId: number): string {
+  return derivedKey(keys.key(authorPostsKey(authorId)), 'pulled');
+}
+
+export class FolloweeCache {
+  readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly clock: () => number;
+  private readonly entries = new Map<number, Followees>();
+  /** Bumped by invalidate(): a load that began under an older version is not kept. */
+  private readonly versions = new Map<number, number>();
+  private readonly flights = new SingleFlight<Followees>();
+
+  constructor(private readonly o: FolloweeCacheOptions) {
+    this.ttlMs = o.ttlMs ?? DEFAULT_FOLLOWEE_TTL_MS;
+    this.maxEntries = o.maxEntries ?? 100_000;
+    this.clock = o.clock ?? Date.now;
+  }
+
+  /** The reader's followees, from the cache when loaded within ttlMs. Without marks (Redis
+   * down), a load reads Postgres only and is not kept. */
+  get(userId: number, marks = true): Promise<Followees> {
+    const entry = this.entries.get(userId);
+    if (entry && this.clock() - entry.loadedAt < this.ttlMs) return Promise.resolve(entry);
+    return this.load(userId, marks);
+  }
+
+  /** Load now (sharing a load already running for the same version). */
+  load(userId: number, marks = true): Promise<Followees> {
+    const version = this.versions.get(userId) ?? 0;
+    return this.flights.run(`${userId}:${version}:${marks ? 'm' : '-'}`, () => this.fetch(userId, version, marks));
+  }
+
+  /** Forget the reader's entry (after they followed or unfollowed someone). */
+  invalidate(userId: number): void {
+    this.entries.delete(userId);
+    this.versions.set(userId, (this.versions.get(userId) ?? 0) + 1);
+    if (this.versions.size > 4 * this.maxEntries) this.versions.clear(); // a version only guards loads in flight
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private async fetch(userId: number, version: number, withMarks: boolean): Promise<Followees> {
+    const loadedAt = this.clock();
+    const [all, over] = await Promise.all([this.o.repo.followeesOf(userId), this.o.repo.pulledFollowees(userId, this.o.threshold)]);
+    const pulled = new Set(over);
+    let marks = withMarks;
+    if (withMarks) {
+      try {
+        for (const id of await this.marked(all.filter((a) => !pulled.has(a)))) pulled.add(id);
+      } catch (err) {
+        if (!isCacheUnavailable(err, this.o.redis)) throw err;
+        marks = false;
+      }
+    }
+    const result: Followees = { all: new Set(all), pulled: [...pulled].sort((a, b) => a - b), loadedAt, marks };
+    if (marks && (this.versions.get(userId) ?? 0) === version) {
+      this.entries.delete(userId); // re-insert: Map order is load order, the oldest first
+      this.entries.set(userId, result);
+      if (this.entries.size > this.maxEntries) {
+        const oldest = this.entries.keys().next();
+        if (!oldest.done) this.entries.delete(oldest.value);
+      }
+    }
+    return result;
+  }
+
+  /** Which of these authors carry the worker's pulled mark: MGETs of up to 1,000 keys, pipelined. */
+  private async marked(authorIds: readonly number[]): Promise<number[]> {
+    if (authorIds.length === 0) return [];
+    const p = this.o.redis.pipeline();
+    for (let i = 0; i < authorIds.length; i += MARK_CHUNK) {
+      p.mget(authorIds.slice(i, i + MARK_CHUNK).map((id) => pulledMarkKey(this.o.keys, id)));
+    }
+    const replies = (await p.exec()) ?? [];
+    const out: number[] = [];
+    replies.forEach(([err, values], chunk) => {
+      if (err) throw err;
+      (values as (string | null)[]).forEach((v, j) => {
+        if (v !== null) out.push(authorIds[chunk * MARK_CHUNK + j]);
+      });
+    });
+    return out;
+  }
+}

@@ -1,0 +1,100 @@
+// Post bodies for a feed page: one MGET of the cached bodies, one Postgres query for the misses,
+// and the misses written back to the cache.
+//
+// The cache holds, at `post:ID`, either the post (`{"authorId","text","createdAt"}`) or a tombstone
+// (`{"deleted":true}`) for a deleted one, each with the body TTL (24 h). Deleting a post writes its
+// tombstone over whatever is cached; a write-back only ever creates a key (SET NX). So a reader that
+// fetched a post from Postgres just before it was deleted cannot put the live body back over the
+// tombstone: the stale write-back finds the key taken and does nothing, and a deleted post never
+// comes back for the body TTL. (The fan-out worker later removes the key on PostDeleted; a
+// write-back of a read that began before the delete and ends after that removal is the one window
+// left, and it needs a read slower than the relay and the worker together.)
+import type { Redis } from 'ioredis';
+import type { PostId } from '../../core/post-id.js';
+import type { PostBodyCache } from '../cache/post-bodies.js';
+import type { Counter } from '../http/metrics.js';
+import type { PostView } from '../http/service.js';
+import type { FeedRepository, StoredPost } from '../store/repository.js';
+
+/** What a body key holds. */
+export type CachedBody = { authorId: number; text: string; createdAt: number } | { deleted: true };
+
+/** A page entry's verdict: the post to show, or null to drop it (deleted, or no such post). */
+export type Verdict = PostView | null;
+
+/** The cached value as a verdict, or undefined when it is not one of ours (then it counts as a miss). */
+export function decodeBody(id: PostId, value: unknown): Verdict | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v.deleted === true) return null;
+  const { authorId, text, createdAt } = v;
+  if (typeof authorId !== 'number' || !Number.isSafeInteger(authorId) || authorId < 0) return undefined;
+  if (typeof text !== 'string' || text.length === 0) return undefined;
+  if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt)) return undefined;
+  return { id, authorId, text, createdAt };
+}
+
+export function viewOf(post: StoredPost): PostView {
+  return { id: post.id, authorId: post.authorId, text: post.body, createdAt: post.createdAt };
+}
+
+export interface HydratorOptions {
+  repo: FeedRepository;
+  bodies: PostBodyCache<unknown>;
+  /** Counts cache hits and misses (label result=hit|miss). */
+  lookups?: Counter;
+  /** Errors of background write-backs (they never fail a read). */
+  onError?: (err: unknown) => void;
+}
+
+export class PostHydrator {
+  readonly redis: Redis;
+
+  constructor(private readonly o: HydratorOptions) {
+    this.redis = o.bodies.redis;
+  }
+
+  /** Verdicts for these ids: cached bodies (one MGET), then Postgres for the misses (one query),
+   * which are written back in the background. */
+  async hydrate(ids: readonly PostId[]): Promise<Map<PostId, Verdict>> {
+    const out = new Map<PostId, Verdict>();
+    if (ids.length === 0) return out;
+    const { hits, missing } = await this.o.bodies.getMany(ids);
+    for (const [id, value] of hits) {
+      const verdict = decodeBody(id, value);
+      if (verdict === undefined) missing.push(id);
+      else out.set(id, verdict);
+    }
+    this.o.lookups?.inc({ result: 'hit' }, out.size);
+    if (missing.length === 0) return out;
+    this.o.lookups?.inc({ result: 'miss' }, missing.length);
+    const rows = await this.o.repo.getPosts(missing);
+    for (const id of missing) {
+      const row = rows.get(id);
+      out.set(id, row && !row.deleted ? viewOf(row) : null);
+    }
+    if (rows.size > 0) {
+      this.remember([...rows.values()]).catch((err) => this.o.onError?.(err));
+    }
+    return out;
+  }
+
+  /** Cache these posts where nothing is cached yet (a deleted one as its tombstone). One round trip. */
+  async remember(posts: readonly StoredPost[]): Promise<void> {
+    if (posts.length === 0) return;
+    const p = this.redis.pipeline();
+    for (const post of posts) {
+      const value: CachedBody = post.deleted ? { deleted: true } : { authorId: post.authorId, text: post.body, createdAt: post.createdAt };
+      p.set(this.o.bodies.key(post.id), JSON.stringify(value), 'PX', this.o.bodies.ttlMs, 'NX');
+    }
+    const replies = (await p.exec()) ?? [];
+    const failed = replies.find(([err]) => err !== null);
+    if (failed) throw failed[0];
+  }
+
+  /** A deleted post: its tombstone replaces whatever is cached. */
+  async forget(id: PostId): Promise<void> {
+    const value: CachedBody = { deleted: true };
+    await this.redis.set(this.o.bodies.key(id), JSON.stringify(value), 'PX', this.o.bodies.ttlMs);
+  }
+}

@@ -1,0 +1,535 @@
+// The reference server's composition root: configuration from flags and environment, and one
+// process running the HTTP API, the outbox relay and (with --with-worker) the fan-out worker.
+//
+// Environment (flags win; DESIGN.md: services through REDIS_URL, DATABASE_URL, KAFKA_BROKERS):
+//   REDIS_URL, DATABASE_URL, FEED_BUS=redis|kafka, KAFKA_BROKERS
+//   FEED_TOKEN_SECRET    HS256 secret of the bearer tokens, at least 32 bytes (required)
+//   FEED_CURSOR_SECRET   MAC secret of the feed cursors (default: derived from the token secret)
+//   FEED_THRESHOLD       authors with more followers are pulled at read time (25000)
+//   FEED_POLICY          the worker's policy spec, when not threshold: the read path follows it
+//                        (push and reader-cap pull nobody, pull pulls everybody)
+//   FEED_TIMELINE_CAP (800), FEED_LIST_LENGTH (100), FEED_LEASE_DAYS (7), FEED_DORMANT_DAYS (14)
+//   FEED_NODE_ID         this instance's worker id in post ids, 0..1023 (0); distinct per instance
+//   FEED_KEY_PREFIX ('') FEED_STREAM_PREFIX (feedlab:events) FEED_PARTITIONS (16)
+//   FEED_PG_SCHEMA (public) FEED_PG_POOL (20) FEED_FOLLOWEE_TTL_MS (10000)
+//   FEED_PORT (8080) FEED_HOST (127.0.0.1)
+//
+// Start-up: migrations (idempotent, under an advisory lock), the Redis connection (unreachable is a
+// start-up error: exit 3), the event log (unreachable is NOT an error: posts wait in the Postgres
+// outbox and the relay moves them once the log answers), then the listener. Shutdown (close()):
+// stop accepting and finish the requests in flight, let the relay finish its publish and the worker
+// its batch, close the connections.
+import { createHmac } from 'node:crypto';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { Redis } from 'ioredis';
+import { formatPolicy, parsePolicy, PolicySpecError, POLICY_FORMS, type FanoutPolicy } from '../core/fanout-policy.js';
+import { PostIdGenerator, MAX_WORKER_ID } from '../core/post-id.js';
+import { redactUrl } from '../core/service-url.js';
+import {
+  DEFAULT_CELEBRITY_LIST_LENGTH,
+  DEFAULT_CELEBRITY_THRESHOLD,
+  DEFAULT_DORMANT_DAYS,
+  DEFAULT_LEASE_DAYS,
+  DEFAULT_READER_CAP,
+  DEFAULT_TIMELINE_CAP,
+  SECONDS_PER_DAY,
+} from '../core/timeline-rules.js';
+import { checkTokenSecret, TOKEN_SECRET_ENV, TokenConfigError } from './auth/token.js';
+import { loadScripts } from './cache/post-list.js';
+import { closeRedis, connectRedis, DEFAULT_REDIS_URL, keyspace } from './cache/redis.js';
+import { backoffDelay, sleep } from './events/backoff.js';
+import { EventLogInputError } from './events/errors.js';
+import type { EventLog } from './events/event-log.js';
+import { DEFAULT_KAFKA_BROKERS, openKafkaLog } from './events/kafka.js';
+import { DEFAULT_STREAM_PREFIX, openRedisStreamsLog } from './events/redis-streams.js';
+import { OutboxRelay } from './events/relay.js';
+import { createFeedService, type RedisFeedService } from './feed/service.js';
+import { buildApp } from './http/app.js';
+import { MetricsRegistry } from './http/metrics.js';
+import { migrate } from './store/migrate.js';
+import { PostgresOutbox } from './store/outbox.js';
+import { createStore, DEFAULT_DATABASE_URL, type Store } from './store/pool.js';
+import { FeedRepository } from './store/repository.js';
+
+/** A configuration mistake: one line, exit 2. */
+export class ServeConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServeConfigError';
+  }
+}
+
+export type Bus = 'redis' | 'kafka';
+
+export interface ServeConfig {
+  port: number;
+  host: string;
+  withWorker: boolean;
+  redisUrl: string;
+  databaseUrl: string;
+  pgSchema: string;
+  pgPoolMax: number;
+  bus: Bus;
+  kafkaBrokers: string[];
+  streamPrefix: string;
+  partitions: number;
+  keyPrefix: string;
+  /** The fan-out policy the workers run (FEED_POLICY over FEED_THRESHOLD). */
+  policy: FanoutPolicy;
+  /** Followees with more followers than this are pulled on read (from the policy). */
+  readThreshold: number;
+  timelineCap: number;
+  listLength: number;
+  leaseDays: number;
+  dormantDays: number;
+  /** Worker id of this instance's post-id generator. */
+  nodeId: number;
+  followeeTtlMs: number;
+  tokenSecret: string;
+  cursorSecret: string | Buffer;
+  /** Where the cursor secret came from, for the start-up lines. */
+  cursorSecretFrom: 'FEED_CURSOR_SECRET' | 'derived';
+}
+
+/** The flags `feedlab serve` takes (strings as parseArgs gives them). */
+export interface ServeFlags {
+  port?: string;
+  host?: string;
+  'with-worker'?: boolean;
+  threshold?: string;
+  policy?: string;
+  'timeline-cap'?: string;
+  'lease-days'?: string;
+  'dormant-days'?: string;
+  bus?: string;
+  'redis-url'?: string;
+  'database-url'?: string;
+  schema?: string;
+  'key-prefix'?: string;
+  'stream-prefix'?: string;
+  'node-id'?: string;
+}
+
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PG_POOL = 20;
+/** The label mixed into the token secret to derive the cursor secret. */
+export const CURSOR_SECRET_LABEL = 'feedlab/cursor-secret/v1';
+
+interface Source {
+  value: string | undefined;
+  where: string;
+}
+
+function pick(flags: ServeFlags, env: NodeJS.ProcessEnv, flag: keyof ServeFlags | null, variable: string): Source {
+  const f = flag ? flags[flag] : undefined;
+  if (typeof f === 'string') return { value: f, where: `--${flag}` };
+  const e = env[variable];
+  if (e !== undefined && e.trim() !== '') return { value: e.trim(), where: variable };
+  return { value: undefined, where: flag ? `--${flag}` : variable };
+}
+
+function integer(s: Source, dflt: number, min: number, max: number): number {
+  if (s.value === undefined) return dflt;
+  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(s.value.replace(/_/g, ''));
+  const v = m ? Number(m[1]) * (m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6) : NaN;
+  if (!Number.isSafeInteger(v) || v < min || v > max) {
+    throw new ServeConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a whole number from ${min} to ${max}`);
+  }
+  return v;
+}
+
+function days(s: Source, dflt: number): number {
+  if (s.value === undefined) return dflt;
+  const v = Number(s.value);
+  if (!/^\d+(\.\d+)?$/.test(s.value) || !(v > 0) || v > 3650) {
+    throw new ServeConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a number of days above 0 (e.g. 7 or 0.5), at most 3650`);
+  }
+  return v;
+}
+
+function url(s: Source, dflt: string, protocols: string[]): string {
+  const v = s.value ?? dflt;
+  let parsed: URL;
+  try {
+    parsed = new URL(v);
+  } catch {
+    throw new ServeConfigError(`${s.where}=${JSON.stringify(redactUrl(v))}: not a URL (expected ${protocols[0]}//...)`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ServeConfigError(`${s.where}=${JSON.stringify(redactUrl(v))}: must start with ${protocols.map((p) => p + '//').join(' or ')}`);
+  }
+  return v;
+}
+
+function name(s: Source, dflt: string, pattern: RegExp, what: string): string {
+  const v = s.value ?? dflt;
+  if (!pattern.test(v)) throw new ServeConfigError(`${s.where}=${JSON.stringify(v.slice(0, 80))}: ${what}`);
+  return v;
+}
+
+/** The follower count over which the read path pulls, for a policy: what pullsAuthor decides. */
+export function readThresholdOf(policy: FanoutPolicy): number {
+  switch (policy.kind) {
+    case 'pull':
+      return 0;
+    case 'threshold':
+    case 'adaptive':
+      // An adaptive worker may lower its threshold under load; the authors it then pulls carry its
+      // pulled mark, which the read path honours beside the threshold.
+      return policy.threshold;
+    default:
+      return Number.MAX_SAFE_INTEGER; // push, reader-cap, rate: nobody is pulled
+  }
+}
+
+/** The cursor secret derived from the token secret (a different key, so neither MAC serves for the other). */
+export function deriveCursorSecret(tokenSecret: string): Buffer {
+  return createHmac('sha256', tokenSecret).update(CURSOR_SECRET_LABEL).digest();
+}
+
+/** The configuration from flags over environment over defaults; ServeConfigError on the first bad value. */
+export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const get = (flag: keyof ServeFlags | null, variable: string) => pick(flags, env, flag, variable);
+
+  const busSrc = get('bus', 'FEED_BUS');
+  const bus = (busSrc.value ?? 'redis').toLowerCase();
+  if (bus !== 'redis' && bus !== 'kafka') throw new ServeConfigError(`${busSrc.where}=${JSON.stringify(busSrc.value)}: must be redis or kafka`);
+
+  const kafkaBrokers = (get(null, 'KAFKA_BROKERS').value ?? DEFAULT_KAFKA_BROKERS.join(','))
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
+  for (const b of kafkaBrokers) {
+    if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b)) {
+      throw new ServeConfigError(`KAFKA_BROKERS: "${b.slice(0, 80)}" is not host:port (a comma-separated list of them)`);
+    }
+  }
+
+  const thresholdSrc = get('threshold', 'FEED_THRESHOLD');
+  const base: FanoutPolicy = {
+    kind: 'threshold',
+    threshold: integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
+    skipDormant: true,
+    readerCap: DEFAULT_READER_CAP,
+    backlogBound: 1_000_000,
+    minThreshold: 1_000,
+  };
+  const policySrc = get('policy', 'FEED_POLICY');
+  let policy: FanoutPolicy;
+  try {
+    policy = parsePolicy(policySrc.value ?? 'threshold', base);
+  } catch (err) {
+    if (err instanceof PolicySpecError) throw new ServeConfigError(`${policySrc.where}: ${err.message}`);
+    throw err;
+  }
+  if (thresholdSrc.value !== undefined && policySrc.value !== undefined && (policy.kind === 'threshold' || policy.kind === 'adaptive') && policy.threshold !== base.threshold) {
+    throw new ServeConfigError(`${policySrc.where}=${policySrc.value} and ${thresholdSrc.where}=${thresholdSrc.value} disagree on the threshold: set one of them`);
+  }
+
+  const tokenSecret = env[TOKEN_SECRET_ENV] ?? '';
+  if (tokenSecret === '') {
+    throw new ServeConfigError(`${TOKEN_SECRET_ENV} is not set: the HS256 secret bearer tokens are signed with, at least 32 bytes (e.g. "openssl rand -base64 32")`);
+  }
+  try {
+    checkTokenSecret(tokenSecret, TOKEN_SECRET_ENV);
+  } catch (err) {
+    if (err instanceof TokenConfigError) throw new ServeConfigError(err.message);
+    throw err;
+  }
+  const cursorEnv = env.FEED_CURSOR_SECRET ?? '';
+
+  const port = integer(get('port', 'FEED_PORT'), DEFAULT_PORT, 0, 65_535);
+  const host = name(get('host', 'FEED_HOST'), DEFAULT_HOST, /^[A-Za-z0-9.:_-]{1,255}$/, 'a host name or address, e.g. 127.0.0.1 or 0.0.0.0');
+
+  return {
+    port,
+    host,
+    withWorker: flags['with-worker'] === true,
+    redisUrl: url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    databaseUrl: url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    pgSchema: name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
+    pgPoolMax: integer(get(null, 'FEED_PG_POOL'), DEFAULT_PG_POOL, 1, 1000),
+    bus,
+    kafkaBrokers,
+    streamPrefix: name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
+    partitions: integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
+    keyPrefix: name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
+    policy,
+    readThreshold: readThresholdOf(policy),
+    timelineCap: integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 100_000),
+    listLength: integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
+    leaseDays: days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS),
+    dormantDays: days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
+    nodeId: integer(get('node-id', 'FEED_NODE_ID'), 0, 0, MAX_WORKER_ID),
+    followeeTtlMs: integer(get(null, 'FEED_FOLLOWEE_TTL_MS'), 10_000, 0, 3_600_000),
+    tokenSecret,
+    cursorSecret: cursorEnv !== '' ? cursorEnv : deriveCursorSecret(tokenSecret),
+    cursorSecretFrom: cursorEnv !== '' ? 'FEED_CURSOR_SECRET' : 'derived',
+  };
+}
+
+const dayMs = (d: number) => Math.round(d * SECONDS_PER_DAY * 1000);
+
+/** The configuration as lines to print at start-up: passwords and secrets never shown. */
+export function describeServeConfig(c: ServeConfig): string[] {
+  const bus =
+    c.bus === 'redis'
+      ? `redis streams "${c.streamPrefix}" (${c.partitions} partitions) at ${redactUrl(c.redisUrl)}`
+      : `kafka at ${c.kafkaBrokers.join(',')}`;
+  const pulled =
+    c.readThreshold === Number.MAX_SAFE_INTEGER ? 'nobody pulled' : c.readThreshold === 0 ? 'every followee pulled' : `followees over ${c.readThreshold} followers pulled`;
+  const cursor = c.cursorSecretFrom === 'derived' ? 'derived from the token secret' : `set by FEED_CURSOR_SECRET (${Buffer.byteLength(c.cursorSecret)} bytes)`;
+  return [
+    `listen    http://${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}`,
+    `postgres  ${redactUrl(c.databaseUrl)} (schema ${c.pgSchema}, pool ${c.pgPoolMax}), migrating at start-up`,
+    `redis     ${redactUrl(c.redisUrl)}${c.keyPrefix ? ` (key prefix "${c.keyPrefix}")` : ''}`,
+    `bus       ${bus}; outbox relay in this process`,
+    `policy    ${formatPolicy(c.policy)} (${pulled} on read)`,
+    `timelines cap ${c.timelineCap}, lease ${c.leaseDays} d, dormant after ${c.dormantDays} d; recent lists ${c.listLength}; followee sets cached ${c.followeeTtlMs} ms`,
+    `post ids  node ${c.nodeId} (give every API instance its own FEED_NODE_ID)`,
+    `secrets   ${TOKEN_SECRET_ENV} set (${Buffer.byteLength(c.tokenSecret)} bytes); cursor secret ${cursor}`,
+    `worker    ${c.withWorker ? 'fan-out worker in this process (--with-worker)' : 'not in this process (run feedlab worker)'}`,
+  ];
+}
+
+export interface ServeOptions {
+  /** Lines for stderr: start-up, survivable trouble (throttled), shutdown. */
+  log?: (line: string) => void;
+  /** fastify/pino logger options (default: warnings and errors only). */
+  logger?: FastifyServerOptions['logger'];
+  /** The process's registry (default: a new one). */
+  metrics?: MetricsRegistry;
+  /** The environment the fan-out worker (--with-worker) reads its own settings from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  /** Where it listens, e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  readonly service: RedisFeedService;
+  readonly store: Store;
+  readonly redis: Redis;
+  readonly metrics: MetricsRegistry;
+  /** Rejects when a background part (the relay, the worker) cannot go on. */
+  readonly failed: Promise<never>;
+  /** Graceful stop; resolves once every connection is closed. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** What --with-worker uses of server/worker (imported at run time: it may not be built). */
+interface WorkerModules {
+  loadWorkerConfig(flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): unknown;
+  describeWorkerConfig?(config: unknown): string[];
+  runWorker(config: unknown, options: { signal: AbortSignal; log?: (line: string) => void }): Promise<unknown>;
+}
+
+/** The fan-out worker's modules, or null when this build has none. */
+async function importWorker(): Promise<WorkerModules | null> {
+  // Specifiers in variables: the compiler does not require the modules to exist.
+  const configPath = './worker/config.js';
+  const processPath = './worker/process.js';
+  try {
+    const [config, proc] = await Promise.all([import(configPath), import(processPath)]);
+    if (typeof config.loadWorkerConfig !== 'function' || typeof proc.runWorker !== 'function') return null;
+    return { loadWorkerConfig: config.loadWorkerConfig, describeWorkerConfig: config.describeWorkerConfig, runWorker: proc.runWorker };
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return null;
+    throw err;
+  }
+}
+
+/** Start everything; rejects (after closing what it opened) with a one-line error on a start-up failure. */
+export async function startServer(config: ServeConfig, options: ServeOptions = {}): Promise<RunningServer> {
+  const say = options.log ?? (() => {});
+  const lastSaid = new Map<string, number>();
+  const report = (what: string) => (err: unknown) => {
+    const text = `${what}: ${(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 300)}`;
+    const now = Date.now();
+    if ((lastSaid.get(text) ?? 0) + 10_000 > now) return;
+    if (lastSaid.size > 1000) lastSaid.clear();
+    lastSaid.set(text, now);
+    say(text);
+  };
+  const metrics = options.metrics ?? new MetricsRegistry();
+  const stop = new AbortController();
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  const background: Promise<unknown>[] = [];
+  let fail: (err: unknown) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  failed.catch(() => {});
+
+  let app: FastifyInstance | null = null;
+  const closeAll = async () => {
+    // Stop accepting and finish the requests in flight, then the relay's publish and the worker's
+    // batch, then the connections.
+    if (app) await app.close().catch(() => {});
+    stop.abort();
+    await Promise.allSettled(background);
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch {
+        // closing what is already broken
+      }
+    }
+  };
+
+  try {
+    const store = createStore({ databaseUrl: config.databaseUrl, schema: config.pgSchema, max: config.pgPoolMax, applicationName: 'feedlab-serve' });
+    cleanups.push(() => store.pool.end());
+    const m = await migrate(store);
+    say(`migrations: ${m.applied.length === 0 ? 'up to date' : `applied ${m.applied.map((a) => `${a.version} ${a.name}`).join(', ')}`} (version ${m.version})`);
+    const repo = new FeedRepository(store);
+
+    const redis = await connectRedis({ url: config.redisUrl, connectionName: 'feedlab-serve', commandTimeoutMs: 2_000, onError: report('redis') });
+    cleanups.push(() => closeRedis(redis));
+    await loadScripts(redis);
+    const keys = keyspace(config.keyPrefix);
+
+    // The outbox relay, once the event log answers (at start-up or later).
+    let relay: OutboxRelay | null = null;
+    const outbox = new PostgresOutbox(store);
+    const openLog = (): Promise<EventLog> =>
+      config.bus === 'redis'
+        ? openRedisStreamsLog({ url: config.redisUrl, prefix: config.streamPrefix, partitions: config.partitions })
+        : openKafkaLog({ brokers: config.kafkaBrokers, partitions: config.partitions, logLevel: 'nothing' });
+    let log: EventLog | null = null;
+    try {
+      log = await openLog();
+    } catch (err) {
+      if (err instanceof EventLogInputError) throw err;
+      say(`event log unreachable (${(err as Error).message}); posts wait in the outbox and are relayed once it answers`);
+    }
+    const startRelay = (eventLog: EventLog) => {
+      cleanups.push(() => eventLog.close());
+      relay = new OutboxRelay({ source: outbox, log: eventLog, idleMs: 250, onError: report('outbox relay') });
+      return relay.run(stop.signal);
+    };
+    background.push(
+      (async () => {
+        let eventLog = log;
+        for (let failures = 1; eventLog === null && !stop.signal.aborted; failures++) {
+          await sleep(backoffDelay(failures, { initialMs: 500, maxMs: 10_000 }), stop.signal);
+          if (stop.signal.aborted) return;
+          try {
+            eventLog = await openLog();
+            say('event log reachable: relaying the outbox');
+          } catch (err) {
+            if (err instanceof EventLogInputError) throw err;
+            report('event log')(err);
+          }
+        }
+        if (eventLog) await startRelay(eventLog);
+      })().catch((err) => {
+        say(`outbox relay stopped: ${err instanceof Error ? err.message : String(err)}`);
+        fail(err);
+      }),
+    );
+
+    // Relay and outbox figures for /metrics, sampled every 5 s.
+    const backlog = metrics.gauge('feedlab_outbox_backlog', 'Outbox rows not yet published to the event log (posts and deletes waiting for fan-out)');
+    const published = metrics.counter('feedlab_relay_published_total', 'Outbox rows this process published to the event log');
+    const relayFailures = metrics.counter('feedlab_relay_failures_total', 'Failed claims, publishes and marks of the outbox relay (each retried)');
+    let seen = { published: 0, failures: 0 };
+    const sample = async () => {
+      const r = relay as OutboxRelay | null;
+      if (r) {
+        published.inc(undefined, r.stats.published - seen.published);
+        relayFailures.inc(undefined, r.stats.failures - seen.failures);
+        seen = { published: r.stats.published, failures: r.stats.failures };
+      }
+      try {
+        backlog.set(await outbox.backlog());
+      } catch {
+        // Postgres down: keep the last value
+      }
+    };
+    const sampler = setInterval(() => void sample(), 5_000);
+    sampler.unref();
+    cleanups.push(() => clearInterval(sampler));
+
+    const service = createFeedService({
+      repo,
+      redis,
+      keys,
+      ids: new PostIdGenerator(config.nodeId),
+      threshold: config.readThreshold,
+      timelineCap: config.timelineCap,
+      listLength: config.listLength,
+      leaseMs: dayMs(config.leaseDays),
+      dormantMs: dayMs(config.dormantDays),
+      followeeTtlMs: config.followeeTtlMs,
+      metrics,
+      onCommitted: () => (relay as OutboxRelay | null)?.nudge(),
+      onWarning: (line) => report('feed')(line),
+    });
+
+    const api = buildApp({ service, tokenSecret: config.tokenSecret, cursorSecret: config.cursorSecret, metrics, logger: options.logger ?? { level: 'warn' } });
+    app = api;
+
+    if (config.withWorker) {
+      const worker = await importWorker();
+      if (!worker) {
+        say('--with-worker: this build has no fan-out worker (server/worker); run `feedlab worker` beside the server');
+      } else {
+        // What both must agree on is handed over; the rest (concurrency, batch sizes, the consumer
+        // name...) the worker reads from the environment as `feedlab worker` does. This process
+        // runs the relay and has migrated already.
+        const env: NodeJS.ProcessEnv = {
+          ...(options.env ?? process.env),
+          FEED_RELAY: '0',
+          FEED_MIGRATE: '0',
+          FEED_POLICY: formatPolicy(config.policy),
+          FEED_THRESHOLD: String(config.policy.threshold),
+          FEED_PARTITIONS: String(config.partitions),
+          FEED_LIST_LENGTH: String(config.listLength),
+          KAFKA_BROKERS: config.kafkaBrokers.join(','),
+        };
+        const workerConfig = worker.loadWorkerConfig(
+          {
+            'redis-url': config.redisUrl,
+            'database-url': config.databaseUrl,
+            schema: config.pgSchema,
+            'key-prefix': config.keyPrefix,
+            'stream-prefix': config.streamPrefix,
+            bus: config.bus,
+            'timeline-cap': String(config.timelineCap),
+            'lease-days': String(config.leaseDays),
+            'dormant-days': String(config.dormantDays),
+          },
+          env,
+        );
+        for (const line of worker.describeWorkerConfig?.(workerConfig) ?? []) say(`worker: ${line}`);
+        background.push(
+          worker.runWorker(workerConfig, { signal: stop.signal, log: (line) => say(`worker: ${line}`) }).catch((err) => {
+            say(`worker stopped: ${err instanceof Error ? err.message : String(err)}`);
+            fail(err);
+          }),
+        );
+      }
+    }
+
+    const address = await api.listen({ port: config.port, host: config.host });
+    say(`listening on ${address}`);
+
+    let closing: Promise<void> | null = null;
+    return {
+      app: api,
+      url: address,
+      service,
+      store,
+      redis,
+      metrics,
+      failed,
+      close: () => (closing ??= closeAll()),
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
