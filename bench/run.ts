@@ -1,10 +1,11 @@
 // npm run bench: every benchmark in one process, each printing its figure and its ratio to the anchor.
 import { benchEngine } from './engine.js';
 import { benchGraph } from './graph.js';
+import { benchLoadGraph } from './load-graph.js';
 import { benchSimulate } from './simulate.js';
 
 const only = process.argv[2];
-const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph };
+const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph };
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;
   console.log(`\n== ${name} ==`);
