@@ -45,6 +45,7 @@ import { DEFAULT_STREAM_PREFIX, openRedisStreamsLog } from './events/redis-strea
 import { OutboxRelay } from './events/relay.js';
 import { createFeedService, type RedisFeedService } from './feed/service.js';
 import { buildApp } from './http/app.js';
+import { FleetMetrics } from './http/fleet-metrics.js';
 import { MetricsRegistry } from './http/metrics.js';
 import { migrate } from './store/migrate.js';
 import { PostgresOutbox } from './store/outbox.js';
@@ -471,6 +472,14 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
 
     const api = buildApp({ service, tokenSecret: config.tokenSecret, cursorSecret: config.cursorSecret, metrics, logger: options.logger ?? { level: 'warn' } });
     app = api;
+
+    // The fan-out workers' lag, batch timing and counters, read from Redis when /metrics is
+    // scraped. A worker in this process (--with-worker) publishes there like any other and records
+    // nothing into this registry, so it is counted once.
+    const fleet = new FleetMetrics({ registry: metrics, redis, keys });
+    api.addHook('onRequest', async (request) => {
+      if (request.method === 'GET' && request.url.split('?', 1)[0] === '/metrics') await fleet.refresh();
+    });
 
     if (config.withWorker) {
       const worker = await importWorker();

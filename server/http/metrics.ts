@@ -147,6 +147,15 @@ export class Counter extends Metric<{ value: number }> {
   get(labels?: Labels): number {
     return this.state(labels).value;
   }
+  /**
+   * Set the total of a counter kept elsewhere (another process's, read at scrape time: see
+   * fleet-metrics.ts). Such a total may go down when its source restarts or leaves, which
+   * Prometheus takes as a counter reset; this process's own counters only ever inc().
+   */
+  mirror(value: number, labels?: Labels): void {
+    if (!(value >= 0) || !Number.isFinite(value)) throw new RangeError(`counter ${this.name} cannot be ${value}`);
+    this.state(labels).value = value;
+  }
   protected samples(labels: string, s: { value: number }): string {
     return `${this.name}${braces(labels)} ${formatValue(s.value)}\n`;
   }
@@ -227,6 +236,26 @@ export class Histogram extends Metric<HistogramState> {
     s.counts[i]!++;
     s.count++;
     s.sum += value;
+  }
+
+  /**
+   * Replace a series with a distribution kept elsewhere (other processes' histograms, read at
+   * scrape time: see fleet-metrics.ts): `counts` per bucket, not cumulative, one per bound and a
+   * last one for +Inf; `sum` of the observed values.
+   */
+  mirror(counts: readonly number[], sum: number, labels?: Labels): void {
+    if (counts.length !== this.buckets.length + 1) {
+      throw new RangeError(`histogram ${this.name}: ${counts.length} bucket counts for ${this.buckets.length} bounds and +Inf`);
+    }
+    if (!counts.every((c) => c >= 0 && Number.isFinite(c))) throw new RangeError(`histogram ${this.name}: bucket counts must be finite and not negative`);
+    const s = this.state(labels);
+    let count = 0;
+    counts.forEach((c, i) => {
+      s.counts[i] = c;
+      count += c;
+    });
+    s.count = count;
+    s.sum = sum;
   }
 
   /** Observe the seconds elapsed since a process.hrtime.bigint() reading. */

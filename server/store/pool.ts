@@ -70,6 +70,12 @@ export function createStore(opts: PoolOptions = {}): Store {
   // An idle connection that dies (server restart) must not crash the process; the next checkout
   // makes a new one, and its failure is reported there.
   pool.on('error', () => {});
+  // pg-pool listens for a client's errors only while the client is idle; a checked-out client whose
+  // connection dies (Postgres stopped, the network cut) emits 'error' too, and an 'error' event
+  // with no listener crashes the process. The query in flight fails on its own (and is reported as
+  // DatabaseUnavailableError), later queries on the dead client fail at once, and the pool discards
+  // the client when it is released: nothing else is needed here.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return { pool, url: redactUrl(connectionString), schema };
 }
 

@@ -43,6 +43,9 @@ import { derivedKey, type Keyspace } from '../cache/redis.js';
 import { authorPostsKey } from '../../core/keys.js';
 import type { BatchTiming, PushResult, TimelineCache } from '../cache/timelines.js';
 import type { BatchHandler, DeliveredEvent, PostCreated, PostDeleted, PostEvent } from '../events/event-log.js';
+import { backoffDelay, sleep, type BackoffOptions } from '../events/backoff.js';
+import { isCacheUnavailable } from '../feed/faults.js';
+import { DatabaseUnavailableError } from '../store/errors.js';
 import { NotFoundError, runStatement, type FeedRepository } from '../store/repository.js';
 import { NO_METRICS, type MetricsSink } from './metrics.js';
 
@@ -71,6 +74,16 @@ export interface FanoutWorkerOptions {
   readonly clock?: () => number;
   /** The fan-out backlog in queued timeline writes, for the adaptive policy (undefined: unknown). */
   readonly backlog?: () => number | undefined;
+  /** A batch failed because Postgres or Redis is unavailable and will be retried in place. */
+  readonly onOutage?: (err: unknown) => void;
+}
+
+/** Waiting between attempts at a batch while Postgres or Redis is unavailable. */
+export const OUTAGE_RETRY: BackoffOptions = { initialMs: 100, maxMs: 5_000 };
+
+/** Does this failure mean a service is unavailable (retry later), rather than a bad event or a bug? */
+export function isOutage(err: unknown): boolean {
+  return err instanceof DatabaseUnavailableError || isCacheUnavailable(err);
 }
 
 export type FanoutPath = 'push' | 'pull' | 'delete' | 'skip';
@@ -228,11 +241,33 @@ export class FanoutWorker {
     this.lastAdapt = -Infinity;
   }
 
-  /** The handler for EventLog.consume: resolving acknowledges the batch. The stop signal is not
-   * passed on: the batch in hand is finished. */
+  /**
+   * The handler for EventLog.consume: resolving acknowledges the batch. The stop signal is not
+   * passed on: the batch in hand is finished.
+   *
+   * A batch that fails because Postgres or Redis is unavailable is handled again here, after a
+   * backoff, until the outage is over (or the consumer stops: it then stays pending and comes
+   * back). Throwing it back to the log would count a delivery each time, and after maxAttempts
+   * the log dead-letters the event: a post acknowledged before the outage would never reach its
+   * followers' timelines. Any other failure is thrown (redelivered, dead-lettered if it persists).
+   */
   handler(): BatchHandler {
-    return async (batch) => {
-      await this.handleBatch(batch);
+    return async (batch, signal) => {
+      for (let outages = 1; ; outages++) {
+        try {
+          await this.handleBatch(batch);
+          return;
+        } catch (err) {
+          if (!isOutage(err) || signal?.aborted) throw err;
+          try {
+            this.o.onOutage?.(err);
+          } catch {
+            // reporting must not change the handling
+          }
+          await sleep(backoffDelay(outages, OUTAGE_RETRY), signal);
+          if (signal?.aborted) throw err;
+        }
+      }
     };
   }
 

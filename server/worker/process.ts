@@ -210,7 +210,7 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
       timers.push(setInterval(sample, 1_000));
     }
 
-    const workers = redises.map((redis) => {
+    const workers = redises.map((redis, i) => {
       const timelines = new TimelineCache(redis, keys, { cap: config.timelineCap, leaseMs: leaseMs(config), batchSize: config.batchSize });
       return new FanoutWorker({
         repo,
@@ -224,6 +224,7 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
         eventConcurrency: config.eventConcurrency,
         metrics,
         backlog: () => backlogWrites,
+        onOutage: (err) => report(`consumer ${consumerNames[i]}: retrying its batch`)(err),
       });
     });
 

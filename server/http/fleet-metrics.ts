@@ -1,0 +1,201 @@
+// The fan-out workers' metrics in the API's /metrics, read from Redis at scrape time.
+//
+// Every worker process (`feedlab worker`, or the one `feedlab serve --with-worker` runs in the
+// API's process) publishes its own MemoryMetrics every few seconds into one Redis hash (consumer
+// name -> ExportedMetrics JSON: HDR histograms of fan-out lag, batch and event timing, counters).
+// A scrape of the API's /metrics reads that hash and shows the fleet's totals:
+//
+//   feedlab_fanout_lag_seconds{path="push"|"pull"}   histogram: post creation to the last follower
+//                                                    timeline written (push), or to the author's
+//                                                    recent-list write (pull)
+//   feedlab_fanout_batch_seconds                     histogram: one pipelined round trip of writes
+//   feedlab_fanout_event_seconds                     histogram: handling one post event
+//   feedlab_fanout_<counter>_total                   the workers' counters (events, timeline writes...)
+//   feedlab_fanout_workers                           worker processes in these figures
+//   feedlab_fanout_metrics_read_failures_total       scrapes that could not read the hash
+//
+// Counted once: the API process records none of these itself, and a worker running in the same
+// process publishes to Redis like any other, so it is in the hash once. Workers that stopped
+// publishing (stopped or killed) drop out after maxAgeMs; the totals then go down, which
+// Prometheus takes as a counter reset. Every API instance shows the whole fleet: aggregate across
+// API instances with max(), not sum(). The figures are as fresh as the workers' last publish
+// (METRICS_INTERVAL_MS). HDR values (microseconds, 3 significant digits) are placed in the bucket
+// of the lowest value they stand for, so a bucket is exact to 0.1% of its bound.
+import * as hdr from 'hdr-histogram-js';
+import type { Redis } from 'ioredis';
+import type { Keyspace } from '../cache/redis.js';
+import { COUNTERS, HISTOGRAMS, type CounterName, type ExportedMetrics, type HistogramName } from '../worker/metrics.js';
+import { METRICS_INTERVAL_MS, METRICS_KEY } from '../worker/process.js';
+import { LAG_BUCKETS_SECONDS, LATENCY_BUCKETS_SECONDS, type Counter, type Gauge, type Histogram, type MetricsRegistry } from './metrics.js';
+
+export const METRIC_FANOUT_LAG = 'feedlab_fanout_lag_seconds';
+export const METRIC_FANOUT_BATCH = 'feedlab_fanout_batch_seconds';
+export const METRIC_FANOUT_EVENT = 'feedlab_fanout_event_seconds';
+export const METRIC_FANOUT_WORKERS = 'feedlab_fanout_workers';
+export const METRIC_FANOUT_READ_FAILURES = 'feedlab_fanout_metrics_read_failures_total';
+
+/** Default: a worker that has not published for this long is left out (as readFleetMetrics does). */
+export const DEFAULT_FLEET_MAX_AGE_MS = 6 * METRICS_INTERVAL_MS;
+/** Default bound on the Redis read of one scrape. */
+export const DEFAULT_FLEET_READ_TIMEOUT_MS = 1_000;
+
+export interface FleetMetricsOptions {
+  registry: MetricsRegistry;
+  redis: Redis;
+  keys: Keyspace;
+  maxAgeMs?: number;
+  readTimeoutMs?: number;
+  clock?: () => number;
+}
+
+/** The metric name of a worker counter, as MemoryMetrics.prometheusText() names it. */
+export function fanoutCounterName(name: CounterName): string {
+  return `feedlab_fanout_${name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())}_total`;
+}
+
+/** Where each worker histogram goes: metric, labels, bounds. */
+const SERIES: Record<HistogramName, { metric: string; labels?: { path: string } }> = {
+  fanoutLagPushMs: { metric: METRIC_FANOUT_LAG, labels: { path: 'push' } },
+  fanoutLagPullMs: { metric: METRIC_FANOUT_LAG, labels: { path: 'pull' } },
+  batchMs: { metric: METRIC_FANOUT_BATCH },
+  eventMs: { metric: METRIC_FANOUT_EVENT },
+};
+
+interface Accumulated {
+  counts: number[];
+  sumSeconds: number;
+}
+
+/**
+ * Per-bucket counts (not cumulative; the last one +Inf) of an HDR histogram of microseconds, for
+ * bounds in seconds, added into `into`.
+ */
+export function addHdrToBuckets(encoded: string, boundsSeconds: readonly number[], into: number[]): void {
+  const h = hdr.decodeFromCompressedBase64(encoded, 64, false) as unknown as hdr.JsHistogram;
+  const boundsMicros = boundsSeconds.map((b) => Math.round(b * 1e6));
+  let bucket = 0;
+  for (let i = 0; i < h.countsArrayLength; i++) {
+    const n = h.getCountAtIndex(i);
+    if (n === 0) continue;
+    const value = h.valueFromIndex(i); // the lowest value this slot stands for; ascending in i
+    while (bucket < boundsMicros.length && value > (boundsMicros[bucket] as number)) bucket++;
+    into[bucket] = (into[bucket] as number) + n;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => {});
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The fleet's fan-out metrics, mirrored into a registry by refresh() (call it before rendering). */
+export class FleetMetrics {
+  private readonly histograms: Record<string, Histogram>;
+  private readonly counters = new Map<CounterName, Counter>();
+  private readonly workers: Gauge;
+  private readonly failures: Counter;
+  private readonly maxAgeMs: number;
+  private readonly readTimeoutMs: number;
+  private readonly clock: () => number;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(private readonly o: FleetMetricsOptions) {
+    const r = o.registry;
+    this.maxAgeMs = o.maxAgeMs ?? DEFAULT_FLEET_MAX_AGE_MS;
+    this.readTimeoutMs = o.readTimeoutMs ?? DEFAULT_FLEET_READ_TIMEOUT_MS;
+    this.clock = o.clock ?? Date.now;
+    this.histograms = {
+      [METRIC_FANOUT_LAG]: r.histogram(
+        METRIC_FANOUT_LAG,
+        "Fan-out lag in seconds, all workers: post creation to the last follower timeline written (path=push), or to the author's recent-list write (path=pull)",
+        { labelNames: ['path'], buckets: LAG_BUCKETS_SECONDS },
+      ),
+      [METRIC_FANOUT_BATCH]: r.histogram(METRIC_FANOUT_BATCH, 'One pipelined round trip of timeline writes in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
+      [METRIC_FANOUT_EVENT]: r.histogram(METRIC_FANOUT_EVENT, 'Handling one post event in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
+    };
+    for (const name of Object.keys(COUNTERS) as CounterName[]) {
+      this.counters.set(name, r.counter(fanoutCounterName(name), `Fan-out workers, all: ${COUNTERS[name]}`));
+    }
+    this.workers = r.gauge(METRIC_FANOUT_WORKERS, `Fan-out worker processes whose metrics are in the feedlab_fanout_ figures (published within ${this.maxAgeMs / 1000} s)`);
+    this.failures = r.counter(METRIC_FANOUT_READ_FAILURES, 'Scrapes that could not read the fan-out workers\' metrics from Redis (the last figures were shown)');
+    // Both lag paths are shown from the start, zero until a worker reports.
+    this.apply([]);
+  }
+
+  /**
+   * Read the workers' published metrics and mirror them into the registry. Never throws: when
+   * Redis does not answer within the read timeout the last figures stay and the failure is
+   * counted. Concurrent scrapes share one read.
+   */
+  refresh(): Promise<void> {
+    this.inFlight ??= this.read().finally(() => (this.inFlight = null));
+    return this.inFlight;
+  }
+
+  private async read(): Promise<void> {
+    let all: Record<string, string>;
+    try {
+      all = await withTimeout(this.o.redis.hgetall(this.o.keys.key(METRICS_KEY)), this.readTimeoutMs);
+    } catch {
+      this.failures.inc();
+      return;
+    }
+    const now = this.clock();
+    const docs: ExportedMetrics[] = [];
+    for (const text of Object.values(all)) {
+      try {
+        const doc = JSON.parse(text) as ExportedMetrics;
+        if (doc?.schema === 'feedlab.worker-metrics/1' && typeof doc.at === 'number' && now - doc.at <= this.maxAgeMs) docs.push(doc);
+      } catch {
+        // not ours, or torn: skip
+      }
+    }
+    this.apply(docs);
+  }
+
+  private apply(docs: readonly ExportedMetrics[]): void {
+    const acc = new Map<HistogramName, Accumulated>();
+    const totals = new Map<CounterName, number>();
+    let workers = 0;
+    for (const doc of docs) {
+      // One document is taken whole or not at all (a torn or foreign one must not skew the sums).
+      const docAcc = new Map<HistogramName, Accumulated>();
+      try {
+        for (const [name, v] of Object.entries(doc.histograms ?? {})) {
+          if (!(name in HISTOGRAMS) || !v || typeof v.encoded !== 'string') continue;
+          const series = SERIES[name as HistogramName];
+          const bounds = this.histograms[series.metric]!.buckets;
+          const counts = new Array<number>(bounds.length + 1).fill(0);
+          addHdrToBuckets(v.encoded, bounds, counts);
+          docAcc.set(name as HistogramName, { counts, sumSeconds: (Number(v.sumMs) || 0) / 1000 });
+        }
+      } catch {
+        continue;
+      }
+      workers++;
+      for (const [name, a] of docAcc) {
+        const into = acc.get(name);
+        if (!into) acc.set(name, a);
+        else {
+          a.counts.forEach((c, i) => (into.counts[i] = (into.counts[i] as number) + c));
+          into.sumSeconds += a.sumSeconds;
+        }
+      }
+      for (const [name, n] of Object.entries(doc.counters ?? {})) {
+        if (name in COUNTERS && typeof n === 'number' && Number.isFinite(n) && n >= 0) totals.set(name as CounterName, (totals.get(name as CounterName) ?? 0) + n);
+      }
+    }
+    for (const name of Object.keys(HISTOGRAMS) as HistogramName[]) {
+      const series = SERIES[name];
+      const h = this.histograms[series.metric]!;
+      const a = acc.get(name) ?? { counts: new Array<number>(h.buckets.length + 1).fill(0), sumSeconds: 0 };
+      h.mirror(a.counts, a.sumSeconds, series.labels);
+    }
+    for (const [name, counter] of this.counters) counter.mirror(totals.get(name) ?? 0);
+    this.workers.set(workers);
+  }
+}
