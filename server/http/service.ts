@@ -80,29 +80,4 @@ export interface FeedService {
   ready(): Promise<Readiness>;
 }
 
-/** The request is wrong in a way only the service can tell: 400 with the message. */
-export class BadRequestError extends Error {
-  readonly status = 400;
-  constructor(message: string) {
-    super(message);
-    this.name = 'BadRequestError';
-  }
-}
-
-/** The user may not do this to someone else's resource: 403 with the message. */
-export class ForbiddenError extends Error {
-  readonly status = 403;
-  constructor(message: string) {
-    super(message);
-    this.name = 'ForbiddenError';
-  }
-}
-
-/** An unknown user or post: 404 with the message. */
-export class NotFoundError extends Error {
-  readonly status = 404;
-  constructor(message: string) {
-    super(message);
-    this.name = 'NotFoundError';
-  }
-}
+export { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';

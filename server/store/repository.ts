@@ -23,32 +23,8 @@ import { connectClient, unavailable, type Store } from './pool.js';
 
 // ---- errors ----
 
-/** The request is malformed: answer 400 with the message. */
-export class BadRequestError extends Error {
-  readonly status = 400;
-  constructor(message: string) {
-    super(message);
-    this.name = 'BadRequestError';
-  }
-}
-
-/** A user or post that does not exist (or a post already deleted): answer 404. */
-export class NotFoundError extends Error {
-  readonly status = 404;
-  constructor(message: string) {
-    super(message);
-    this.name = 'NotFoundError';
-  }
-}
-
-/** The user may not do this to someone else's resource: answer 403. */
-export class ForbiddenError extends Error {
-  readonly status = 403;
-  constructor(message: string) {
-    super(message);
-    this.name = 'ForbiddenError';
-  }
-}
+export { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';
 
 // ---- records ----
 
