@@ -51,6 +51,7 @@ import { migrate } from './store/migrate.js';
 import { PostgresOutbox } from './store/outbox.js';
 import { createStore, DEFAULT_DATABASE_URL, type Store } from './store/pool.js';
 import { FeedRepository } from './store/repository.js';
+import { pickSetting, SettingsReader } from './settings.js';
 
 /** A configuration mistake: one line, exit 2. */
 export class ServeConfigError extends Error {
@@ -117,58 +118,6 @@ export const DEFAULT_PG_POOL = 20;
 /** The label mixed into the token secret to derive the cursor secret. */
 export const CURSOR_SECRET_LABEL = 'feedlab/cursor-secret/v1';
 
-interface Source {
-  value: string | undefined;
-  where: string;
-}
-
-function pick(flags: ServeFlags, env: NodeJS.ProcessEnv, flag: keyof ServeFlags | null, variable: string): Source {
-  const f = flag ? flags[flag] : undefined;
-  if (typeof f === 'string') return { value: f, where: `--${flag}` };
-  const e = env[variable];
-  if (e !== undefined && e.trim() !== '') return { value: e.trim(), where: variable };
-  return { value: undefined, where: flag ? `--${flag}` : variable };
-}
-
-function integer(s: Source, dflt: number, min: number, max: number): number {
-  if (s.value === undefined) return dflt;
-  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(s.value.replace(/_/g, ''));
-  const v = m ? Number(m[1]) * (m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6) : NaN;
-  if (!Number.isSafeInteger(v) || v < min || v > max) {
-    throw new ServeConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a whole number from ${min} to ${max}`);
-  }
-  return v;
-}
-
-function days(s: Source, dflt: number): number {
-  if (s.value === undefined) return dflt;
-  const v = Number(s.value);
-  if (!/^\d+(\.\d+)?$/.test(s.value) || !(v > 0) || v > 3650) {
-    throw new ServeConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a number of days above 0 (e.g. 7 or 0.5), at most 3650`);
-  }
-  return v;
-}
-
-function url(s: Source, dflt: string, protocols: string[]): string {
-  const v = s.value ?? dflt;
-  let parsed: URL;
-  try {
-    parsed = new URL(v);
-  } catch {
-    throw new ServeConfigError(`${s.where}=${JSON.stringify(redactUrl(v))}: not a URL (expected ${protocols[0]}//...)`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ServeConfigError(`${s.where}=${JSON.stringify(redactUrl(v))}: must start with ${protocols.map((p) => p + '//').join(' or ')}`);
-  }
-  return v;
-}
-
-function name(s: Source, dflt: string, pattern: RegExp, what: string): string {
-  const v = s.value ?? dflt;
-  if (!pattern.test(v)) throw new ServeConfigError(`${s.where}=${JSON.stringify(v.slice(0, 80))}: ${what}`);
-  return v;
-}
-
 /** The follower count over which the read path pulls, for a policy: what pullsAuthor decides. */
 export function readThresholdOf(policy: FanoutPolicy): number {
   switch (policy.kind) {
@@ -191,7 +140,8 @@ export function deriveCursorSecret(tokenSecret: string): Buffer {
 
 /** The configuration from flags over environment over defaults; ServeConfigError on the first bad value. */
 export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): ServeConfig {
-  const get = (flag: keyof ServeFlags | null, variable: string) => pick(flags, env, flag, variable);
+  const get = (flag: keyof ServeFlags | null, variable: string) => pickSetting(flags, env, flag, variable);
+  const read = new SettingsReader((m) => new ServeConfigError(m));
 
   const busSrc = get('bus', 'FEED_BUS');
   const bus = (busSrc.value ?? 'redis').toLowerCase();
@@ -210,7 +160,7 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
   const thresholdSrc = get('threshold', 'FEED_THRESHOLD');
   const base: FanoutPolicy = {
     kind: 'threshold',
-    threshold: integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
+    threshold: read.integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
     skipDormant: true,
     readerCap: DEFAULT_READER_CAP,
     backlogBound: 1_000_000,
@@ -240,30 +190,30 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
   }
   const cursorEnv = env.FEED_CURSOR_SECRET ?? '';
 
-  const port = integer(get('port', 'FEED_PORT'), DEFAULT_PORT, 0, 65_535);
-  const host = name(get('host', 'FEED_HOST'), DEFAULT_HOST, /^[A-Za-z0-9.:_-]{1,255}$/, 'a host name or address, e.g. 127.0.0.1 or 0.0.0.0');
+  const port = read.integer(get('port', 'FEED_PORT'), DEFAULT_PORT, 0, 65_535);
+  const host = read.name(get('host', 'FEED_HOST'), DEFAULT_HOST, /^[A-Za-z0-9.:_-]{1,255}$/, 'a host name or address, e.g. 127.0.0.1 or 0.0.0.0');
 
   return {
     port,
     host,
     withWorker: flags['with-worker'] === true,
-    redisUrl: url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
-    databaseUrl: url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
-    pgSchema: name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
-    pgPoolMax: integer(get(null, 'FEED_PG_POOL'), DEFAULT_PG_POOL, 1, 1000),
+    redisUrl: read.url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    databaseUrl: read.url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    pgSchema: read.name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
+    pgPoolMax: read.integer(get(null, 'FEED_PG_POOL'), DEFAULT_PG_POOL, 1, 1000),
     bus,
     kafkaBrokers,
-    streamPrefix: name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
-    partitions: integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
-    keyPrefix: name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
+    streamPrefix: read.name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
+    partitions: read.integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
+    keyPrefix: read.name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
     policy,
     readThreshold: readThresholdOf(policy),
-    timelineCap: integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 100_000),
-    listLength: integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
-    leaseDays: days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS),
-    dormantDays: days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
-    nodeId: integer(get('node-id', 'FEED_NODE_ID'), 0, 0, MAX_WORKER_ID),
-    followeeTtlMs: integer(get(null, 'FEED_FOLLOWEE_TTL_MS'), 10_000, 0, 3_600_000),
+    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 100_000),
+    listLength: read.integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
+    leaseDays: read.days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS),
+    dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
+    nodeId: read.integer(get('node-id', 'FEED_NODE_ID'), 0, 0, MAX_WORKER_ID),
+    followeeTtlMs: read.integer(get(null, 'FEED_FOLLOWEE_TTL_MS'), 10_000, 0, 3_600_000),
     tokenSecret,
     cursorSecret: cursorEnv !== '' ? cursorEnv : deriveCursorSecret(tokenSecret),
     cursorSecretFrom: cursorEnv !== '' ? 'FEED_CURSOR_SECRET' : 'derived',

@@ -42,6 +42,7 @@ import { DEFAULT_FANOUT_BATCH } from '../cache/timelines.js';
 import { DEFAULT_KAFKA_BROKERS } from '../events/kafka.js';
 import { DEFAULT_STREAM_PREFIX } from '../events/redis-streams.js';
 import { DEFAULT_DATABASE_URL, redactUrl } from '../store/pool.js';
+import { pickSetting, SettingsReader } from '../settings.js';
 
 /** A configuration mistake: one line, exit 2. */
 export class WorkerConfigError extends Error {
@@ -124,76 +125,13 @@ export function defaultConsumerName(): string {
   return `${hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._:@-]/g, '_').slice(0, 180);
 }
 
-/** Where one setting comes from: the flag, else the variable, else undefined. */
-interface Source {
-  value: string | undefined;
-  /** "--batch-size" or "FEED_BATCH_SIZE", for messages. */
-  where: string;
-}
-
-function pick(flags: WorkerFlags, env: NodeJS.ProcessEnv, flag: keyof WorkerFlags | null, variable: string): Source {
-  const f = flag ? flags[flag] : undefined;
-  if (typeof f === 'string') return { value: f, where: `--${flag}` };
-  const e = env[variable];
-  if (e !== undefined && e.trim() !== '') return { value: e.trim(), where: variable };
-  return { value: undefined, where: flag ? `--${flag}` : variable };
-}
-
-function integer(s: Source, dflt: number, min: number, max: number): number {
-  if (s.value === undefined) return dflt;
-  const text = s.value.replace(/_/g, '');
-  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(text);
-  const v = m ? Number(m[1]) * (m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6) : NaN;
-  if (!Number.isSafeInteger(v) || v < min || v > max) {
-    throw new WorkerConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a whole number from ${min} to ${max}`);
-  }
-  return v;
-}
-
-function days(s: Source, dflt: number): number {
-  if (s.value === undefined) return dflt;
-  const v = Number(s.value);
-  if (!/^\d+(\.\d+)?$/.test(s.value) || !(v > 0) || v > 3650) {
-    throw new WorkerConfigError(`${s.where}=${JSON.stringify(s.value)}: must be a number of days above 0 (e.g. 7 or 0.5), at most 3650`);
-  }
-  return v;
-}
-
-function bool(flag: boolean | undefined, s: Source): boolean {
-  if (flag === true) return true;
-  if (s.value === undefined) return false;
-  const v = s.value.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-  if (['0', 'false', 'no', 'off'].includes(v)) return false;
-  throw new WorkerConfigError(`${s.where}=${JSON.stringify(s.value)}: must be 1/true/yes/on or 0/false/no/off`);
-}
-
-function url(s: Source, dflt: string, protocols: string[], redact: (u: string) => string): string {
-  const v = s.value ?? dflt;
-  let parsed: URL;
-  try {
-    parsed = new URL(v);
-  } catch {
-    throw new WorkerConfigError(`${s.where}=${JSON.stringify(redact(v))}: not a URL (expected ${protocols[0]}//...)`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new WorkerConfigError(`${s.where}=${JSON.stringify(redact(v))}: must start with ${protocols.map((p) => p + '//').join(' or ')}`);
-  }
-  return v;
-}
-
-function name(s: Source, dflt: string, pattern: RegExp, what: string): string {
-  const v = s.value ?? dflt;
-  if (!pattern.test(v)) throw new WorkerConfigError(`${s.where}=${JSON.stringify(v.slice(0, 80))}: ${what}`);
-  return v;
-}
-
 /**
  * The worker's configuration from flags and environment. Throws WorkerConfigError (one line) on
  * the first invalid setting.
  */
 export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const get = (flag: keyof WorkerFlags | null, variable: string) => pick(flags, env, flag, variable);
+  const get = (flag: keyof WorkerFlags | null, variable: string) => pickSetting(flags, env, flag, variable);
+  const read = new SettingsReader((m) => new WorkerConfigError(m));
 
   const busSrc = get('bus', 'FEED_BUS');
   const bus = (busSrc.value ?? 'redis').toLowerCase();
@@ -214,11 +152,11 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
   const thresholdSrc = get('threshold', 'FEED_THRESHOLD');
   const base: FanoutPolicy = {
     kind: 'threshold',
-    threshold: integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
+    threshold: read.integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
     skipDormant: true,
-    readerCap: integer(get(null, 'FEED_READER_CAP'), DEFAULT_READER_CAP, 1, Number.MAX_SAFE_INTEGER),
-    backlogBound: integer(get(null, 'FEED_BACKLOG_BOUND'), DEFAULT_BACKLOG_BOUND, 1, Number.MAX_SAFE_INTEGER),
-    minThreshold: integer(get(null, 'FEED_MIN_THRESHOLD'), DEFAULT_MIN_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
+    readerCap: read.integer(get(null, 'FEED_READER_CAP'), DEFAULT_READER_CAP, 1, Number.MAX_SAFE_INTEGER),
+    backlogBound: read.integer(get(null, 'FEED_BACKLOG_BOUND'), DEFAULT_BACKLOG_BOUND, 1, Number.MAX_SAFE_INTEGER),
+    minThreshold: read.integer(get(null, 'FEED_MIN_THRESHOLD'), DEFAULT_MIN_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
   };
   const policySrc = get('policy', 'FEED_POLICY');
   const policy = policyFromSpec(policySrc.value ?? 'threshold', base, policySrc.where);
@@ -230,35 +168,35 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
     }
   }
 
-  const leaseDays = days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS);
+  const leaseDays = read.days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS);
   const config: WorkerConfig = {
-    redisUrl: url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:'], redactRedisUrl),
-    databaseUrl: url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:'], redactUrl),
-    pgSchema: name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
-    pgPoolMax: integer(get(null, 'FEED_PG_POOL'), 10, 1, 1000),
+    redisUrl: read.url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    databaseUrl: read.url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    pgSchema: read.name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
+    pgPoolMax: read.integer(get(null, 'FEED_PG_POOL'), 10, 1, 1000),
     bus,
     kafkaBrokers,
-    keyPrefix: name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
-    streamPrefix: name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
-    partitions: integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
-    group: name(get('group', 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
-    consumer: name(get('consumer', 'FEED_CONSUMER'), defaultConsumerName(), /^[A-Za-z0-9._:@-]{1,190}$/, '1-190 letters, digits and . _ : @ -'),
-    concurrency: integer(get('concurrency', 'FEED_CONCURRENCY'), 1, 1, 256),
-    eventConcurrency: integer(get(null, 'FEED_EVENT_CONCURRENCY'), DEFAULT_EVENT_CONCURRENCY, 1, 256),
-    eventBatch: integer(get(null, 'FEED_EVENT_BATCH'), 100, 1, 10_000),
-    claimIdleMs: integer(get(null, 'FEED_CLAIM_IDLE_MS'), DEFAULT_CLAIM_IDLE_MS, 100, 86_400_000),
-    relay: bool(flags.relay, get(null, 'FEED_RELAY')),
-    migrate: bool(flags.migrate, get(null, 'FEED_MIGRATE')),
+    keyPrefix: read.name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
+    streamPrefix: read.name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
+    partitions: read.integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
+    group: read.name(get('group', 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
+    consumer: read.name(get('consumer', 'FEED_CONSUMER'), defaultConsumerName(), /^[A-Za-z0-9._:@-]{1,190}$/, '1-190 letters, digits and . _ : @ -'),
+    concurrency: read.integer(get('concurrency', 'FEED_CONCURRENCY'), 1, 1, 256),
+    eventConcurrency: read.integer(get(null, 'FEED_EVENT_CONCURRENCY'), DEFAULT_EVENT_CONCURRENCY, 1, 256),
+    eventBatch: read.integer(get(null, 'FEED_EVENT_BATCH'), 100, 1, 10_000),
+    claimIdleMs: read.integer(get(null, 'FEED_CLAIM_IDLE_MS'), DEFAULT_CLAIM_IDLE_MS, 100, 86_400_000),
+    relay: read.bool(flags.relay, get(null, 'FEED_RELAY')),
+    migrate: read.bool(flags.migrate, get(null, 'FEED_MIGRATE')),
     policy,
-    timelineCap: integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 1_000_000),
-    listLength: integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
+    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 1_000_000),
+    listLength: read.integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
     leaseDays,
-    dormantDays: days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
-    batchSize: integer(get('batch-size', 'FEED_BATCH_SIZE'), DEFAULT_FANOUT_BATCH, 1, 100_000),
-    pageSize: integer(get('page-size', 'FEED_PAGE_SIZE'), DEFAULT_PAGE_SIZE, 1, MAX_PAGE),
-    pipelines: integer(get('pipelines', 'FEED_PIPELINES'), DEFAULT_PIPELINES, 1, 64),
-    policyPollMs: integer(get(null, 'FEED_POLICY_POLL_MS'), 1_000, 0, 3_600_000),
-    statusMs: integer(get(null, 'FEED_STATUS_MS'), 10_000, 0, 3_600_000),
+    dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
+    batchSize: read.integer(get('batch-size', 'FEED_BATCH_SIZE'), DEFAULT_FANOUT_BATCH, 1, 100_000),
+    pageSize: read.integer(get('page-size', 'FEED_PAGE_SIZE'), DEFAULT_PAGE_SIZE, 1, MAX_PAGE),
+    pipelines: read.integer(get('pipelines', 'FEED_PIPELINES'), DEFAULT_PIPELINES, 1, 64),
+    policyPollMs: read.integer(get(null, 'FEED_POLICY_POLL_MS'), 1_000, 0, 3_600_000),
+    statusMs: read.integer(get(null, 'FEED_STATUS_MS'), 10_000, 0, 3_600_000),
   };
   return config;
 }
