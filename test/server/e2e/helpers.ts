@@ -5,21 +5,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { closeRedis, connectRedis, redisUrlFromEnv } from '../../../server/cache/redis.js';
 
-export const CI = process.env.CI === 'true';
+export { CI, redisDown } from '../services.js';
 export const ROOT = join(import.meta.dirname, '../../..');
 export const CLI = join(ROOT, 'dist/cli/main.js');
 
-/** null when Redis answers, else why not. */
-export async function redisDown(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: redisUrlFromEnv(), reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

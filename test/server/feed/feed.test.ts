@@ -24,22 +24,12 @@ import { buildApp } from '../../../server/http/app.js';
 import { Counter, MetricsRegistry } from '../../../server/http/metrics.js';
 import type { PostView } from '../../../server/http/service.js';
 import { migrate } from '../../../server/store/migrate.js';
-import { createStore, probeDatabase, type Store } from '../../../server/store/pool.js';
+import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
+import { CI, skipWithoutServices } from '../services.js';
 
-const CI = process.env.CI === 'true';
 
-async function redisDown(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: redisUrlFromEnv(), reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-const DOWN = [await redisDown(), await probeDatabase(process.env.DATABASE_URL, 2000)].filter((d) => d);
-const SKIP = DOWN.length > 0 && !CI;
-if (SKIP) console.warn(`\n!!! SKIPPED test/server/feed/feed.test.ts: ${DOWN.join('; ')} (under CI=true this fails) !!!\n`);
+const SKIP = await skipWithoutServices('test/server/feed/feed.test.ts');
 
 const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const schema = `fl_test_feed_${tag}`;

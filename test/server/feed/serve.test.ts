@@ -21,9 +21,9 @@ import {
   type RunningServer,
   type ServeConfig,
 } from '../../../server/serve.js';
-import { createStore, probeDatabase, type Store } from '../../../server/store/pool.js';
+import { createStore, type Store } from '../../../server/store/pool.js';
+import { CI, skipWithoutServices } from '../services.js';
 
-const CI = process.env.CI === 'true';
 const SECRET = 'serve-test-token-secret-0123456789abcdef-0123';
 const ENV = { FEED_TOKEN_SECRET: SECRET };
 
@@ -103,17 +103,7 @@ describe('serve configuration', () => {
   });
 });
 
-async function redisDown(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: redisUrlFromEnv(), reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-const DOWN = [await redisDown(), await probeDatabase(process.env.DATABASE_URL, 2000)].filter((d) => d);
-const SKIP = DOWN.length > 0 && !CI;
-if (SKIP) console.warn(`\n!!! SKIPPED the server runs of test/server/feed/serve.test.ts: ${DOWN.join('; ')} (under CI=true this fails) !!!\n`);
+const SKIP = await skipWithoutServices('the server runs of test/server/feed/serve.test.ts');
 
 const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const schema = `fl_test_serve_${tag}`;

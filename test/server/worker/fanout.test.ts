@@ -18,24 +18,14 @@ import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } fro
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import type { PostEvent } from '../../../server/events/event-log.js';
 import { migrate } from '../../../server/store/migrate.js';
-import { createStore, probeDatabase, type Store } from '../../../server/store/pool.js';
+import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { FanoutWorker, pulledAuthors, type FanoutWorkerOptions } from '../../../server/worker/fanout.js';
 import { MemoryMetrics } from '../../../server/worker/metrics.js';
+import { CI, skipWithoutServices } from '../services.js';
 
-const CI = process.env.CI === 'true';
 
-async function redisDown(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: redisUrlFromEnv(), reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-const DOWN = [await redisDown(), await probeDatabase(process.env.DATABASE_URL, 2000)].filter((d) => d);
-const SKIP = DOWN.length > 0 && !CI;
-if (SKIP) console.warn(`\n!!! SKIPPED test/server/worker/fanout.test.ts: ${DOWN.join('; ')} (under CI=true this fails) !!!\n`);
+const SKIP = await skipWithoutServices('test/server/worker/fanout.test.ts');
 
 const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const schema = `fl_test_worker_${tag}`;

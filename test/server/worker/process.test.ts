@@ -19,24 +19,14 @@ import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } fro
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { openRedisStreamsLog, type RedisStreamsLog } from '../../../server/events/redis-streams.js';
 import { migrate } from '../../../server/store/migrate.js';
-import { createStore, probeDatabase, type Store } from '../../../server/store/pool.js';
+import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { loadWorkerConfig } from '../../../server/worker/config.js';
 import { pruneIdleConsumers, readFleetMetrics, runWorker, setRuntimePolicy, type WorkerRunSummary } from '../../../server/worker/process.js';
+import { CI, skipWithoutServices } from '../services.js';
 
-const CI = process.env.CI === 'true';
 
-async function redisDown(): Promise<string | null> {
-  try {
-    await closeRedis(await connectRedis({ url: redisUrlFromEnv(), reconnect: false }));
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-const DOWN = [await redisDown(), await probeDatabase(process.env.DATABASE_URL, 2000)].filter((d) => d);
-const SKIP = DOWN.length > 0 && !CI;
-if (SKIP) console.warn(`\n!!! SKIPPED test/server/worker/process.test.ts: ${DOWN.join('; ')} (under CI=true this fails) !!!\n`);
+const SKIP = await skipWithoutServices('test/server/worker/process.test.ts');
 
 const ROOT = join(import.meta.dirname, '../../..');
 const WORKER_JS = join(ROOT, 'dist/cli/commands/worker.js');
