@@ -109,8 +109,14 @@ export class TimelineCache {
    * pipelined batches. Throws on the first failed write, after its batch; the event is then
    * redelivered and, the script being idempotent, re-pushed whole without writing anything twice.
    */
-  async push(followerIds: ArrayLike<UserId>, post: FeedPosition, options: PushOptions = {}): Promise<PushResult> {
-    const args = addArgs(this.shape, [post]); // validates the post; shared by every follower
+  push(followerIds: ArrayLike<UserId>, post: FeedPosition, options: PushOptions = {}): Promise<PushResult> {
+    return this.pushEntries(followerIds, [post], options);
+  }
+
+  /** Push several posts at once (an author returning from pull to push carries its recent ones). */
+  async pushEntries(followerIds: ArrayLike<UserId>, entries: readonly FeedPosition[], options: PushOptions = {}): Promise<PushResult> {
+    const args = addArgs(this.shape, entries); // validates the posts; shared by every follower
+    const what = entries.length === 1 ? `push of post ${entries[0].id}` : `backfill of ${entries.length} posts`;
     const result: PushResult = { timelines: followerIds.length, written: 0, duplicates: 0, pending: 0, missing: 0, batches: 0 };
     for (let start = 0; start < followerIds.length; start += this.batchSize) {
       const end = Math.min(start + this.batchSize, followerIds.length);
@@ -120,7 +126,7 @@ export class TimelineCache {
       const replies = await ADD_SCRIPT.runMany(this.redis, calls);
       const failed = replies.filter((r) => r[0] !== null);
       if (failed.length > 0) {
-        throw new Error(`push of post ${post.id}: ${failed.length} of ${calls.length} timeline writes failed (${failed[0][0]?.message})`, {
+        throw new Error(`${what}: ${failed.length} of ${calls.length} timeline writes failed (${failed[0][0]?.message})`, {
           cause: failed[0][0],
         });
       }

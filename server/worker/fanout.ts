@@ -37,7 +37,6 @@ import type { PostId } from '../../core/post-id.js';
 import type { Redis } from 'ioredis';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
 import { LuaScript } from '../cache/lua.js';
-import { ADD_SCRIPT, addArgs, addCall, parseAddReply } from '../cache/post-list.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
 import { derivedKey, type Keyspace } from '../cache/redis.js';
 import { authorPostsKey } from '../../core/keys.js';
@@ -176,30 +175,6 @@ function addTotals(t: Totals, r: PushResult): void {
   t.batches += r.batches;
 }
 
-/** Several entries into the timelines of up to one batch of followers, in one pipelined round
- * trip (TimelineCache.push carries one post; a pull -> push transition carries several). */
-async function pushEntries(timelines: TimelineCache, followerIds: readonly number[], entries: readonly FeedPosition[], onBatch: (t: BatchTiming) => void): Promise<PushResult> {
-  const args = addArgs(timelines.shape, entries);
-  const calls = followerIds.map((id) => addCall(timelines.key(id), args));
-  const result: PushResult = { timelines: followerIds.length, written: 0, duplicates: 0, pending: 0, missing: 0, batches: 0 };
-  if (calls.length === 0) return result;
-  const began = performance.now();
-  const replies = await ADD_SCRIPT.runMany(timelines.redis, calls);
-  const failed = replies.filter((r) => r[0] !== null);
-  if (failed.length > 0) {
-    throw new Error(`backfill of ${entries.length} posts: ${failed.length} of ${calls.length} timeline writes failed (${failed[0][0]?.message})`, { cause: failed[0][0] });
-  }
-  for (const [, reply] of replies) {
-    const { state, added } = parseAddReply(reply);
-    if (state === 'missing') result.missing++;
-    else if (added === 0) result.duplicates++;
-    else if (state === 'pending') result.pending++;
-    else result.written++;
-  }
-  result.batches = 1;
-  onBatch({ batch: 0, followers: calls.length, ms: performance.now() - began });
-  return result;
-}
 
 export class FanoutWorker {
   private policyNow: FanoutPolicy;
@@ -453,7 +428,7 @@ export class FanoutWorker {
         const c = next++;
         const slice = ids.slice(c * size, Math.min(ids.length, (c + 1) * size));
         try {
-          const r = entries.length === 1 ? await timelines.push(slice, entries[0], { onBatch }) : await pushEntries(timelines, slice, entries, onBatch);
+          const r = await timelines.pushEntries(slice, entries, { onBatch });
           addTotals(totals, r);
         } catch (err) {
           failed = true;
