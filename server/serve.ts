@@ -51,7 +51,7 @@ import { migrate } from './store/migrate.js';
 import { PostgresOutbox } from './store/outbox.js';
 import { createStore, DEFAULT_DATABASE_URL, type Store } from './store/pool.js';
 import { FeedRepository } from './store/repository.js';
-import { pickSetting, SettingsReader } from './settings.js';
+import { pickSetting, SettingsReader, type Bus } from './settings.js';
 
 /** A configuration mistake: one line, exit 2. */
 export class ServeConfigError extends Error {
@@ -61,7 +61,7 @@ export class ServeConfigError extends Error {
   }
 }
 
-export type Bus = 'redis' | 'kafka';
+export type { Bus } from './settings.js';
 
 export interface ServeConfig {
   port: number;

@@ -2,6 +2,9 @@
 // default, each checked with a one-line error that names where the bad value came from.
 import { redactUrl } from '../core/service-url.js';
 
+/** The event log a server or worker talks to. */
+export type Bus = 'redis' | 'kafka';
+
 /** Where one setting comes from: the flag, else the variable, else undefined. */
 export interface Source {
   value: string | undefined;

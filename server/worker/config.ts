@@ -42,7 +42,7 @@ import { DEFAULT_FANOUT_BATCH } from '../cache/timelines.js';
 import { DEFAULT_KAFKA_BROKERS } from '../events/kafka.js';
 import { DEFAULT_STREAM_PREFIX } from '../events/redis-streams.js';
 import { DEFAULT_DATABASE_URL, redactUrl } from '../store/pool.js';
-import { pickSetting, SettingsReader } from '../settings.js';
+import { pickSetting, SettingsReader, type Bus } from '../settings.js';
 
 /** A configuration mistake: one line, exit 2. */
 export class WorkerConfigError extends Error {
@@ -52,7 +52,7 @@ export class WorkerConfigError extends Error {
   }
 }
 
-export type Bus = 'redis' | 'kafka';
+export type { Bus } from '../settings.js';
 
 export interface WorkerConfig {
   redisUrl: string;
