@@ -28,6 +28,7 @@ import { runStatement, type DeletedPost, type FeedRepository, type PostIdSource 
 import { cacheReady, isCacheUnavailable } from './faults.js';
 import { viewOf } from './hydration.js';
 import { ReadPath } from './read-path.js';
+import { withTimeout } from '../timeout.js';
 
 export const DEFAULT_READY_TIMEOUT_MS = 1_000;
 
@@ -55,14 +56,6 @@ export interface FeedServiceOptions {
   onWarning?: (line: string) => void;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  promise.catch(() => {});
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 export class RedisFeedService implements FeedService {
   readonly reads: ReadPath;

@@ -25,6 +25,7 @@ import { bearerToken, checkTokenSecret, parseUserId, verifyToken, type TokenSecr
 import { httpFailure } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
 import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
+import { withTimeout } from '../timeout.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -159,13 +160,6 @@ async function limitFromDigits(request: FastifyRequest): Promise<void> {
   if (typeof query.limit === 'string' && /^[0-9]{1,9}$/.test(query.limit)) query.limit = Number(query.limit);
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The fastify instance serving the API. Routes are registered; call listen() or inject(). */
 export function buildApp(options: AppOptions): FastifyInstance {

@@ -27,6 +27,7 @@ import type { Keyspace } from '../cache/redis.js';
 import { COUNTERS, HISTOGRAMS, type CounterName, type ExportedMetrics, type HistogramName } from '../worker/metrics.js';
 import { METRICS_INTERVAL_MS, METRICS_KEY } from '../worker/process.js';
 import { LAG_BUCKETS_SECONDS, LATENCY_BUCKETS_SECONDS, type Counter, type Gauge, type Histogram, type MetricsRegistry } from './metrics.js';
+import { withTimeout } from '../timeout.js';
 
 export const METRIC_FANOUT_LAG = 'feedlab_fanout_lag_seconds';
 export const METRIC_FANOUT_BATCH = 'feedlab_fanout_batch_seconds';
@@ -83,14 +84,6 @@ export function addHdrToBuckets(encoded: string, boundsSeconds: readonly number[
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  promise.catch(() => {});
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The fleet's fan-out metrics, mirrored into a registry by refresh() (call it before rendering). */
 export class FleetMetrics {
