@@ -106,6 +106,10 @@ interface FeedSource {
 interface FolloweeView {
   info: Followees;
   reloaded: boolean;
+  /** Slices fetched so far for this page. */
+  fetches: number;
+  /** `fetches` when the set was reloaded: the reload began after that fetch had returned. */
+  reloadedAfterFetch: number;
 }
 
 const position = (p: { id: PostId; createdAt: number }): FeedPosition => ({ id: p.id, createdAt: p.createdAt });
@@ -237,8 +241,10 @@ export class ReadPath {
     return { posts, nextCursor: from };
   }
 
-  /** Verdicts from hydration and the followee filter; a post by a stranger reloads a followee set
-   * older than STRANGER_RELOAD_AFTER_MS once per page (a follow made through another instance). */
+  /** Verdicts from hydration and the followee filter. A post by a stranger reloads the followee set
+   * once per page: always when the timeline may be healed (only a set loaded after the slice was
+   * read may confirm a removal for good), else when the set is STRANGER_RELOAD_AFTER_MS old (a
+   * follow made through another instance). */
   private async judge(
     userId: number,
     entries: readonly FeedPosition[],
@@ -250,7 +256,9 @@ export class ReadPath {
     const ids = entries.map((e) => e.id);
     const found = await hydrate(ids);
     const stranger = (v: Verdict | undefined): v is PostView => !!v && v.authorId !== userId && !follows.info.all.has(v.authorId);
-    if (!follows.reloaded && ids.some((id) => stranger(found.get(id))) && this.clock() - follows.info.loadedAt >= STRANGER_RELOAD_AFTER_MS) {
+    const stale = healTimeline || this.clock() - follows.info.loadedAt >= STRANGER_RELOAD_AFTER_MS;
+    if (!follows.reloaded && stale && ids.some((id) => stranger(found.get(id)))) {
+      follows.reloadedAfterFetch = follows.fetches;
       follows.info = await this.followees.load(userId);
       follows.reloaded = true;
     }
@@ -266,8 +274,9 @@ export class ReadPath {
       verdicts.set(id, v);
     }
     if (dropped > 0) this.metrics.dropped.inc(undefined, dropped);
-    // Confirmed by a set loaded for this page: take the entries out of the timeline for good.
-    if (healTimeline && strangers.length > 0 && this.clock() - follows.info.loadedAt < STRANGER_RELOAD_AFTER_MS) {
+    // Confirmed by a set loaded after these entries were read: take them out of the timeline for
+    // good. A set loaded earlier may predate a follow whose backfill the slice already holds.
+    if (healTimeline && strangers.length > 0 && follows.reloaded && follows.reloadedAfterFetch === follows.fetches) {
       this.o.timelines.removeEntries(userId, strangers).catch((err) => this.warn('timeline cleanup', err));
     }
   }
@@ -276,13 +285,14 @@ export class ReadPath {
 
   private async cacheSource(userId: number): Promise<FeedSource> {
     const { timelines, authorPosts } = this.o;
-    const follows: FolloweeView = { info: await this.followees.get(userId), reloaded: false };
+    const follows: FolloweeView = { info: await this.followees.get(userId), reloaded: false, fetches: 0, reloadedAfterFetch: -1 };
     // The reader's own list first, then the pulled authors' (the reader never follows themself).
     const authors = [userId, ...follows.info.pulled.filter((a) => a !== userId)];
     const requests: SliceRequest[] = [{ key: timelines.key(userId) }, ...authors.map((a) => ({ key: authorPosts.key(a) }))];
     const leases = [timelines.shape.leaseMs, ...authors.map(() => authorPosts.shape.leaseMs)];
     return {
       fetch: async (from, count, round) => {
+        follows.fetches++;
         // The first read renews every lease in the same round trip; refills only check presence.
         const reqs = requests.map((r, i) => (round === 0 ? { key: r.key, renewMs: leases[i] } : r));
         const slices = await readSlices(this.redis, reqs, { cursor: from, limit: count });
@@ -309,7 +319,7 @@ export class ReadPath {
     const { timelines, repo } = this.o;
     // Without the worker's marks (in Redis): the rebuild query covers every author at or under the
     // threshold whatever their mark, and the lists below every author over it.
-    const follows: FolloweeView = { info: await this.followees.get(userId, false), reloaded: false };
+    const follows: FolloweeView = { info: await this.followees.get(userId, false), reloaded: false, fetches: 0, reloadedAfterFetch: -1 };
     const authors = [userId, ...follows.info.pulled.filter((a) => a !== userId)];
     let timeline: FeedPosition[] | null = null;
     const known = new Map<PostId, PostView>();

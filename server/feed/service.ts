@@ -101,7 +101,8 @@ export class RedisFeedService implements FeedService {
     // merged on read). Done on every call, so a retried follow repairs a backfill that failed.
     if (result.followeeFollowerCount <= this.reads.threshold) {
       await this.bestEffort('the follow backfill', async () => {
-        if (!(await this.o.timelines.exists(userId))) return; // rebuilt whole, followee included, on the next read
+        // No existence check: add() skips a missing timeline but feeds the pending set of a
+        // rebuild under way, whose Postgres snapshot may predate this follow.
         const posts = await this.recentPostsOf(followeeId);
         if (posts.length > 0) await this.o.timelines.add(userId, posts);
       });

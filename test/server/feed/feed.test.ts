@@ -554,6 +554,39 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     expect((await page(reader, 10)).posts.map((p) => p.id)).toEqual(sortNewestFirst(posts));
   });
 
+  it('keeps a follow\'s backfill that another instance wrote just after this instance loaded the followee set', async () => {
+    const [reader, author] = await users(2);
+    const post = await posted(author, 'before the follow');
+    await page(reader, 5); // this instance caches the reader's (empty) followee set
+    const other = newService(redis, new MetricsRegistry());
+    await other.follow(reader, author); // another instance: commit, then backfill
+    expect(await timelines.size(reader)).toBe(1);
+    // Within a second this instance's set predates the follow: the entry may be left off this page,
+    // but it must not be removed from the timeline for good.
+    await page(reader, 5);
+    expect(await timelines.size(reader)).toBe(1);
+    const fresh = newService(redis, new MetricsRegistry());
+    expect((await fresh.homeFeed(reader, { limit: 5, cursor: null })).posts.map((p) => p.id)).toEqual([post.id]);
+  });
+
+  it('backfills a follow made while the reader\'s timeline is being rebuilt', async () => {
+    const [reader, author] = await users(2);
+    const post = await posted(author, 'followed mid-rebuild');
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // A rebuild whose Postgres snapshot was taken before the follow, held before it writes.
+    const rebuilding = timelines.rebuild(reader, async () => {
+      await gate;
+      return [];
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await follow(reader, author);
+    release();
+    await rebuilding;
+    expect(await redis.zrange(timelines.key(reader), 0, -1)).toContain(post.id);
+    expect((await page(reader, 5)).posts.map((p) => p.id)).toEqual([post.id]);
+  });
+
   it('merges the list of an author the worker marked pulled although under the threshold', async () => {
     const [reader, author] = await users(2);
     await follow(reader, author);
