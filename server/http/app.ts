@@ -160,6 +160,13 @@ async function limitFromDigits(request: FastifyRequest): Promise<void> {
   if (typeof query.limit === 'string' && /^[0-9]{1,9}$/.test(query.limit)) query.limit = Number(query.limit);
 }
 
+/** Routes that take no body refuse one with fields: an unknown field is an error, not ignored. */
+async function refuseBody(request: FastifyRequest): Promise<void> {
+  const body = request.body as unknown;
+  if (body === undefined || body === null) return;
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  throw new BadRequestError(`${request.method} ${request.routeOptions.url} takes no body`);
+}
 
 /** The fastify instance serving the API. Routes are registered; call listen() or inject(). */
 export function buildApp(options: AppOptions): FastifyInstance {
@@ -261,7 +268,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     },
   );
 
-  app.delete<{ Params: { id: string } }>('/v1/posts/:id', { ...authed, schema: { params: idParams('id', 'post-id') } }, async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/v1/posts/:id', { ...authed, preValidation: refuseBody, schema: { params: idParams('id', 'post-id') } }, async (request, reply) => {
     await service.deletePost(request.userId, request.params.id);
     reply.code(204).send();
   });
@@ -273,8 +280,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return { followeeId, following, changed };
   };
   const followSchema = { params: idParams('userId', 'user-id'), response: { 200: followResponse } };
-  app.put<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, schema: followSchema }, followRoute(true));
-  app.delete<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, schema: followSchema }, followRoute(false));
+  app.put<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, preValidation: refuseBody, schema: followSchema }, followRoute(true));
+  app.delete<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, preValidation: refuseBody, schema: followSchema }, followRoute(false));
 
   app.get<{ Querystring: PageQuery }>(
     '/v1/feed',

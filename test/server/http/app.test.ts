@@ -306,6 +306,16 @@ describe('bad input: one line and the right 4xx, never a 500', () => {
     expect(service.calls.filter((c) => c.method === 'createPost')).toHaveLength(0);
   });
 
+  it('refuses a body with fields on the routes that take none', async () => {
+    for (const [method, url] of [['DELETE', '/v1/posts/123'], ['PUT', '/v1/follows/2'], ['DELETE', '/v1/follows/2']] as const) {
+      expectError(await call({ method, url, json: { a: 1 } }), 400, new RegExp(`^${method} /v1/(posts/:id|follows/:userId) takes no body$`));
+      expectError(await call({ method, url, json: ['x'] }), 400, /takes no body$/);
+    }
+    expect(service.calls.filter((c) => ['deletePost', 'follow', 'unfollow'].includes(c.method))).toHaveLength(0);
+    expect((await call({ method: 'PUT', url: '/v1/follows/2', json: {} })).statusCode).toBe(200);
+    expect((await call({ method: 'DELETE', url: '/v1/follows/2' })).statusCode).toBe(200);
+  });
+
   it('refuses invalid JSON, an empty JSON body, a body over the limit (413) and other media types', async () => {
     expectError(await call({ method: 'POST', url: '/v1/posts', payload: '{"text": "hi"' }), 400, /^the body is not valid JSON$/);
     expectError(await call({ method: 'POST', url: '/v1/posts', payload: '{"text": "hi", "__proto__": {"x": 1}}' }), 400, /not valid JSON/);
