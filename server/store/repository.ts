@@ -23,6 +23,9 @@ import { connectClient, unavailable, type Store } from './pool.js';
 
 // ---- errors ----
 
+/** Tries to insert a post under a fresh id when the id is taken. */
+export const POST_ID_ATTEMPTS = 3;
+
 export { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';
 
@@ -269,28 +272,33 @@ export class FeedRepository {
   async createPost(authorId: number, body: unknown, idGen: PostIdSource): Promise<CreatedPost> {
     checkUserId(authorId, 'author id');
     const text = checkPostBody(body);
-    const id = idGen.next();
-    const createdAt = postIdTime(id);
-    const payload = JSON.stringify({ postId: id, authorId, createdAt, bodyLength: [...text].length });
-    try {
-      await this.run(
-        `WITH p AS (
-           INSERT INTO posts (id, author_id, body, created_at) VALUES ($1, $2, $3, $4)
-           RETURNING id, author_id
-         )
-         INSERT INTO outbox (post_id, author_id, kind, payload)
-         SELECT id, author_id, 'PostCreated', $5::jsonb FROM p`,
-        [id, authorId, text, new Date(createdAt), payload],
-      );
-    } catch (err) {
-      const e = pgError(err);
-      if (e.code === '23503' && e.constraint === 'posts_author_fkey') throw new NotFoundError(`user ${authorId} not found`);
-      if (e.code === '23505' && e.constraint === 'posts_pkey') {
-        throw new Error(`post id ${id} already exists: two id generators share worker id (each live generator needs its own)`);
+    // A taken id means another generator shares this worker id (or a restart with the clock behind
+    // ids already issued): the next id is fresh, so retry before giving up with a 500.
+    for (let attempt = 1; ; attempt++) {
+      const id = idGen.next();
+      const createdAt = postIdTime(id);
+      const payload = JSON.stringify({ postId: id, authorId, createdAt, bodyLength: [...text].length });
+      try {
+        await this.run(
+          `WITH p AS (
+             INSERT INTO posts (id, author_id, body, created_at) VALUES ($1, $2, $3, $4)
+             RETURNING id, author_id
+           )
+           INSERT INTO outbox (post_id, author_id, kind, payload)
+           SELECT id, author_id, 'PostCreated', $5::jsonb FROM p`,
+          [id, authorId, text, new Date(createdAt), payload],
+        );
+        return { id, createdAt };
+      } catch (err) {
+        const e = pgError(err);
+        if (e.code === '23503' && e.constraint === 'posts_author_fkey') throw new NotFoundError(`user ${authorId} not found`);
+        if (e.code === '23505' && e.constraint === 'posts_pkey') {
+          if (attempt < POST_ID_ATTEMPTS) continue;
+          throw new Error(`post id ${id} already exists (${attempt} tries): two id generators share worker id (each live generator needs its own)`);
+        }
+        throw err;
       }
-      throw err;
     }
-    return { id, createdAt };
   }
 
   /**

@@ -18,6 +18,7 @@ import {
   FOLLOWERS_PAGE_SQL,
   ForbiddenError,
   NotFoundError,
+  POST_ID_ATTEMPTS,
   REBUILD_TIMELINE_SQL,
   USER_POSTS_SQL,
   type PostIdSource,
@@ -125,6 +126,22 @@ describe.skipIf(SKIP)('posting', () => {
     // The connection that saw the failures is fine: the next post commits.
     const ok = await repo.createPost(author, 'works', recording);
     expect(await outboxFor(ok.id)).toHaveLength(1);
+  });
+
+  it('takes a fresh id when a post id is taken (another generator with the same worker id), up to POST_ID_ATTEMPTS tries', async () => {
+    const [author] = await addUsers(1);
+    const taken = await repo.createPost(author, 'first', gen);
+    const fresh = gen.next();
+    const queue = [taken.id, taken.id, fresh];
+    const colliding: PostIdSource = { next: () => queue.shift()! };
+    const post = await repo.createPost(author, 'second', colliding);
+    expect(post.id).toBe(fresh);
+    expect(await outboxFor(fresh)).toHaveLength(1);
+    expect(await outboxFor(taken.id)).toHaveLength(1);
+
+    const stuck: PostIdSource = { next: () => taken.id };
+    await expect(repo.createPost(author, 'third', stuck)).rejects.toThrow(/already exists \(3 tries\): two id generators share worker id/);
+    expect(POST_ID_ATTEMPTS).toBe(3);
   });
 
   it('refuses bodies that are empty, over 280 code points or not strings, and counts an emoji as one', async () => {
