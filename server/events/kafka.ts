@@ -242,7 +242,7 @@ export class KafkaEventLog implements EventLog {
     const consumer = kafka.consumer({
       groupId: group,
       sessionTimeout: this.s.sessionTimeoutMs,
-      heartbeatInterval: Math.max(100, Math.floor(this.s.sessionTimeoutMs / 10)),
+      heartbeatInterval: heartbeatIntervalMs(this.s.sessionTimeoutMs),
       allowAutoTopicCreation: false,
     });
     const report = (err: unknown) => {
@@ -277,6 +277,7 @@ export class KafkaEventLog implements EventLog {
             retry: this.s.retry,
             report,
             deadLetter: (letter) => this.deadLetter(letter, o),
+            heartbeatEveryMs: heartbeatIntervalMs(this.s.sessionTimeoutMs),
           }),
       });
     } catch (err) {
@@ -360,6 +361,39 @@ export interface KafkaBatchContext {
   readonly retry: BackoffOptions;
   readonly report: (err: unknown) => void;
   readonly deadLetter: (letter: KafkaDeadLetter) => Promise<void>;
+  /** Heartbeat this often while the handler runs (default 3 s). */
+  readonly heartbeatEveryMs?: number;
+}
+
+/** kafkajs heartbeats only when eachBatch calls heartbeat(); a tenth of the session timeout leaves room. */
+export function heartbeatIntervalMs(sessionTimeoutMs: number): number {
+  return Math.max(100, Math.floor(sessionTimeoutMs / 10));
+}
+
+/**
+ * Run a handler call while heartbeating: the fan-out handler may wait out a Redis or Postgres
+ * outage or write a large fan-out for longer than the session timeout, and a silent consumer loses
+ * its partitions to a rebalance (the batch is then handled twice). A failed heartbeat (a rebalance
+ * under way) is reported; the batch's commit then fails as stale and the new owner redoes it.
+ */
+async function withHeartbeat<T>(run: () => Promise<T>, heartbeat: () => Promise<void>, everyMs: number, report: (err: unknown) => void): Promise<T> {
+  let beating = false;
+  const timer = setInterval(() => {
+    if (beating) return;
+    beating = true;
+    heartbeat().then(
+      () => (beating = false),
+      (err) => {
+        beating = false;
+        report(err);
+      },
+    );
+  }, everyMs);
+  try {
+    return await run();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /** The part of kafkajs's eachBatch payload handleKafkaBatch uses. */
@@ -391,6 +425,7 @@ export async function handleKafkaBatch(payload: KafkaBatchPayload, ctx: KafkaBat
     });
   };
   const goOn = () => !ctx.signal.aborted && isRunning() && !isStale();
+  const beatMs = ctx.heartbeatEveryMs ?? 3_000;
 
   type Item = { m: KafkaMessage; raw: string; event?: PostEvent; error: string };
   const items: Item[] = messages.map((m) => {
@@ -415,7 +450,7 @@ export async function handleKafkaBatch(payload: KafkaBatchPayload, ctx: KafkaBat
   let handled = deliverable.length === 0;
   if (!handled) {
     try {
-      await ctx.handler(deliverable.map((i) => delivered(i, 1)), ctx.signal);
+      await withHeartbeat(() => ctx.handler(deliverable.map((i) => delivered(i, 1)), ctx.signal), heartbeat, beatMs, ctx.report);
       handled = true;
     } catch (err) {
       ctx.report(err);
@@ -448,7 +483,7 @@ export async function handleKafkaBatch(payload: KafkaBatchPayload, ctx: KafkaBat
       if (!goOn()) return;
       await heartbeat();
       try {
-        await ctx.handler([delivered(i, failures + 1)], ctx.signal);
+        await withHeartbeat(() => ctx.handler([delivered(i, failures + 1)], ctx.signal), heartbeat, beatMs, ctx.report);
         await commitThrough(i.m);
         break;
       } catch (err) {

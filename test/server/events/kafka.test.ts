@@ -93,6 +93,22 @@ function batchContext(handler: KafkaBatchContext['handler'], extra: Partial<Kafk
 describe('Kafka batch handling (no broker needed)', () => {
   const events = Array.from({ length: 5 }, (_, i) => created(i, i));
 
+  it('heartbeats while a slow handler runs, so the consumer keeps its partitions', async () => {
+    const { payload, steps } = scriptedBatch(events.map(encodePostEvent));
+    let beats = 0;
+    payload.heartbeat = async () => void beats++;
+    const { ctx } = batchContext(async () => {
+      await new Promise((r) => setTimeout(r, 130));
+      steps.push('handled');
+    }, { heartbeatEveryMs: 20 });
+    await handleKafkaBatch(payload, ctx);
+    expect(beats).toBeGreaterThanOrEqual(3);
+    const after = beats;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(beats).toBe(after); // the timer stops with the handler
+    expect(steps).toEqual(['handled', 'resolve 14', 'commit 3@15']);
+  });
+
   it('commits past the batch only after its handler resolved', async () => {
     const { payload, steps } = scriptedBatch(events.map(encodePostEvent));
     const { ctx } = batchContext(async (batch) => {
