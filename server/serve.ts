@@ -3,6 +3,9 @@
 //
 // Environment (flags win; DESIGN.md: services through REDIS_URL, DATABASE_URL, KAFKA_BROKERS):
 //   REDIS_URL, DATABASE_URL, FEED_BUS=redis|kafka, KAFKA_BROKERS
+//   REDIS_CLUSTER_NODES  host:port,... of a Redis Cluster for the caches (timelines, recent lists,
+//                        bodies); the Redis Streams event log then stays on the standalone Redis
+//                        at REDIS_URL (or FEED_BUS=kafka), never on the cluster
 //   FEED_TOKEN_SECRET    HS256 secret of the bearer tokens, at least 32 bytes (required)
 //   FEED_CURSOR_SECRET   MAC secret of the feed cursors (default: derived from the token secret)
 //   FEED_THRESHOLD       authors with more followers are pulled at read time (25000)
@@ -14,14 +17,13 @@
 //   FEED_PG_SCHEMA (public) FEED_PG_POOL (20) FEED_FOLLOWEE_TTL_MS (10000)
 //   FEED_PORT (8080) FEED_HOST (127.0.0.1)
 //
-// Start-up: migrations (idempotent, under an advisory lock), the Redis connection (unreachable is a
-// start-up error: exit 3), the event log (unreachable is NOT an error: posts wait in the Postgres
-// outbox and the relay moves them once the log answers), then the listener. Shutdown (close()):
-// stop accepting and finish the requests in flight, let the relay finish its publish and the worker
-// its batch, close the connections.
+// Start-up: migrations (idempotent, under an advisory lock), the Redis or Redis Cluster connection
+// (unreachable is a start-up error: exit 3), the event log (unreachable is NOT an error: posts wait
+// in the Postgres outbox and the relay moves them once the log answers), then the listener.
+// Shutdown (close()): stop accepting and finish the requests in flight, let the relay finish its
+// publish and the worker its batch, close the connections.
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { Redis } from 'ioredis';
 import { formatPolicy, parsePolicy, PolicySpecError, POLICY_FORMS, type FanoutPolicy } from '../core/fanout-policy.js';
 import { PostIdGenerator, MAX_WORKER_ID } from '../core/post-id.js';
 import { redactUrl } from '../core/service-url.js';
@@ -36,7 +38,9 @@ import {
 } from '../core/timeline-rules.js';
 import { checkTokenSecret, TOKEN_SECRET_ENV, TokenConfigError } from './auth/token.js';
 import { loadScripts } from './cache/post-list.js';
-import { closeRedis, connectRedis, DEFAULT_REDIS_URL, keyspace } from './cache/redis.js';
+import { connectRedisCluster, isClusterNode, urlIsClusterNode, type ClusterSpec } from './cache/cluster.js';
+import { CacheConfigError, closeRedis, connectRedis, DEFAULT_REDIS_URL, keyspace } from './cache/redis.js';
+import type { RedisLike } from './cache/redis-like.js';
 import { backoffDelay, sleep } from './events/backoff.js';
 import { EventLogInputError } from './events/errors.js';
 import type { EventLog } from './events/event-log.js';
@@ -51,7 +55,15 @@ import { migrate } from './store/migrate.js';
 import { PostgresOutbox } from './store/outbox.js';
 import { createStore, DEFAULT_DATABASE_URL, type Store } from './store/pool.js';
 import { FeedRepository } from './store/repository.js';
-import { pickSetting, SettingsReader, type Bus } from './settings.js';
+import {
+  cacheOnClusterNodeMessage,
+  describeWithCluster,
+  eventLogOnClusterMessage,
+  pickSetting,
+  readCacheCluster,
+  SettingsReader,
+  type Bus,
+} from './settings.js';
 
 /** A configuration mistake: one line, exit 2. */
 export class ServeConfigError extends Error {
@@ -67,7 +79,10 @@ export interface ServeConfig {
   port: number;
   host: string;
   withWorker: boolean;
+  /** The Redis of the caches, and of a Redis Streams event log (with a cluster: of the event log only). */
   redisUrl: string;
+  /** The Redis Cluster holding the caches (REDIS_CLUSTER_NODES, --redis-cluster); absent or null: REDIS_URL holds them. */
+  redisCluster?: ClusterSpec | null;
   databaseUrl: string;
   pgSchema: string;
   pgPoolMax: number;
@@ -105,6 +120,7 @@ export interface ServeFlags {
   'dormant-days'?: string;
   bus?: string;
   'redis-url'?: string;
+  'redis-cluster'?: string;
   'database-url'?: string;
   schema?: string;
   'key-prefix'?: string;
@@ -189,6 +205,9 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     throw err;
   }
   const cursorEnv = env.FEED_CURSOR_SECRET ?? '';
+  const redisUrlSrc = get('redis-url', 'REDIS_URL');
+  const redisUrl = read.url(redisUrlSrc, DEFAULT_REDIS_URL, ['redis:', 'rediss:']);
+  const redisCluster = readCacheCluster(flags, env, 'redis-cluster', read, (m) => new ServeConfigError(m), { bus, redisUrl, where: redisUrlSrc.where });
 
   const port = read.integer(get('port', 'FEED_PORT'), DEFAULT_PORT, 0, 65_535);
   const host = read.name(get('host', 'FEED_HOST'), DEFAULT_HOST, /^[A-Za-z0-9.:_-]{1,255}$/, 'a host name or address, e.g. 127.0.0.1 or 0.0.0.0');
@@ -197,7 +216,8 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     port,
     host,
     withWorker: flags['with-worker'] === true,
-    redisUrl: read.url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    redisUrl,
+    redisCluster,
     databaseUrl: read.url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     pgSchema: read.name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
     pgPoolMax: read.integer(get(null, 'FEED_PG_POOL'), DEFAULT_PG_POOL, 1, 1000),
@@ -231,7 +251,7 @@ export function describeServeConfig(c: ServeConfig): string[] {
   const pulled =
     c.readThreshold === Number.MAX_SAFE_INTEGER ? 'nobody pulled' : c.readThreshold === 0 ? 'every followee pulled' : `followees over ${c.readThreshold} followers pulled`;
   const cursor = c.cursorSecretFrom === 'derived' ? 'derived from the token secret' : `set by FEED_CURSOR_SECRET (${Buffer.byteLength(c.cursorSecret)} bytes)`;
-  return [
+  const lines = [
     `listen    http://${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}`,
     `postgres  ${redactUrl(c.databaseUrl)} (schema ${c.pgSchema}, pool ${c.pgPoolMax}), migrating at start-up`,
     `redis     ${redactUrl(c.redisUrl)}${c.keyPrefix ? ` (key prefix "${c.keyPrefix}")` : ''}`,
@@ -242,6 +262,7 @@ export function describeServeConfig(c: ServeConfig): string[] {
     `secrets   ${TOKEN_SECRET_ENV} set (${Buffer.byteLength(c.tokenSecret)} bytes); cursor secret ${cursor}`,
     `worker    ${c.withWorker ? 'fan-out worker in this process (--with-worker)' : 'not in this process (run feedlab worker)'}`,
   ];
+  return describeWithCluster(lines, c.redisCluster, c.keyPrefix);
 }
 
 export interface ServeOptions {
@@ -261,7 +282,8 @@ export interface RunningServer {
   readonly url: string;
   readonly service: RedisFeedService;
   readonly store: Store;
-  readonly redis: Redis;
+  /** The cache connection: a Redis, or a Cluster client with REDIS_CLUSTER_NODES. */
+  readonly redis: RedisLike;
   readonly metrics: MetricsRegistry;
   /** Rejects when a background part (the relay, the worker) cannot go on. */
   readonly failed: Promise<never>;
@@ -273,7 +295,7 @@ export interface RunningServer {
 interface WorkerModules {
   loadWorkerConfig(flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): unknown;
   describeWorkerConfig?(config: unknown): string[];
-  runWorker(config: unknown, options: { signal: AbortSignal; log?: (line: string) => void }): Promise<unknown>;
+  runWorker(config: unknown, options: { signal: AbortSignal; log?: (line: string) => void; redisCluster?: ClusterSpec | null }): Promise<unknown>;
 }
 
 /** The fan-out worker's modules, or null when this build has none. */
@@ -337,18 +359,31 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
     say(`migrations: ${m.applied.length === 0 ? 'up to date' : `applied ${m.applied.map((a) => `${a.version} ${a.name}`).join(', ')}`} (version ${m.version})`);
     const repo = new FeedRepository(store);
 
-    const redis = await connectRedis({ url: config.redisUrl, connectionName: 'feedlab-serve', commandTimeoutMs: 2_000, onError: report('redis') });
-    cleanups.push(() => closeRedis(redis));
+    const cluster = config.redisCluster ?? null;
+    let redis: RedisLike;
+    if (cluster) {
+      const client = await connectRedisCluster({ spec: cluster, connectionName: 'feedlab-serve', commandTimeoutMs: 2_000, onError: report('redis cluster') });
+      cleanups.push(() => closeRedis(client));
+      redis = client;
+    } else {
+      const client = await connectRedis({ url: config.redisUrl, connectionName: 'feedlab-serve', commandTimeoutMs: 2_000, onError: report('redis') });
+      cleanups.push(() => closeRedis(client));
+      // A standalone client on a cluster node would fail on most keys (MOVED): say what to set instead.
+      if (await isClusterNode(client)) throw new CacheConfigError(cacheOnClusterNodeMessage(config.redisUrl));
+      redis = client;
+    }
     await loadScripts(redis);
     const keys = keyspace(config.keyPrefix);
 
     // The outbox relay, once the event log answers (at start-up or later).
     let relay: OutboxRelay | null = null;
     const outbox = new PostgresOutbox(store);
-    const openLog = (): Promise<EventLog> =>
-      config.bus === 'redis'
-        ? openRedisStreamsLog({ url: config.redisUrl, prefix: config.streamPrefix, partitions: config.partitions })
-        : openKafkaLog({ brokers: config.kafkaBrokers, partitions: config.partitions, logLevel: 'nothing' });
+    const openLog = async (): Promise<EventLog> => {
+      if (config.bus === 'kafka') return openKafkaLog({ brokers: config.kafkaBrokers, partitions: config.partitions, logLevel: 'nothing' });
+      // The caches are on the cluster; the log must not be (unreachable: retried like the log itself).
+      if (cluster && (await urlIsClusterNode(config.redisUrl))) throw new EventLogInputError(eventLogOnClusterMessage(config.redisUrl));
+      return openRedisStreamsLog({ url: config.redisUrl, prefix: config.streamPrefix, partitions: config.partitions });
+    };
     let log: EventLog | null = null;
     try {
       log = await openLog();
@@ -463,9 +498,9 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
           },
           env,
         );
-        for (const line of worker.describeWorkerConfig?.(workerConfig) ?? []) say(`worker: ${line}`);
+        for (const line of describeWithCluster(worker.describeWorkerConfig?.(workerConfig) ?? [], cluster, config.keyPrefix)) say(`worker: ${line}`);
         background.push(
-          worker.runWorker(workerConfig, { signal: stop.signal, log: (line) => say(`worker: ${line}`) }).catch((err) => {
+          worker.runWorker(workerConfig, { signal: stop.signal, log: (line) => say(`worker: ${line}`), redisCluster: cluster }).catch((err) => {
             say(`worker stopped: ${err instanceof Error ? err.message : String(err)}`);
             fail(err);
           }),

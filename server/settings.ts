@@ -1,6 +1,8 @@
 // Reading the server's and the workers' settings: a flag, else an environment variable, else the
 // default, each checked with a one-line error that names where the bad value came from.
 import { redactUrl } from '../core/service-url.js';
+import { CLUSTER_NODES_ENV, formatClusterSpec, parseClusterNodes, urlIsSeedNode, type ClusterSpec } from './cache/cluster.js';
+import { CacheConfigError } from './cache/redis.js';
 
 /** The event log a server or worker talks to. */
 export type Bus = 'redis' | 'kafka';
@@ -64,9 +66,74 @@ export class SettingsReader {
     return v;
   }
 
+  /** A cluster's seed nodes (REDIS_CLUSTER_NODES, --redis-cluster); null when unset. */
+  cluster(s: Source): ClusterSpec | null {
+    if (s.value === undefined) return null;
+    try {
+      return parseClusterNodes(s.value);
+    } catch (err) {
+      if (!(err instanceof CacheConfigError)) throw err;
+      const shown = s.value.split(',').map((e) => redactUrl(e.trim())).join(',');
+      throw this.fail(`${s.where}=${JSON.stringify(shown.slice(0, 200))}: ${err.message}`);
+    }
+  }
+
   name(s: Source, dflt: string, pattern: RegExp, what: string): string {
     const v = s.value ?? dflt;
     if (!pattern.test(v)) throw this.fail(`${s.where}=${JSON.stringify(v.slice(0, 80))}: ${what}`);
     return v;
   }
+}
+
+/**
+ * Where the caches live when not on the Redis at REDIS_URL: a Redis Cluster named by
+ * REDIS_CLUSTER_NODES or the flag (null: no cluster). The event log never goes on the cluster (a
+ * consumer reads every partition stream in one XREADGROUP, which a cluster refuses across slots):
+ * with a cluster, a Redis Streams log stays on the standalone Redis at REDIS_URL, so a REDIS_URL
+ * naming one of the cluster's nodes is refused here in one line (and a REDIS_URL that turns out
+ * to be a cluster node at start-up, by serve and worker).
+ */
+export function readCacheCluster<F extends object>(
+  flags: F,
+  env: NodeJS.ProcessEnv,
+  flag: (keyof F & string) | null,
+  read: SettingsReader,
+  fail: (message: string) => Error,
+  eventLog: { bus: Bus; redisUrl: string; where: string },
+): ClusterSpec | null {
+  const src = pickSetting(flags, env, flag, CLUSTER_NODES_ENV);
+  const cluster = read.cluster(src);
+  if (cluster && eventLog.bus === 'redis' && urlIsSeedNode(eventLog.redisUrl, cluster)) {
+    throw fail(
+      `${eventLog.where}=${JSON.stringify(redactUrl(eventLog.redisUrl))} is one of the ${src.where} nodes: the Redis Streams event log needs a standalone Redis at REDIS_URL (or FEED_BUS=kafka); the cluster holds the caches only`,
+    );
+  }
+  return cluster;
+}
+
+/** The message for a REDIS_URL found to be a cluster node at start-up, for the event log. */
+export function eventLogOnClusterMessage(redisUrl: string): string {
+  return `the event log's REDIS_URL ${redactUrl(redisUrl)} is a Redis Cluster node: Redis Streams needs a standalone Redis there (or FEED_BUS=kafka); the cluster (${CLUSTER_NODES_ENV}) holds the caches only`;
+}
+
+/** The message for a REDIS_URL found to be a cluster node at start-up, with no cluster configured. */
+export function cacheOnClusterNodeMessage(redisUrl: string): string {
+  return `REDIS_URL ${redactUrl(redisUrl)} is a Redis Cluster node: set ${CLUSTER_NODES_ENV} (or --redis-cluster) to put the caches on the cluster, and REDIS_URL to a standalone Redis for the event log (or FEED_BUS=kafka)`;
+}
+
+/**
+ * Start-up lines (serve's, the worker's) with the caches on a cluster: the `redis` line names the
+ * cluster, and a Redis Streams `bus` line says it stays on the standalone Redis.
+ */
+export function describeWithCluster(lines: readonly string[], cluster: ClusterSpec | null | undefined, keyPrefix: string): string[] {
+  if (!cluster) return [...lines];
+  return lines.map((line) => {
+    if (line.startsWith('redis ')) {
+      return `redis     ${formatClusterSpec(cluster)}${keyPrefix ? ` (key prefix "${keyPrefix}")` : ''}: timelines, recent lists, post bodies, locks, metrics`;
+    }
+    if (line.startsWith('bus ') && line.includes('redis streams')) {
+      return line.replace(/^(bus\s+redis streams .*? at [^\s;]+)/, '$1 (standalone Redis: the event log never goes on the cluster)');
+    }
+    return line;
+  });
 }

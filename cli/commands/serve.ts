@@ -31,6 +31,9 @@ exit 0 (a second one exits at once).
   --bus redis|kafka   the event log (FEED_BUS, default redis; Kafka at KAFKA_BROKERS)
   --node-id N         this instance's id in post ids, 0..1023, distinct per instance (FEED_NODE_ID, 0)
   --redis-url URL     (REDIS_URL, default redis://127.0.0.1:6379)
+  --redis-cluster H:P,H:P  put the caches on a Redis Cluster with these seed nodes (REDIS_CLUSTER_NODES;
+                      entries may be redis://[:password@]host:port); the Redis Streams event log
+                      stays on the standalone Redis at REDIS_URL (or FEED_BUS=kafka)
   --database-url URL  (DATABASE_URL, default postgres://root@127.0.0.1:5432/postgres)
   --schema S          Postgres schema (FEED_PG_SCHEMA, default public)
   --key-prefix P      prefix of every cache key (FEED_KEY_PREFIX, default none)
@@ -56,6 +59,7 @@ const OPTIONS = {
   bus: { type: 'string' },
   'node-id': { type: 'string' },
   'redis-url': { type: 'string' },
+  'redis-cluster': { type: 'string' },
   'database-url': { type: 'string' },
   schema: { type: 'string' },
   'key-prefix': { type: 'string' },

@@ -2,6 +2,7 @@
 import { CacheConfigError, InfrastructureError as CacheUnavailableError } from '../../server/cache/redis.js';
 import { EventLogInputError, EventLogUnavailableError } from '../../server/events/errors.js';
 import { DatabaseUnavailableError, SchemaMismatchError, StoreInputError } from '../../server/store/errors.js';
+import { describeWithCluster, readCacheCluster, SettingsReader } from '../../server/settings.js';
 import { describeWorkerConfig, loadWorkerConfig, WorkerConfigError, type WorkerFlags } from '../../server/worker/config.js';
 import { runWorker } from '../../server/worker/process.js';
 import { parseCommandArgs } from '../args.js';
@@ -34,6 +35,9 @@ in hand and exit 0 (a second one exits at once).
   --group G           consumer group (FEED_GROUP, default fanout)
   --consumer NAME     consumer name base (FEED_CONSUMER, default host-pid); consumers are NAME-1..N
   --redis-url URL     (REDIS_URL, default redis://127.0.0.1:6379)
+  --redis-cluster H:P,H:P  write timelines and lists to a Redis Cluster with these seed nodes
+                      (REDIS_CLUSTER_NODES; entries may be redis://[:password@]host:port); the Redis
+                      Streams event log stays on the standalone Redis at REDIS_URL (or FEED_BUS=kafka)
   --database-url URL  (DATABASE_URL, default postgres://root@127.0.0.1:5432/postgres)
   --schema S          Postgres schema (FEED_PG_SCHEMA, default public)
   --key-prefix P      prefix of every cache key (FEED_KEY_PREFIX, default none)
@@ -63,6 +67,7 @@ const OPTIONS = {
   group: { type: 'string' },
   consumer: { type: 'string' },
   'redis-url': { type: 'string' },
+  'redis-cluster': { type: 'string' },
   'database-url': { type: 'string' },
   schema: { type: 'string' },
   'key-prefix': { type: 'string' },
@@ -97,8 +102,12 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new InputError(`worker: unexpected argument "${positionals[0]}" (usage: ${USAGE})`);
 
   let config;
+  let redisCluster;
   try {
     config = loadWorkerConfig(values as WorkerFlags);
+    const fail = (m: string) => new WorkerConfigError(m);
+    const where = values['redis-url'] !== undefined ? '--redis-url' : 'REDIS_URL';
+    redisCluster = readCacheCluster(values, process.env, 'redis-cluster', new SettingsReader(fail), fail, { bus: config.bus, redisUrl: config.redisUrl, where });
   } catch (err) {
     throw asCliError(err);
   }
@@ -106,7 +115,7 @@ export async function run(argv: string[]): Promise<number> {
     if (!values.quiet) process.stderr.write(`feedlab worker: ${line}\n`);
   };
   const always = (line: string) => process.stderr.write(`feedlab worker: ${line}\n`);
-  for (const line of describeWorkerConfig(config)) info(line);
+  for (const line of describeWithCluster(describeWorkerConfig(config), redisCluster, config.keyPrefix)) info(line);
 
   const stop = new AbortController();
   let signals = 0;
@@ -125,6 +134,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const result = await runWorker(config, {
       signal: stop.signal,
+      redisCluster,
       // Status and start-up lines obey --quiet; errors do not.
       log: (line) => (/^(ready|policy now|migrations|\d+ posts)/.test(line) ? info(line) : always(line)),
     });

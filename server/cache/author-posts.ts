@@ -3,7 +3,6 @@
 // home-feed read merges the lists of the celebrities the reader follows. Each list is a post list
 // (post-list.ts): ids scored by creation ms, the newest `length` kept (100), with a lease renewed
 // on write and read. A missing list is rebuilt from Postgres like a timeline.
-import type { Redis } from 'ioredis';
 import type { FeedPosition } from '../../core/cursor.js';
 import type { FeedSlice } from '../../core/feed-merge.js';
 import { authorPostsKey } from '../../core/keys.js';
@@ -22,6 +21,7 @@ import {
   type RebuildResult,
 } from './post-list.js';
 import type { Keyspace } from './redis.js';
+import type { RedisLike } from './redis-like.js';
 import { DEFAULT_TIMELINE_LEASE_MS, type UserId } from './timelines.js';
 
 export interface AuthorPostsOptions {
@@ -44,7 +44,7 @@ export class AuthorPostsCache {
   readonly shape: ListShape;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisLike,
     readonly keys: Keyspace,
     options: AuthorPostsOptions = {},
   ) {

@@ -1,11 +1,14 @@
 // A Lua script run by EVALSHA. The script is loaded (SCRIPT LOAD) once per connection, before its
 // first call; when Redis has lost it since (a restart, SCRIPT FLUSH, a failover) the NOSCRIPT reply
 // reloads it and the failed calls run again. Only idempotent scripts may be retried that way, and
-// every script of server/cache is. Every key a call touches must share one hash slot (redis.ts);
-// on a Redis Cluster the script must be loaded on each master (a cluster client's SCRIPT LOAD
-// reaches one node), which the NOSCRIPT reload also covers, one node at a time.
+// every script of server/cache is. Every key a call touches must share one hash slot (redis.ts).
+// On a Redis Cluster a client's SCRIPT LOAD would reach one random node, so the script is loaded
+// on every master (and reloaded on every master after a NOSCRIPT: a promoted replica or a new
+// master has an empty script cache), and a batch of calls goes as one pipeline per node
+// (node-pipelines.ts).
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { pipelinePerNode } from './node-pipelines.js';
+import { masters, type RedisLike } from './redis-like.js';
 
 export type ScriptArg = string | number;
 
@@ -25,7 +28,7 @@ function isNoScript(err: unknown): boolean {
 export class LuaScript {
   readonly sha: string;
   /** Connections this script is known to be loaded on. */
-  private readonly loaded = new WeakSet<Redis>();
+  private readonly loaded = new WeakSet<RedisLike>();
 
   constructor(
     readonly name: string,
@@ -34,16 +37,17 @@ export class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  /** SCRIPT LOAD, once per connection. */
-  async load(redis: Redis, force = false): Promise<void> {
+  /** SCRIPT LOAD, once per connection (on each master of a cluster). */
+  async load(redis: RedisLike, force = false): Promise<void> {
     if (!force && this.loaded.has(redis)) return;
-    const sha = await redis.script('LOAD', this.source);
-    if (sha !== this.sha) throw new Error(`script ${this.name}: Redis answered sha ${String(sha)}, expected ${this.sha}`);
+    const shas = await Promise.all(masters(redis).map((node) => node.script('LOAD', this.source)));
+    const wrong = shas.find((sha) => sha !== this.sha);
+    if (wrong !== undefined) throw new Error(`script ${this.name}: Redis answered sha ${String(wrong)}, expected ${this.sha}`);
     this.loaded.add(redis);
   }
 
   /** One call. */
-  async run(redis: Redis, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+  async run(redis: RedisLike, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     await this.load(redis);
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
@@ -54,8 +58,8 @@ export class LuaScript {
     }
   }
 
-  /** Many calls in one pipeline (one round trip); the replies in call order. */
-  async runMany(redis: Redis, calls: readonly ScriptCall[]): Promise<ScriptReply[]> {
+  /** Many calls in one pipeline (one round trip; on a cluster one pipeline per node, concurrently); the replies in call order. */
+  async runMany(redis: RedisLike, calls: readonly ScriptCall[]): Promise<ScriptReply[]> {
     if (calls.length === 0) return [];
     await this.load(redis);
     const replies = await this.pipeline(redis, calls);
@@ -71,12 +75,15 @@ export class LuaScript {
     return replies;
   }
 
-  private async pipeline(redis: Redis, calls: readonly ScriptCall[]): Promise<ScriptReply[]> {
-    const pipeline = redis.pipeline();
-    for (const { keys, args } of calls) pipeline.evalsha(this.sha, keys.length, ...keys, ...args);
-    const replies = await pipeline.exec();
-    // exec() answers null only when the pipeline was discarded, which a plain pipeline never is.
-    if (!replies) throw new Error(`script ${this.name}: the pipeline was discarded`);
-    return replies as ScriptReply[];
+  private pipeline(redis: RedisLike, calls: readonly ScriptCall[]): Promise<ScriptReply[]> {
+    return pipelinePerNode(
+      redis,
+      calls.length,
+      (i) => calls[i].keys[0],
+      (p, i) => {
+        const { keys, args } = calls[i];
+        p.evalsha(this.sha, keys.length, ...keys, ...args);
+      },
+    );
   }
 }

@@ -1,11 +1,14 @@
 // Post bodies cached as JSON strings at `post:ID`, each with a TTL. A feed page is hydrated with
 // one MGET; the ids it misses (expired, evicted, never cached) go to Postgres, and the caller
 // writes what it found back with setMany. On a Redis Cluster the keys spread over the slots (no
-// hash tag), so a cluster client splits the MGET per slot (see redis.ts).
-import type { Redis } from 'ioredis';
+// hash tag, on purpose: bodies are most of the memory), so the MGET is split into one per slot,
+// issued concurrently (slots.ts), and writes go as one pipeline per node (node-pipelines.ts).
 import { postBodyKey } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
+import { pipelinePerNode } from './node-pipelines.js';
 import type { Keyspace } from './redis.js';
+import type { RedisLike } from './redis-like.js';
+import { mgetBySlot, unlinkBySlot } from './slots.js';
 
 /** A body stays cached this long after it was written (a feed's posts are read within hours). */
 export const DEFAULT_POST_BODY_TTL_MS = 24 * 3600 * 1000;
@@ -26,7 +29,7 @@ export class PostBodyCache<T = unknown> {
   readonly ttlMs: number;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisLike,
     readonly keys: Keyspace,
     options: PostBodyCacheOptions = {},
   ) {
@@ -38,13 +41,13 @@ export class PostBodyCache<T = unknown> {
     return this.keys.key(postBodyKey(postId));
   }
 
-  /** The cached bodies of `ids` in one MGET, and the ids to fetch from Postgres. */
+  /** The cached bodies of `ids` in one MGET (one per slot on a cluster), and the ids to fetch from Postgres. */
   async getMany(ids: readonly PostId[]): Promise<Hydration<T>> {
     const unique = [...new Set(ids)];
     const hits = new Map<PostId, T>();
     const missing: PostId[] = [];
     if (unique.length === 0) return { hits, missing };
-    const values = await this.redis.mget(unique.map((id) => this.key(id)));
+    const values = await mgetBySlot(this.redis, unique.map((id) => this.key(id)));
     for (let i = 0; i < unique.length; i++) {
       const text = values[i];
       if (text === null) {
@@ -64,9 +67,12 @@ export class PostBodyCache<T = unknown> {
   /** Cache bodies (after a Postgres fallback, or a new post), each with the TTL, in one round trip. */
   async setMany(bodies: ReadonlyArray<{ id: PostId; body: T }>, ttlMs = this.ttlMs): Promise<void> {
     if (bodies.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const { id, body } of bodies) pipeline.set(this.key(id), JSON.stringify(body), 'PX', ttlMs);
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await pipelinePerNode(
+      this.redis,
+      bodies.length,
+      (i) => this.key(bodies[i].id),
+      (p, i) => p.set(this.key(bodies[i].id), JSON.stringify(bodies[i].body), 'PX', ttlMs),
+    );
     const failed = replies.find((r) => r[0] !== null);
     if (failed) throw failed[0];
   }
@@ -74,6 +80,6 @@ export class PostBodyCache<T = unknown> {
   /** Forget bodies (a deleted post). Returns how many were cached. */
   async delete(ids: readonly PostId[]): Promise<number> {
     if (ids.length === 0) return 0;
-    return this.redis.unlink(...ids.map((id) => this.key(id)));
+    return unlinkBySlot(this.redis, ids.map((id) => this.key(id)));
   }
 }

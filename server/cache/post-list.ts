@@ -14,12 +14,13 @@
 // a marker (`<key>:rebuilding`, with a TTL) before it reads, pushes to a missing list with a
 // marker go into `<key>:pending`, and the rebuild script merges them in. All three keys share the
 // list's hash tag, so the scripts stay on one cluster slot.
-import type { Redis } from 'ioredis';
 import { compareNewestFirst, isOlderThan, type FeedPosition } from '../../core/cursor.js';
 import type { FeedSlice } from '../../core/feed-merge.js';
 import { isPostId, type PostId } from '../../core/post-id.js';
 import { LuaScript, type ScriptArg, type ScriptCall } from './lua.js';
+import { pipelinePerNode } from './node-pipelines.js';
 import { derivedKey } from './redis.js';
+import type { RedisLike } from './redis-like.js';
 
 /** The member of an empty rebuilt list. Not a post id (isPostId refuses it), so it never collides. */
 export const EMPTY_SENTINEL = 'empty';
@@ -133,8 +134,8 @@ return removed
 
 export const SCRIPTS: readonly LuaScript[] = [ADD, REBUILD, REMOVE];
 
-/** Load the scripts on a connection ahead of the first request (optional: they load on first use). */
-export async function loadScripts(redis: Redis): Promise<void> {
+/** Load the scripts on a connection (every master of a cluster) ahead of the first request (optional: they load on first use). */
+export async function loadScripts(redis: RedisLike): Promise<void> {
   for (const script of SCRIPTS) await script.load(redis);
 }
 
@@ -183,7 +184,7 @@ export function parseAddReply(reply: unknown): AddReply {
 export const ADD_SCRIPT = ADD;
 
 /** Add entries to a present list (trim, renew the lease); nothing is written into a missing one. */
-export async function addEntries(redis: Redis, key: string, shape: ListShape, entries: readonly FeedPosition[]): Promise<AddReply> {
+export async function addEntries(redis: RedisLike, key: string, shape: ListShape, entries: readonly FeedPosition[]): Promise<AddReply> {
   if (entries.length === 0) return { state: (await redis.exists(key)) ? 'written' : 'missing', added: 0 };
   const call = addCall(key, addArgs(shape, entries));
   return parseAddReply(await ADD.run(redis, call.keys, call.args));
@@ -210,7 +211,7 @@ export interface RebuildResult {
  * so a retry still finds the pushes made meanwhile.
  */
 export async function rebuildList(
-  redis: Redis,
+  redis: RedisLike,
   key: string,
   shape: ListShape,
   load: () => Promise<readonly FeedPosition[]> | readonly FeedPosition[],
@@ -228,19 +229,19 @@ export async function rebuildList(
 }
 
 /** Remove some posts from a list (and from a rebuild's pending set). Null when the list is missing. */
-export async function removeEntries(redis: Redis, key: string, ids: readonly PostId[]): Promise<number | null> {
+export async function removeEntries(redis: RedisLike, key: string, ids: readonly PostId[]): Promise<number | null> {
   if (ids.length === 0) return (await redis.exists(key)) ? 0 : null;
   const removed = Number(await REMOVE.run(redis, [key, rebuildKeys(key).pending], [EMPTY_SENTINEL, ...ids]));
   return removed < 0 ? null : removed;
 }
 
 /** Renew a list's lease; false when it is missing. */
-export async function renewLease(redis: Redis, key: string, leaseMs: number): Promise<boolean> {
+export async function renewLease(redis: RedisLike, key: string, leaseMs: number): Promise<boolean> {
   return (await redis.pexpire(key, leaseMs)) === 1;
 }
 
 /** Entries in a list, the sentinel not counted; 0 when missing. */
-export async function listSize(redis: Redis, key: string): Promise<number> {
+export async function listSize(redis: RedisLike, key: string): Promise<number> {
   return redis.zcount(key, 0, '+inf');
 }
 
@@ -270,15 +271,15 @@ function positions(raw: readonly string[]): FeedPosition[] {
 /**
  * The newest `limit` entries of each list strictly older than the cursor, newest first, as slices
  * for core/feed-merge: `more` is set when the fetch hit its limit, so older entries may exist.
- * Null for a missing list (rebuild it). One pipelined round trip for all lists; a list whose page
- * starts with more than TIE_SLACK entries of the cursor's millisecond at or above the cursor takes
- * further fetches.
+ * Null for a missing list (rebuild it). One pipelined round trip for all lists (on a cluster one
+ * pipeline per node, concurrently); a list whose page starts with more than TIE_SLACK entries of the
+ * cursor's millisecond at or above the cursor takes further fetches.
  *
  * Ordering: ZREVRANGEBYSCORE returns the entries of one score in reverse string order of their
  * members, which is the feed's (larger id first) because all ids of one millisecond have the same
  * number of digits (19 for every id minted after 2022-07-22, core/post-id.ts).
  */
-export async function readSlices(redis: Redis, requests: readonly SliceRequest[], options: SliceOptions): Promise<(FeedSlice<FeedPosition> | null)[]> {
+export async function readSlices(redis: RedisLike, requests: readonly SliceRequest[], options: SliceOptions): Promise<(FeedSlice<FeedPosition> | null)[]> {
   const { limit } = options;
   const cursor = options.cursor ?? null;
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`page limit ${limit} must be a positive integer`);
@@ -286,13 +287,20 @@ export async function readSlices(redis: Redis, requests: readonly SliceRequest[]
   // Scores up to the cursor's ms inclusive (ties are filtered by id below); >= 0 leaves out the sentinel.
   const max = cursor ? cursor.createdAt : '+inf';
   const first = limit + (cursor ? TIE_SLACK : 0);
-  const pipeline = redis.pipeline();
-  for (const r of requests) {
-    if (r.renewMs !== undefined) pipeline.pexpire(r.key, r.renewMs);
-    else pipeline.exists(r.key);
-    pipeline.zrevrangebyscore(r.key, max, 0, 'WITHSCORES', 'LIMIT', 0, first);
-  }
-  const replies = (await pipeline.exec()) ?? [];
+  // The lists of one read (a timeline, celebrities' lists) live on different slots: one pipeline,
+  // or one per node on a cluster.
+  const replies = await pipelinePerNode(
+    redis,
+    requests.length,
+    (i) => requests[i].key,
+    (p, i) => {
+      const r = requests[i];
+      if (r.renewMs !== undefined) p.pexpire(r.key, r.renewMs);
+      else p.exists(r.key);
+      p.zrevrangebyscore(r.key, max, 0, 'WITHSCORES', 'LIMIT', 0, first);
+    },
+    2,
+  );
   const out: (FeedSlice<FeedPosition> | null)[] = [];
   for (let i = 0; i < requests.length; i++) {
     const [existsErr, present] = replies[2 * i];
@@ -310,7 +318,7 @@ export async function readSlices(redis: Redis, requests: readonly SliceRequest[]
 
 /** Filter one list's first fetch by the cursor, and fetch on while ties used up the slack. */
 async function collect(
-  redis: Redis,
+  redis: RedisLike,
   key: string,
   firstRaw: string[],
   firstCount: number,

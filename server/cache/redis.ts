@@ -10,20 +10,22 @@
 // applied, so a test or a replay run isolates itself under its own prefix and can remove exactly
 // what it wrote (dropKeyspace).
 //
-// Redis Cluster. A multi-key command (or a Lua script or MULTI touching several keys) must have
-// all its keys in one hash slot. The key schema (core/keys.ts) puts a hash tag in every per-user
-// key, `feed:{u:ID}:home` and `feed:{u:ID}:recent`: Redis hashes only the text between the first
-// `{` and the next `}`, so a user's timeline, their recent-post list and the keys derived from
-// them here by suffix (`...:pending`, `...:rebuilding`, `...:lock`) share one slot. That is what
-// lets the push and rebuild scripts touch a timeline together with its rebuild marker and pending
-// set atomically. A prefix must therefore never contain `{` or `}` (Keyspace refuses them): a
-// brace in the prefix would become the hash tag and put every key on one slot. Post bodies
-// (`post:ID`) carry no tag on purpose, so they spread over the cluster; a cluster client must
-// split a multi-post MGET per slot (group ids by core/keys keySlot), whereas a single Redis takes
-// one MGET for the whole page. Fan-out pipelines hold one single-key script call per follower,
-// so a cluster client routes each to its follower's shard.
+// Redis Cluster (cluster.ts connects to one). A multi-key command (or a Lua script or MULTI
+// touching several keys) must have all its keys in one hash slot. The key schema (core/keys.ts)
+// puts a hash tag in every per-user key, `feed:{u:ID}:home` and `feed:{u:ID}:recent`: Redis hashes
+// only the text between the first `{` and the next `}`, so a user's timeline, their recent-post
+// list and the keys derived from them here by suffix (`...:pending`, `...:rebuilding`, `...:lock`,
+// `...:pulled`) share one slot. That is what lets the push and rebuild scripts touch a timeline
+// together with its rebuild marker and pending set atomically. A prefix must therefore never
+// contain `{` or `}` (Keyspace refuses them): a brace in the prefix would become the hash tag and
+// put every key on one slot. Post bodies (`post:ID`) carry no tag on purpose, so they spread over
+// the cluster. What spans slots goes through the helpers that split it: MGET and UNLINK per slot
+// (slots.ts), pipelines per node (node-pipelines.ts), SCRIPT LOAD and SCAN on every master
+// (redis-like.ts masters()); a standalone Redis takes the one command or pipeline it always did.
 import { Redis } from 'ioredis';
 import { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service-url.js';
+import { keySlot } from '../../core/keys.js';
+import { isCluster, masters, type RedisLike } from './redis-like.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
@@ -121,7 +123,7 @@ export async function connectRedis(options: ConnectOptions = {}): Promise<Redis>
 }
 
 /** Close gracefully (pending replies arrive), or drop the connection if it is already broken. */
-export async function closeRedis(client: Redis): Promise<void> {
+export async function closeRedis(client: RedisLike): Promise<void> {
   try {
     await client.quit();
   } catch {
@@ -152,18 +154,41 @@ export function derivedKey(key: string, suffix: string): string {
 }
 
 /**
- * Remove every key under the key space's prefix (tests, replay runs). Refuses the empty prefix,
- * which would mean the whole database. Returns how many keys were removed.
+ * Remove every key under the key space's prefix (tests, replay runs): SCAN every master (a
+ * cluster's keys are spread over them). Refuses the empty prefix, which would mean the whole
+ * database. Returns how many keys were removed.
  */
-export async function dropKeyspace(client: Redis, space: Keyspace): Promise<number> {
+export async function dropKeyspace(client: RedisLike, space: Keyspace): Promise<number> {
   if (space.prefix === '') throw new CacheConfigError('refusing to drop the unprefixed key space (that is the whole database)');
+  const clustered = isCluster(client);
   let removed = 0;
-  let cursor = '0';
-  do {
-    // The prefix has no glob characters (keyspace() refuses them), so it matches literally.
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${space.prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) removed += await client.unlink(...keys);
-  } while (cursor !== '0');
+  for (const node of masters(client)) {
+    let cursor = '0';
+    do {
+      // The prefix has no glob characters (keyspace() refuses them), so it matches literally.
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${space.prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) removed += clustered ? await unlinkOnNode(node, keys) : await node.unlink(...keys);
+    } while (cursor !== '0');
+  }
+  return removed;
+}
+
+/** UNLINK keys a cluster node listed: one command per slot (a node refuses CROSSSLOT even among its own slots), pipelined. */
+async function unlinkOnNode(node: Redis, keys: readonly string[]): Promise<number> {
+  const bySlot = new Map<number, string[]>();
+  for (const key of keys) {
+    const slot = keySlot(key);
+    const group = bySlot.get(slot);
+    if (group) group.push(key);
+    else bySlot.set(slot, [key]);
+  }
+  const p = node.pipeline();
+  for (const group of bySlot.values()) p.unlink(...group);
+  let removed = 0;
+  for (const [err, n] of (await p.exec()) ?? []) {
+    if (err) throw err;
+    removed += Number(n);
+  }
   return removed;
 }

@@ -6,9 +6,9 @@
 // released only by its owner (a Lua compare-and-delete), extended while the rebuild runs, and
 // expires by itself if the owner dies, after which a waiter takes it over.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { LuaScript } from './lua.js';
 import { derivedKey, type Keyspace } from './redis.js';
+import type { RedisLike } from './redis-like.js';
 
 /** Concurrent calls with the same key share one promise; the next call after it settles runs anew. */
 export class SingleFlight<T> {
@@ -49,7 +49,7 @@ export interface RedisLock {
 }
 
 /** Take the lock at `key` for `ttlMs`, or null when someone holds it. */
-export async function tryLock(redis: Redis, key: string, ttlMs: number): Promise<RedisLock | null> {
+export async function tryLock(redis: RedisLike, key: string, ttlMs: number): Promise<RedisLock | null> {
   const token = randomUUID();
   if ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return null;
   return {
@@ -91,7 +91,7 @@ export class RebuildCoordinator {
   private readonly pollMaxMs: number;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisLike,
     readonly keys: Keyspace,
     options: RebuildCoordinatorOptions = {},
   ) {

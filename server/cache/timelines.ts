@@ -7,7 +7,6 @@
 // exists (or into the pending set of a rebuild under way), so a missing timeline stays missing
 // and is rebuilt whole from Postgres on its owner's next read. ZADD NX makes a redelivered event
 // a no-op.
-import type { Redis } from 'ioredis';
 import type { FeedPosition } from '../../core/cursor.js';
 import type { FeedSlice } from '../../core/feed-merge.js';
 import { timelineKey } from '../../core/keys.js';
@@ -31,6 +30,7 @@ import {
   type RebuildResult,
 } from './post-list.js';
 import type { Keyspace } from './redis.js';
+import type { RedisLike } from './redis-like.js';
 
 /** Followers per pipeline (the scenario format's batchSize; Mastodon enqueues 1,000 at a time). */
 export const DEFAULT_FANOUT_BATCH = 1_000;
@@ -90,7 +90,7 @@ export class TimelineCache {
   readonly batchSize: number;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisLike,
     readonly keys: Keyspace,
     options: TimelineCacheOptions = {},
   ) {

@@ -5,21 +5,21 @@
 // (server/cache/redis.ts), so while Redis is down or hung a command fails at once or after the
 // timeout, with ioredis's own words for it. An error Redis itself answered (a ReplyError) is a bug
 // in our commands, except the few replies that mean the server is not serving yet.
-import type { Redis } from 'ioredis';
 import { InfrastructureError } from '../cache/redis.js';
+import type { RedisLike } from '../cache/redis-like.js';
 import { RebuildTimeoutError } from '../cache/single-flight.js';
 import { DatabaseUnavailableError } from '../store/errors.js';
 
 /** Redis answered, but is not serving: loading its data set, a replica without its primary, a busy script. */
 const NOT_SERVING_REPLY = /^(LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
-/** ioredis's messages for a connection that is down, closed or silent. */
+/** ioredis's messages for a connection that is down, closed or silent (the last four: a cluster client's). */
 const CONNECTION_TROUBLE =
-  /Connection is closed|Stream isn't writeable|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|write after end/;
+  /Connection is closed|Stream isn't writeable|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|write after end|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|Too many Cluster redirections/;
 /** Our own errors: never a Redis outage, whatever the connection's state. */
 const DOMAIN_ERRORS = new Set(['BadRequestError', 'NotFoundError', 'ForbiddenError', 'CursorError', 'TokenError']);
 
 /** Does this error mean Redis is unavailable (down, unreachable, hung, or not serving)? */
-export function isCacheUnavailable(err: unknown, redis?: Redis): boolean {
+export function isCacheUnavailable(err: unknown, redis?: RedisLike): boolean {
   if (err instanceof InfrastructureError || err instanceof RebuildTimeoutError) return true;
   if (!(err instanceof Error)) return false;
   if (err instanceof DatabaseUnavailableError || DOMAIN_ERRORS.has(err.name)) return false;
@@ -31,7 +31,7 @@ export function isCacheUnavailable(err: unknown, redis?: Redis): boolean {
 }
 
 /** Whether commands can be sent at all: false while disconnected or reconnecting (they would fail at once). */
-export function cacheReady(redis: Redis): boolean {
+export function cacheReady(redis: RedisLike): boolean {
   return redis.status === 'ready';
 }
 

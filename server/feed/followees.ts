@@ -17,9 +17,10 @@
 // invalidate the reader's entry at once; those made through another API instance are seen within
 // ttlMs (the read path also reloads early when a page holds a post of an author it does not know,
 // see ReadPath). A load that raced with an invalidation is used for its own request but not kept.
-import type { Redis } from 'ioredis';
 import { authorPostsKey } from '../../core/keys.js';
 import { derivedKey, type Keyspace } from '../cache/redis.js';
+import type { RedisLike } from '../cache/redis-like.js';
+import { mgetBySlot } from '../cache/slots.js';
 import { SingleFlight } from '../cache/single-flight.js';
 import type { FeedRepository } from '../store/repository.js';
 import { isCacheUnavailable } from './faults.js';
@@ -37,7 +38,7 @@ export interface Followees {
 
 export interface FolloweeCacheOptions {
   repo: FeedRepository;
-  redis: Redis;
+  redis: RedisLike;
   keys: Keyspace;
   /** Followees with more followers than this are pulled. */
   threshold: number;
@@ -49,7 +50,6 @@ export interface FolloweeCacheOptions {
 }
 
 export const DEFAULT_FOLLOWEE_TTL_MS = 10_000;
-const MARK_CHUNK = 1_000;
 
 /** The worker's "pulled" mark of an author (beside the recent list, same hash slot). */
 export function pulledMarkKey(keys: Keyspace, authorId: number): string {
@@ -121,21 +121,11 @@ export class FolloweeCache {
     return result;
   }
 
-  /** Which of these authors carry the worker's pulled mark: MGETs of up to 1,000 keys, pipelined. */
+  /** Which of these authors carry the worker's pulled mark: MGETs of up to 1,000 keys, pipelined
+   * (one per slot on a cluster: every author's mark has its own hash tag). */
   private async marked(authorIds: readonly number[]): Promise<number[]> {
     if (authorIds.length === 0) return [];
-    const p = this.o.redis.pipeline();
-    for (let i = 0; i < authorIds.length; i += MARK_CHUNK) {
-      p.mget(authorIds.slice(i, i + MARK_CHUNK).map((id) => pulledMarkKey(this.o.keys, id)));
-    }
-    const replies = (await p.exec()) ?? [];
-    const out: number[] = [];
-    replies.forEach(([err, values], chunk) => {
-      if (err) throw err;
-      (values as (string | null)[]).forEach((v, j) => {
-        if (v !== null) out.push(authorIds[chunk * MARK_CHUNK + j]);
-      });
-    });
-    return out;
+    const values = await mgetBySlot(this.o.redis, authorIds.map((id) => pulledMarkKey(this.o.keys, id)));
+    return authorIds.filter((_, i) => values[i] !== null);
   }
 }

@@ -1,5 +1,6 @@
-// Post bodies for a feed page: one MGET of the cached bodies, one Postgres query for the misses,
-// and the misses written back to the cache.
+// Post bodies for a feed page: one MGET of the cached bodies (one per slot on a Redis Cluster,
+// concurrently: server/cache/slots.ts), one Postgres query for the misses, and the misses written
+// back to the cache.
 //
 // The cache holds, at `post:ID`, either the post (`{"authorId","text","createdAt"}`) or a tombstone
 // (`{"deleted":true}`) for a deleted one, each with the body TTL (24 h). Deleting a post writes its
@@ -9,9 +10,10 @@
 // comes back for the body TTL. (The fan-out worker later removes the key on PostDeleted; a
 // write-back of a read that began before the delete and ends after that removal is the one window
 // left, and it needs a read slower than the relay and the worker together.)
-import type { Redis } from 'ioredis';
 import type { PostId } from '../../core/post-id.js';
+import { pipelinePerNode } from '../cache/node-pipelines.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
+import type { RedisLike } from '../cache/redis-like.js';
 import type { Counter } from '../http/metrics.js';
 import type { PostView } from '../http/service.js';
 import type { FeedRepository, StoredPost } from '../store/repository.js';
@@ -48,7 +50,7 @@ export interface HydratorOptions {
 }
 
 export class PostHydrator {
-  readonly redis: Redis;
+  readonly redis: RedisLike;
 
   constructor(private readonly o: HydratorOptions) {
     this.redis = o.bodies.redis;
@@ -79,15 +81,19 @@ export class PostHydrator {
     return out;
   }
 
-  /** Cache these posts where nothing is cached yet (a deleted one as its tombstone). One round trip. */
+  /** Cache these posts where nothing is cached yet (a deleted one as its tombstone). One round trip (one pipeline per node on a cluster). */
   async remember(posts: readonly StoredPost[]): Promise<void> {
     if (posts.length === 0) return;
-    const p = this.redis.pipeline();
-    for (const post of posts) {
-      const value: CachedBody = post.deleted ? { deleted: true } : { authorId: post.authorId, text: post.body, createdAt: post.createdAt };
-      p.set(this.o.bodies.key(post.id), JSON.stringify(value), 'PX', this.o.bodies.ttlMs, 'NX');
-    }
-    const replies = (await p.exec()) ?? [];
+    const replies = await pipelinePerNode(
+      this.redis,
+      posts.length,
+      (i) => this.o.bodies.key(posts[i].id),
+      (p, i) => {
+        const post = posts[i];
+        const value: CachedBody = post.deleted ? { deleted: true } : { authorId: post.authorId, text: post.body, createdAt: post.createdAt };
+        p.set(this.o.bodies.key(post.id), JSON.stringify(value), 'PX', this.o.bodies.ttlMs, 'NX');
+      },
+    );
     const failed = replies.find(([err]) => err !== null);
     if (failed) throw failed[0];
   }

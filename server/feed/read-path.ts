@@ -37,13 +37,13 @@
 // is back the missing lists are rebuilt on the next reads. Only Postgres down as well is a 503.
 // A read that found Redis failing sends the reads of the next CACHE_BACKOFF_MS straight to
 // Postgres, so a hung Redis costs one command timeout a second, not one per read.
-import type { Redis } from 'ioredis';
 import type { FeedPosition } from '../../core/cursor.js';
 import { mergeFeed, type FeedInput, type FeedSlice } from '../../core/feed-merge.js';
 import { authorPostsKey, timelineKey } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
+import type { RedisLike } from '../cache/redis-like.js';
 import { readSlices, type SliceRequest } from '../cache/post-list.js';
 import type { RebuildCoordinator } from '../cache/single-flight.js';
 import type { TimelineCache } from '../cache/timelines.js';
@@ -115,7 +115,7 @@ interface FolloweeView {
 const position = (p: { id: PostId; createdAt: number }): FeedPosition => ({ id: p.id, createdAt: p.createdAt });
 
 export class ReadPath {
-  readonly redis: Redis;
+  readonly redis: RedisLike;
   readonly followees: FolloweeCache;
   readonly activity: UserActivity;
   readonly hydrator: PostHydrator;

@@ -14,12 +14,12 @@
 // Errors: the repository's BadRequestError / NotFoundError / ForbiddenError (mapped by name to
 // 400/404/403), DatabaseUnavailableError (503). Reads fall back to Postgres when Redis is down
 // (ReadPath).
-import type { Redis } from 'ioredis';
 import type { FeedPosition } from '../../core/cursor.js';
 import type { PostId } from '../../core/post-id.js';
 import { AuthorPostsCache } from '../cache/author-posts.js';
 import { PostBodyCache } from '../cache/post-bodies.js';
 import type { Keyspace } from '../cache/redis.js';
+import { pingAll, type RedisLike } from '../cache/redis-like.js';
 import { RebuildCoordinator } from '../cache/single-flight.js';
 import { TimelineCache } from '../cache/timelines.js';
 import type { MetricsRegistry } from '../http/metrics.js';
@@ -59,7 +59,7 @@ export interface FeedServiceOptions {
 
 export class RedisFeedService implements FeedService {
   readonly reads: ReadPath;
-  readonly redis: Redis;
+  readonly redis: RedisLike;
   private readonly clock: () => number;
   private readonly readyTimeoutMs: number;
 
@@ -135,12 +135,12 @@ export class RedisFeedService implements FeedService {
     return { posts, nextCursor: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
   }
 
-  /** Redis PING and Postgres SELECT 1, each bounded by readyTimeoutMs; never throws. */
+  /** Redis PING (every master of a cluster) and Postgres SELECT 1, each bounded by readyTimeoutMs; never throws. */
   async ready(): Promise<Readiness> {
     const ms = this.readyTimeoutMs;
     const [redis, postgres] = await Promise.all([
-      withTimeout(this.redis.ping(), ms).then(
-        (r) => r === 'PONG',
+      withTimeout(pingAll(this.redis), ms).then(
+        (ok) => ok,
         () => false,
       ),
       withTimeout(runStatement(this.o.repo.store, 'SELECT 1', [], ms), ms).then(
@@ -185,8 +185,9 @@ export class RedisFeedService implements FeedService {
 
 export interface FeedServiceSettings {
   repo: FeedRepository;
-  /** The server's Redis connection (server/cache/redis.ts connectRedis: no offline queue). */
-  redis: Redis;
+  /** The server's cache connection (server/cache/redis.ts connectRedis, or cluster.ts
+   * connectRedisCluster: no offline queue). */
+  redis: RedisLike;
   keys: Keyspace;
   ids: PostIdSource;
   threshold: number;

@@ -22,8 +22,8 @@
 // (METRICS_INTERVAL_MS). HDR values (microseconds, 3 significant digits) are placed in the bucket
 // of the lowest value they stand for, so a bucket is exact to 0.1% of its bound.
 import * as hdr from 'hdr-histogram-js';
-import type { Redis } from 'ioredis';
 import type { Keyspace } from '../cache/redis.js';
+import type { RedisLike } from '../cache/redis-like.js';
 import { COUNTERS, HISTOGRAMS, type CounterName, type ExportedMetrics, type HistogramName } from '../worker/metrics.js';
 import { METRICS_INTERVAL_MS, METRICS_KEY } from '../worker/process.js';
 import { LAG_BUCKETS_SECONDS, LATENCY_BUCKETS_SECONDS, type Counter, type Gauge, type Histogram, type MetricsRegistry } from './metrics.js';
@@ -42,7 +42,7 @@ export const DEFAULT_FLEET_READ_TIMEOUT_MS = 1_000;
 
 export interface FleetMetricsOptions {
   registry: MetricsRegistry;
-  redis: Redis;
+  redis: RedisLike;
   keys: Keyspace;
   maxAgeMs?: number;
   readTimeoutMs?: number;

@@ -34,11 +34,12 @@
 import { keepForReader, nextAdaptiveThreshold, pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { FeedPosition } from '../../core/cursor.js';
 import type { PostId } from '../../core/post-id.js';
-import type { Redis } from 'ioredis';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
 import { LuaScript } from '../cache/lua.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
 import { derivedKey, type Keyspace } from '../cache/redis.js';
+import type { RedisLike } from '../cache/redis-like.js';
+import { mgetBySlot } from '../cache/slots.js';
 import { authorPostsKey } from '../../core/keys.js';
 import type { BatchTiming, PushResult, TimelineCache } from '../cache/timelines.js';
 import type { BatchHandler, DeliveredEvent, PostCreated, PostDeleted, PostEvent } from '../events/event-log.js';
@@ -121,11 +122,12 @@ export function pulledMarkerKey(keys: Keyspace, authorId: number | string): stri
 
 /**
  * Which of these authors the worker last fanned out by pull (their recent posts may be only in
- * their recent lists): one MGET. For the read path, beside "followers > threshold".
+ * their recent lists): one MGET (one per slot on a cluster). For the read path, beside
+ * "followers > threshold".
  */
-export async function pulledAuthors(redis: Redis, keys: Keyspace, authorIds: readonly number[]): Promise<Set<number>> {
+export async function pulledAuthors(redis: RedisLike, keys: Keyspace, authorIds: readonly number[]): Promise<Set<number>> {
   if (authorIds.length === 0) return new Set();
-  const values = await redis.mget(authorIds.map((id) => pulledMarkerKey(keys, id)));
+  const values = await mgetBySlot(redis, authorIds.map((id) => pulledMarkerKey(keys, id)));
   const out = new Set<number>();
   values.forEach((v, i) => v !== null && out.add(authorIds[i]));
   return out;

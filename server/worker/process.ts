@@ -9,13 +9,19 @@
 // unacknowledged batch pending in the log: a consumer restarted under the same name gets it back at
 // once, any other consumer of the group claims it after FEED_CLAIM_IDLE_MS, and handling it again
 // writes nothing twice.
-import type { Redis } from 'ioredis';
+//
+// With a Redis Cluster for the caches (WorkerRunOptions.redisCluster: REDIS_CLUSTER_NODES or
+// --redis-cluster) every consumer's connection is a cluster client, and a Redis Streams event log
+// stays on the standalone Redis at REDIS_URL (refused in one line if that is a cluster node).
 import { formatPolicy } from '../../core/fanout-policy.js';
 import { AuthorPostsCache } from '../cache/author-posts.js';
 import { loadScripts } from '../cache/post-list.js';
 import { PostBodyCache } from '../cache/post-bodies.js';
-import { closeRedis, connectRedis, keyspace, type Keyspace } from '../cache/redis.js';
+import { connectRedisCluster, isClusterNode, urlIsClusterNode, type ClusterSpec } from '../cache/cluster.js';
+import { CacheConfigError, closeRedis, connectRedis, keyspace, type Keyspace } from '../cache/redis.js';
+import type { RedisLike } from '../cache/redis-like.js';
 import { TimelineCache } from '../cache/timelines.js';
+import { EventLogInputError } from '../events/errors.js';
 import type { DeadLetter, EventLog } from '../events/event-log.js';
 import { openKafkaLog } from '../events/kafka.js';
 import { openRedisStreamsLog, RedisStreamsLog } from '../events/redis-streams.js';
@@ -25,6 +31,7 @@ import { migrate } from '../store/migrate.js';
 import { PostgresOutbox } from '../store/outbox.js';
 import { createStore, type Store } from '../store/pool.js';
 import { FeedRepository, runStatement } from '../store/repository.js';
+import { cacheOnClusterNodeMessage, eventLogOnClusterMessage } from '../settings.js';
 import { leaseMs, policyFromSpec, RUNTIME_POLICY_KEY, type WorkerConfig } from './config.js';
 import { FanoutWorker } from './fanout.js';
 import { MemoryMetrics, type ExportedMetrics, type HistogramSummary } from './metrics.js';
@@ -42,6 +49,8 @@ export interface WorkerRunOptions {
   readonly onReady?: () => void;
   /** The process's metrics (default: a new MemoryMetrics). */
   readonly metrics?: MemoryMetrics;
+  /** The Redis Cluster holding the caches (server/settings.ts readCacheCluster); absent or null: the Redis at config.redisUrl. */
+  readonly redisCluster?: ClusterSpec | null;
 }
 
 export interface WorkerRunSummary {
@@ -58,7 +67,7 @@ export interface WorkerRunSummary {
 
 /** Set (or with null, clear) the policy every running worker of this key space switches to within
  * FEED_POLICY_POLL_MS. The spec is checked first (WorkerConfigError). */
-export async function setRuntimePolicy(redis: Redis, keys: Keyspace, spec: string | null, base?: WorkerConfig['policy']): Promise<void> {
+export async function setRuntimePolicy(redis: RedisLike, keys: Keyspace, spec: string | null, base?: WorkerConfig['policy']): Promise<void> {
   if (spec === null) {
     await redis.del(keys.key(RUNTIME_POLICY_KEY));
     return;
@@ -68,7 +77,7 @@ export async function setRuntimePolicy(redis: Redis, keys: Keyspace, spec: strin
 }
 
 /** The workers' published metrics merged into one (entries older than maxAgeMs left out). */
-export async function readFleetMetrics(redis: Redis, keys: Keyspace, maxAgeMs = 6 * METRICS_INTERVAL_MS): Promise<MemoryMetrics> {
+export async function readFleetMetrics(redis: RedisLike, keys: Keyspace, maxAgeMs = 6 * METRICS_INTERVAL_MS): Promise<MemoryMetrics> {
   const all = await redis.hgetall(keys.key(METRICS_KEY));
   const merged = new MemoryMetrics();
   const now = Date.now();
@@ -169,13 +178,26 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
     await checkSchema(store);
     const repo = new FeedRepository(store);
 
-    const redises: Redis[] = [];
+    const cluster = options.redisCluster ?? null;
+    const redises: RedisLike[] = [];
     for (const name of consumerNames) {
-      const redis = await connectRedis({ url: config.redisUrl, connectionName: `feedlab-worker-${name}`, onError: report('redis') });
-      cleanups.push(() => closeRedis(redis));
+      let redis: RedisLike;
+      if (cluster) {
+        const client = await connectRedisCluster({ spec: cluster, connectionName: `feedlab-worker-${name}`, onError: report('redis cluster') });
+        cleanups.push(() => closeRedis(client));
+        redis = client;
+      } else {
+        const client = await connectRedis({ url: config.redisUrl, connectionName: `feedlab-worker-${name}`, onError: report('redis') });
+        cleanups.push(() => closeRedis(client));
+        // A standalone client on a cluster node would fail on most keys (MOVED): say what to set instead.
+        if (redises.length === 0 && (await isClusterNode(client))) throw new CacheConfigError(cacheOnClusterNodeMessage(config.redisUrl));
+        redis = client;
+      }
       await loadScripts(redis);
       redises.push(redis);
     }
+    // The caches are on the cluster; the event log must not be.
+    if (cluster && config.bus === 'redis' && (await urlIsClusterNode(config.redisUrl))) throw new EventLogInputError(eventLogOnClusterMessage(config.redisUrl));
 
     const log: EventLog =
       config.bus === 'redis'

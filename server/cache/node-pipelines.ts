@@ -1,0 +1,89 @@
+// Pipelines over keys of many slots. An ioredis cluster pipeline goes to one node and is refused
+// ("All keys in the pipeline should belong to the same slots allocation group") when its keys live
+// on several, so on a cluster the commands are grouped by the node serving their slot (the
+// client's slot map) and each node gets its own pipeline, all in flight at once: a fan-out batch
+// of 1,000 followers over three masters is three pipelines, one round trip of wall time. A
+// standalone Redis gets the one pipeline it always had.
+//
+// Slots move (resharding, failover). A command sent by a stale slot map is answered MOVED, one on
+// a slot being migrated ASK, or TRYAGAIN when its keys are split between the two nodes for the
+// moment (a script's list moved, its absent marker "not yet"). Those items are sent again, each
+// alone, after the slot map is refreshed: ioredis follows the MOVED or ASK of a lone command
+// itself. What is still answered TRYAGAIN is sent again after a pause, a few times (a slot's
+// keys move in milliseconds); past that the error is the item's reply, and the caller fails as
+// for any other error (a fan-out event is delivered again). Only idempotent commands may go
+// through here, which every caller's are (the cache scripts, PEXPIRE, reads, SET).
+import type { ChainableCommander } from 'ioredis';
+import { keySlot } from '../../core/keys.js';
+import { isCluster, type RedisLike } from './redis-like.js';
+
+/** One command's outcome, as Pipeline.exec() gives it. */
+export type PipelineReply = [Error | null, unknown];
+
+const REDIRECTED = /^(MOVED|ASK|TRYAGAIN)\b/;
+/** Rounds of re-sending redirected items, and the pause before each after the first. (A lone
+ * command answered TRYAGAIN alone is also retried by ioredis, up to 16 times 100 ms, so a slot
+ * stuck mid-migration holds a batch for seconds before it fails.) */
+const RESEND_ROUNDS = 5;
+const RESEND_PAUSE_MS = 100;
+
+function isRedirect(r: PipelineReply | undefined): boolean {
+  return r !== undefined && r[0] !== null && REDIRECTED.test(r[0].message);
+}
+
+async function exec(p: ChainableCommander): Promise<PipelineReply[]> {
+  const replies = await p.exec();
+  // exec() answers null only when a transaction was discarded, which a plain pipeline never is.
+  if (!replies) throw new Error('the pipeline was discarded');
+  return replies as PipelineReply[];
+}
+
+/**
+ * Queue `count` items and run them: `add(p, i)` queues item i's commands, exactly `per` of them,
+ * every one on the slot of keyOf(i). One pipeline on a standalone Redis, one per node on a
+ * cluster, concurrently. The replies in item order, `per` per item, as one pipeline would give them.
+ */
+export async function pipelinePerNode(
+  redis: RedisLike,
+  count: number,
+  keyOf: (i: number) => string,
+  add: (p: ChainableCommander, i: number) => void,
+  per = 1,
+): Promise<PipelineReply[]> {
+  if (count === 0) return [];
+  if (!isCluster(redis)) {
+    const p = redis.pipeline();
+    for (let i = 0; i < count; i++) add(p, i);
+    return exec(p);
+  }
+  // Items by node: the slot map lists each slot's master then its replicas, the same node set
+  // ioredis requires of a pipeline.
+  const groups = new Map<string, number[]>();
+  for (let i = 0; i < count; i++) {
+    const node = redis.slots[keySlot(keyOf(i))]?.join(';') ?? '';
+    const group = groups.get(node);
+    if (group) group.push(i);
+    else groups.set(node, [i]);
+  }
+  const replies = new Array<PipelineReply>(count * per);
+  const run = async (items: readonly number[]) => {
+    const p = redis.pipeline();
+    for (const i of items) add(p, i);
+    const got = await exec(p);
+    for (let j = 0; j < items.length; j++) for (let k = 0; k < per; k++) replies[items[j] * per + k] = got[j * per + k];
+  };
+  await Promise.all([...groups.values()].map(run));
+  const redirected = (i: number) => {
+    for (let k = 0; k < per; k++) if (isRedirect(replies[i * per + k])) return true;
+    return false;
+  };
+  let todo: number[] = [];
+  for (let i = 0; i < count; i++) if (redirected(i)) todo.push(i);
+  for (let round = 0; todo.length > 0 && round < RESEND_ROUNDS; round++) {
+    if (round === 0) redis.refreshSlotsCache();
+    else await new Promise((resolve) => setTimeout(resolve, RESEND_PAUSE_MS));
+    await Promise.all(todo.map((i) => run([i])));
+    todo = todo.filter(redirected);
+  }
+  return replies;
+}
