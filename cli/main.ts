@@ -7,6 +7,7 @@ type Command = { run(argv: string[]): Promise<number>; summary: string };
 const commands: Record<string, () => Promise<Command>> = {
   run: () => import('./commands/run.js'),
   sweep: () => import('./commands/sweep.js'),
+  plan: () => import('./commands/plan.js'),
   graph: () => import('./commands/graph.js'),
   estimate: () => import('./commands/estimate.js'),
   migrate: () => import('./commands/migrate.js'),
@@ -25,6 +26,7 @@ function help(): string {
     '  estimate [SCENARIO] the documents\' back-of-envelope math, step by step (--preset, --set, --explain)',
     '  run SCENARIO        simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs',
     '  sweep SCENARIO      simulate several fan-out policies and recommend the cheapest that meets every SLO',
+    '  plan SCENARIO       a capacity plan: workers, Redis memory and shards, partitions, API, Postgres (--growth, --headroom)',
     '  graph generate      generate a power-law follower graph',
     '  graph import FILE   import a SNAP/KONECT edge list',
     '  graph stats FILE    degree statistics and the fitted power-law tail',

@@ -6,18 +6,26 @@ import { dirname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { InputError } from '../errors.js';
 import { scenarioSchema } from './schema.js';
-import type { Activity, Scenario } from './types.js';
+import type { Activity, Interval, IntervalKey, Scenario } from './types.js';
 import { formatCount, formatDuration } from './units.js';
 import { Context, validate } from './validate.js';
 
 const DAY = 86400;
 
 /** What the schema yields: a Scenario before the defaults that depend on other keys. */
-type Validated = Omit<Scenario, 'source' | 'activity'> & {
+type Validated = Omit<Scenario, 'source' | 'activity' | 'intervals'> & {
   activity: Omit<Activity, 'dormantAway'> & { dormantAway?: [number, number] };
 };
 
-export function loadScenario(path: string): Scenario {
+export interface LoadOptions {
+  /**
+   * Where the one-line note goes when the file has [low, likely, high] intervals (run, sweep and
+   * estimate use the likely values): stderr by default; null for none (feedlab plan samples them).
+   */
+  onIntervalNote?: ((line: string) => void) | null;
+}
+
+export function loadScenario(path: string, options: LoadOptions = {}): Scenario {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -26,7 +34,16 @@ export function loadScenario(path: string): Scenario {
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
     throw new InputError(`cannot read scenario file "${path}": ${why}`);
   }
-  return parseScenario(text, path);
+  const sc = parseScenario(text, path);
+  const note = options.onIntervalNote === undefined ? (line: string) => process.stderr.write(`${line}\n`) : options.onIntervalNote;
+  if (sc.intervals && note) note(intervalNote(sc));
+  return sc;
+}
+
+/** The note for commands that take one value per input. */
+export function intervalNote(sc: Scenario): string {
+  const list = (sc.intervals ?? []).map((i) => `${i.path} ${i.likely}`).join(', ');
+  return `feedlab: note: ${sc.source} gives intervals; using their likely values (${list}); feedlab plan samples them`;
 }
 
 /** Parses scenario text; `source` names it in errors and anchors relative graph.file paths. */
@@ -41,6 +58,7 @@ export function parseScenario(text: string, source: string): Scenario {
   const ctx = new Context(doc, lineCounter, source, dirname(source), scenarioSchema);
   const v = validate(doc.contents ?? null, scenarioSchema, '', ctx) as Validated;
   checkAcrossKeys(v, ctx);
+  checkIntervals(v, ctx);
   const dormantDays = v.policy.dormantDays * DAY;
   const scenario: Scenario = {
     source,
@@ -53,7 +71,38 @@ export function parseScenario(text: string, source: string): Scenario {
     // Array.prototype.sort is stable: events at the same time keep their file order.
     events: [...v.events].sort((a, b) => a.at - b.at),
   };
+  if (ctx.intervals.length > 0) scenario.intervals = ctx.intervals.map((i) => ({ ...i }));
   return scenario;
+}
+
+/**
+ * The cross-key rules for the ends of intervals: a plan draws anything between low and high, so
+ * each end must be a scenario the simulator accepts.
+ */
+function checkIntervals(v: Validated, ctx: Context): void {
+  const of = (key: IntervalKey): Interval | undefined => ctx.intervals.find((i) => i.key === key);
+  const g = v.graph;
+  const population = of('population');
+  const follows = of('avgFollows');
+  const at = (i: Interval, message: string): never => {
+    throw new InputError(`${i.path}: ${message}`, i.where);
+  };
+  if (g.kind === 'generate') {
+    if (population && population.low < g.users) {
+      at(population, `low ${formatCount(population.low)} is below graph.generate.users (${formatCount(g.users)}); the population is what the sampled graph stands for`);
+    }
+    if (follows && follows.high > g.maxFollows) at(follows, `high ${follows.high} is above graph.generate.maxFollows (${g.maxFollows}); a mean cannot exceed the cap`);
+    if (follows && follows.high > g.users - 1) at(follows, `high ${follows.high} is more than the other users there are to follow (${g.users - 1})`);
+    if (population) {
+      g.celebrities.forEach((c, i) => {
+        if (c.followers > 1 && c.followers > population.low) {
+          ctx.fail(`graph.generate.celebrities[${i}].followers`, `${formatCount(c.followers)} is more than the population's low end (${formatCount(population.low)}); use a share <= 1 or a smaller count`);
+        }
+      });
+    }
+  } else if (follows) {
+    at(follows, 'applies only to a generated graph (graph.file gives the follows)');
+  }
 }
 
 /** Constraints between keys, which the per-key schema cannot express. */

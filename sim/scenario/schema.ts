@@ -2,7 +2,7 @@
 // is ../shared/scenario-format.yaml; validate.ts walks this tree over the parsed YAML and
 // load.ts adds the few checks that span several keys.
 import { isAbsolute, join } from 'node:path';
-import type { Distribution, PagesPerSession, ScenarioEvent } from './types.js';
+import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ScenarioEvent } from './types.js';
 
 /** Handed to `build` hooks so they can refuse a value at the right place. */
 export interface At {
@@ -42,7 +42,8 @@ export type NumericType = 'number' | 'count' | 'duration' | 'size' | 'days';
 export type Spec =
   | (Common & { type: 'string'; oneOf?: readonly string[]; allowEmpty?: boolean })
   | (Common & { type: 'boolean' })
-  | (Common & Range & { type: NumericType })
+  /** `interval`: the value may also be written as [low, likely, high] (feedlab plan samples it; run uses likely). */
+  | (Common & Range & { type: NumericType; interval?: IntervalKey })
   | (Common & { type: 'object'; fields: Readonly<Record<string, Spec>>; exactlyOne?: readonly string[] })
   | (Common & { type: 'list'; items: Spec; minItems?: number; length?: number })
   /** A map whose keys follow a pattern (pagesPerSession's "2-5"); validates to [key, value] pairs. */
@@ -133,6 +134,18 @@ const event: Spec = {
   },
 };
 
+/** What `feedlab plan` assumes when the scenario has no plan section (or leaves a key out). */
+export const PLAN_DEFAULTS: Readonly<PlanSettings> = {
+  redisNodeMemory: 64e9,
+  replicas: 1,
+  fragmentation: 1.2,
+  postBodyBytes: 600,
+  postCacheTtl: 86400,
+  apiCpuPerRead: 0.002,
+  apiCoresPerInstance: 4,
+  staffingQ: 2.375,
+};
+
 const hourOfDay = (description: string, dflt: number): Spec => ({ type: 'number', description, default: dflt, min: 0, below: 24 });
 
 export const scenarioSchema: ObjectSpec = {
@@ -150,6 +163,7 @@ export const scenarioSchema: ObjectSpec = {
       min: 1,
       none: true,
       default: 'none',
+      interval: 'population',
     },
     graph: {
       type: 'object',
@@ -163,7 +177,7 @@ export const scenarioSchema: ObjectSpec = {
           fields: {
             // Account ids are 32-bit (Uint32Array rows in the graph).
             users: whole('accounts in the sampled graph; population / users is the scale factor', 100000, { min: 2, max: 2 ** 32 - 1 }),
-            avgFollows: { type: 'count', description: 'mean accounts each user follows', default: 200, above: 0 },
+            avgFollows: { type: 'count', description: 'mean accounts each user follows', default: 200, above: 0, interval: 'avgFollows' },
             alpha: { type: 'number', description: 'tail exponent of follower counts', default: 2.1, min: 1.5, max: 4 },
             maxFollows: whole('most accounts one user follows', 5000),
             followsSigma: { type: 'number', description: 'lognormal sigma of followee counts', default: 1.0, min: 0, max: 10 },
@@ -209,6 +223,7 @@ export const scenarioSchema: ObjectSpec = {
             type: 'number',
             description: 'the same rate for every user',
             min: 0,
+            interval: 'postsPerUserPerDay',
             build: (mean: number): Distribution => ({ dist: 'constant', mean }),
           },
           map: {
@@ -221,7 +236,7 @@ export const scenarioSchema: ObjectSpec = {
                 oneOf: ['constant', 'lognormal', 'exponential', 'pareto'],
                 default: 'constant',
               },
-              mean: { type: 'number', description: 'mean posts per user per day', required: true, above: 0 },
+              mean: { type: 'number', description: 'mean posts per user per day', required: true, above: 0, interval: 'postsPerUserPerDay' },
               sigma: {
                 type: 'number',
                 description: 'lognormal shape',
@@ -239,7 +254,7 @@ export const scenarioSchema: ObjectSpec = {
             },
           },
         },
-        sessionsPerUserPerDay: { type: 'count', description: 'feed sessions per active user per day', default: 5 },
+        sessionsPerUserPerDay: { type: 'count', description: 'feed sessions per active user per day', default: 5, interval: 'sessionsPerUserPerDay' },
         pagesPerSession: {
           type: 'either',
           description: 'pages read per session: a number, or a map of "N" / "A-B" to probabilities',
@@ -266,7 +281,7 @@ export const scenarioSchema: ObjectSpec = {
           description: 'daily cycle of activity, or none for a flat rate',
           none: true,
           fields: {
-            peakFactor: { type: 'number', description: 'peak rate / mean rate', default: 3, min: 1 },
+            peakFactor: { type: 'number', description: 'peak rate / mean rate', default: 3, min: 1, interval: 'peakFactor' },
             peakHourUtc: hourOfDay('hour of the daily peak (UTC)', 20),
             startHourUtc: hourOfDay('hour of day the run starts at (UTC)', 0),
           },
@@ -277,6 +292,7 @@ export const scenarioSchema: ObjectSpec = {
           default: 0.6,
           min: 0,
           max: 1,
+          interval: 'dormantShare',
         },
         dormantAway: {
           type: 'list',
@@ -372,6 +388,36 @@ export const scenarioSchema: ObjectSpec = {
           build: (bytes: number | null) => bytes ?? Infinity,
         },
       },
+    },
+    plan: {
+      type: 'object',
+      description: 'what `feedlab plan` assumes beyond the simulated system; none (the default) means every default',
+      none: true,
+      default: 'none',
+      fields: {
+        redisNodeMemory: { type: 'size', description: 'usable memory of one Redis node', default: PLAN_DEFAULTS.redisNodeMemory, above: 0 },
+        replicas: whole('replicas per Redis shard', PLAN_DEFAULTS.replicas, { min: 0, max: 10 }),
+        fragmentation: {
+          type: 'number',
+          description: 'RSS over used_memory allowed for allocator fragmentation (mem_fragmentation_ratio)',
+          default: PLAN_DEFAULTS.fragmentation,
+          min: 1,
+          max: 3,
+        },
+        postBodyBytes: { type: 'size', description: 'one post body in the hydration cache, key and overhead included', default: PLAN_DEFAULTS.postBodyBytes, above: 0 },
+        postCacheTtl: duration('how long post bodies stay in the hydration cache', `${PLAN_DEFAULTS.postCacheTtl}s`, { min: 0 }),
+        apiCpuPerRead: duration('API CPU time per feed page (merge, hydration, JSON)', `${PLAN_DEFAULTS.apiCpuPerRead * 1000}ms`, { above: 0 }),
+        apiCoresPerInstance: whole('cores per API instance', PLAN_DEFAULTS.apiCoresPerInstance, { min: 1, max: 1024 }),
+        staffingQ: {
+          type: 'number',
+          description: 'square-root staffing factor: 2.375 lets ~1% of requests wait, 1 about 30%',
+          default: PLAN_DEFAULTS.staffingQ,
+          min: 0,
+          max: 5,
+        },
+      },
+      // absent stays absent, so scenarios without a plan section resolve exactly as before
+      build: (v: PlanSettings | null) => v ?? undefined,
     },
     sweep: {
       type: 'object',

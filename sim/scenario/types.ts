@@ -102,6 +102,41 @@ export interface Slo {
   redisMemory: number;
 }
 
+/** Scenario inputs that may be written as `[low, likely, high]` (feedlab plan samples them). */
+export type IntervalKey = 'population' | 'avgFollows' | 'postsPerUserPerDay' | 'sessionsPerUserPerDay' | 'dormantShare' | 'peakFactor';
+
+/** An input written as an interval. The resolved scenario carries the likely value in its usual place. */
+export interface Interval {
+  key: IntervalKey;
+  /** The key path as written, e.g. activity.postsPerUserPerDay.mean. */
+  path: string;
+  low: number;
+  likely: number;
+  high: number;
+  /** file:line:col of the interval. */
+  where: string;
+}
+
+/** What `feedlab plan` assumes beyond the simulator's keys (scenario section `plan`, all optional). */
+export interface PlanSettings {
+  /** Usable memory of one Redis node (bytes). */
+  redisNodeMemory: number;
+  /** Replicas per Redis shard. */
+  replicas: number;
+  /** RSS over used_memory allowed for allocator fragmentation (mem_fragmentation_ratio). */
+  fragmentation: number;
+  /** Bytes of one post body as cached in Redis for hydration (value + key + overhead). */
+  postBodyBytes: number;
+  /** How long post bodies stay in the hydration cache (seconds). */
+  postCacheTtl: number;
+  /** API CPU seconds per feed page (merge, hydration, JSON). */
+  apiCpuPerRead: number;
+  /** Cores per API instance. */
+  apiCoresPerInstance: number;
+  /** Square-root staffing's quality-of-service factor (ANCHORS 5: 2.375 ~ 1% of requests wait). */
+  staffingQ: number;
+}
+
 export interface Scenario {
   /** The file the scenario came from, for error messages and provenance. */
   source: string;
@@ -118,4 +153,8 @@ export interface Scenario {
   policy: PolicySpec;
   slo: Slo;
   sweep: { policies: string[] };
+  /** Settings for `feedlab plan`; absent when the file has no plan section (defaults in schema.ts PLAN_DEFAULTS). */
+  plan?: PlanSettings;
+  /** Inputs written as [low, likely, high]; absent when there are none. */
+  intervals?: Interval[];
 }

@@ -4,6 +4,7 @@
 import { Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Scalar, type YAMLMap, type YAMLSeq } from 'yaml';
 import { InputError } from '../errors.js';
 import type { At, NumericType, ObjectSpec, Range, Spec } from './schema.js';
+import type { Interval } from './types.js';
 import { nearest } from './suggest.js';
 import {
   COUNT_EXAMPLE,
@@ -59,6 +60,8 @@ export class Context {
   private readonly factory = new Document();
   /** Lower-cased key name -> every path template where it is valid, e.g. threshold -> [policy.threshold]. */
   private readonly keysByName = new Map<string, string[]>();
+  /** Inputs written as [low, likely, high], in file order. */
+  readonly intervals: Interval[] = [];
 
   constructor(
     private readonly doc: Document,
@@ -218,12 +221,43 @@ function check(node: Node, spec: Spec, path: string, ctx: Context): unknown {
     case 'dict':
       return isMap(node) ? dictValue(node, spec, path, ctx) : typeError(spec, node, path, ctx);
     case 'either':
+      // [low, likely, high] is the scalar branch written as an interval
+      if (isSeq(node) && intervalKey(spec.scalar)) return validate(node, spec.scalar, path, ctx);
       // `postsPerUserPerDay: lognormal` is neither branch: say both, not just "expected a number".
       if (isSeq(node) || (isScalar(node) && !fitsScalar(spec.scalar, node))) return typeError(spec, node, path, ctx);
       return validate(node, isMap(node) ? spec.map : spec.scalar, path, ctx);
     default:
+      if (isSeq(node) && intervalKey(spec)) return intervalValue(node, spec as NumericSpec, path, ctx);
       return isScalar(node) ? scalarValue(node, spec, path, ctx) : typeError(spec, node, path, ctx);
   }
+}
+
+type NumericSpec = Extract<Spec, { type: NumericType }>;
+
+function intervalKey(spec: Spec): string | undefined {
+  return spec.type === 'number' || spec.type === 'count' || spec.type === 'duration' || spec.type === 'size' || spec.type === 'days' ? spec.interval : undefined;
+}
+
+/**
+ * `[low, likely, high]`: three values of the key's own kind and range, in order. The scenario
+ * resolves to the likely value (run and sweep use it); the interval is kept for feedlab plan.
+ */
+function intervalValue(seq: YAMLSeq, spec: NumericSpec, path: string, ctx: Context): number {
+  const n = seq.items.length;
+  if (n !== 3) ctx.fail(path, `an interval is [low, likely, high]: three numbers, got ${n} item${n === 1 ? '' : 's'}`, seq as Node);
+  const one: Spec = { ...spec, interval: undefined, build: undefined, none: undefined };
+  const [low, likely, high] = seq.items.map((item, i) => {
+    const node = (item as Node | null) ?? null;
+    const p = childPath(path, i);
+    if (node === null || isEmpty(node) || !isScalar(node)) ctx.fail(path, `an interval is [low, likely, high]: item ${i + 1} is ${shown(node)}, expected ${expected(one)}`, node ?? (seq as Node));
+    return scalarValue(node, one, p, ctx) as number;
+  });
+  if (!(low <= likely && likely <= high)) {
+    const f = FORMAT[spec.type];
+    ctx.fail(path, `[${f(low)}, ${f(likely)}, ${f(high)}] is not in order: an interval needs low <= likely <= high`, seq as Node);
+  }
+  ctx.intervals.push({ key: spec.interval!, path, low, likely, high, where: ctx.where(path, seq as Node) });
+  return likely;
 }
 
 /** Whether a scalar is the right kind for `spec`, before its unit or range is checked. */

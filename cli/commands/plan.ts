@@ -1,0 +1,79 @@
+// feedlab plan SCENARIO: the resources that meet the scenario's SLOs with headroom, each with its reason.
+import { planMarkdown, planText } from '../../reports/plan.js';
+import { checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM, DEFAULT_SAMPLES } from '../../sim/plan/inputs.js';
+import { buildPlan } from '../../sim/plan/plan.js';
+import { stringifyResult } from '../../sim/result.js';
+import { scenarioGraph } from '../../sim/run-scenario.js';
+import { loadScenario } from '../../sim/scenario/load.js';
+import { numberFlag, parseCommandArgs } from '../args.js';
+import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
+import { checkOutputDir, Progress, writeReport } from '../output.js';
+import { asInputError, SCENARIO_OPTIONS } from '../prepare-scenario.js';
+
+export const summary = 'a capacity plan: workers, Redis memory and shards, partitions, API instances, Postgres, with reasons';
+
+const USAGE = 'feedlab plan SCENARIO [--growth 1.5] [--headroom 0.3] [--samples N] [--seed N] [--json] [--out DIR] [--check] [--quiet]';
+
+const HELP = `${USAGE}
+
+  --growth G    multiply the users (so posts/s, reads/s, timelines) by G; default ${DEFAULT_GROWTH} (today's load)
+  --headroom H  keep this share of every resource spare at the peak; default ${DEFAULT_HEADROOM}
+  --samples N   draws of the scenario's [low, likely, high] intervals; default ${DEFAULT_SAMPLES}
+  --seed N      override the scenario's seed (it seeds the draws and the simulation check)
+  --json        print the plan document (schema feedlab.plan/1) on stdout
+  --out DIR     write DIR/report.json and DIR/report.md
+  --check       exit 1 when no plan meets every objective within the limits
+  --quiet       no progress on stderr
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(
+    'plan',
+    argv,
+    { ...SCENARIO_OPTIONS, growth: { type: 'string' }, headroom: { type: 'string' }, samples: { type: 'string' } },
+    USAGE,
+  );
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT_OK;
+  }
+  const options = checkPlanOptions({
+    growth: numberFlag('growth', values.growth, DEFAULT_GROWTH),
+    headroom: numberFlag('headroom', values.headroom, DEFAULT_HEADROOM, { min: 0 }),
+    samples: numberFlag('samples', values.samples, DEFAULT_SAMPLES, { min: 1, integer: true }),
+  });
+  const path = positionals[0];
+  if (!path) throw new InputError('plan: a scenario file is required (try scenarios/plan-next-year.yaml)');
+  if (positionals.length > 1) throw new InputError(`plan: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
+  const sc = loadScenario(path, { onIntervalNote: null });
+  if (values.seed !== undefined) {
+    const s = Number(values.seed);
+    if (!Number.isInteger(s) || s < 0) throw new InputError(`--seed must be a non-negative whole number, got "${values.seed}"`);
+    sc.seed = s;
+  }
+  if (values.out) checkOutputDir(values.out);
+  if (sc.graph.kind === 'generate' && (sc.population ?? sc.graph.users) * options.growth < sc.graph.users) {
+    throw new InputError(`${path}: ${Math.round((sc.population ?? sc.graph.users) * options.growth)} users after --growth ${options.growth} is fewer than the ${sc.graph.users} of the sampled graph; the simulation check needs at least as many`);
+  }
+  const show = !values.quiet;
+  const doc = asInputError(() => {
+    const progress = new Progress('graph', show && sc.graph.kind === 'generate');
+    const graph = scenarioGraph(sc, (f, d) => progress.update(f, d));
+    progress.done(`${graph.users} users, ${graph.edges} follows`);
+    return buildPlan({
+      scenario: sc,
+      graph,
+      options,
+      progress: {
+        start(label) {
+          const p = new Progress(label, show);
+          return { update: (f, d) => p.update(f, d), done: (d) => p.done(d) };
+        },
+      },
+    });
+  });
+  const json = stringifyResult(doc);
+  if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': planMarkdown(doc) });
+  process.stdout.write(values.json ? json + '\n' : planText(doc));
+  return values.check && !doc.satisfied ? EXIT_SLO_FAILED : EXIT_OK;
+}

@@ -1,0 +1,139 @@
+// The workload moved to one point of the intervals, with the growth applied: rates at the peak
+// and at the mean, the timelines and lists to hold, the bursts and the cold starts. Ratios of the
+// inputs carry the measured workload over (more follows, more writes per post; more dormant
+// users, fewer active posters and fewer eligible followers); the graph's shape stays the one
+// measured at the likely values.
+import { listInstanceBytes, timelineBytesTable } from '../../core/redis-memory.js';
+import type { FanoutPolicy } from '../../core/fanout-policy.js';
+import type { Scenario } from '../scenario/types.js';
+import { scenarioAt, type PlanPoint } from './inputs.js';
+import { peakFactors, type Workload } from './workload.js';
+
+export interface Load {
+  point: PlanPoint;
+  /** Users at the point, growth applied. */
+  users: number;
+  postsMean: number;
+  postsPeak: number;
+  writesMean: number;
+  writesPeak: number;
+  /** Mean writes per second over the scenario's run (its window of the day, its events). */
+  writesRunMean: number;
+  /** Timeline writes per second of named accounts' (celebrities') posts, at the mean. */
+  namedWritesMean: number;
+  largestPost: number;
+  audienceP99: number;
+  listWritesPeak: number;
+  pagesMean: number;
+  pagesPeak: number;
+  listsPerPage: number;
+  hotListReadsPeak: number;
+  burst: Workload['burst'];
+  rebuildsPerSecond: number;
+  entriesPerRebuild: number;
+  coldStartCause: string;
+  /** Ratios applied to the measured per-user timelines and lists. */
+  timelineLengthRatio: number;
+  activeTimelineRatio: number;
+  dormantTimelineRatio: number;
+  listLengthRatio: number;
+  ordinaryListRatio: number;
+}
+
+const ratio = (a: number, b: number) => (b > 0 ? a / b : 1);
+
+export function loadAt(w: Workload, sc: Scenario, policy: FanoutPolicy, point: PlanPoint, growth: number): Load {
+  const base = w.point;
+  const users = point.population * growth;
+  const U = users / base.population;
+  const P = ratio(point.postsPerUserPerDay, base.postsPerUserPerDay);
+  const A = ratio(1 - point.dormantShare, 1 - base.dormantShare);
+  const D = ratio(point.dormantShare, base.dormantShare);
+  const F = ratio(point.avgFollows, base.avgFollows);
+  const S = ratio(point.sessionsPerUserPerDay, base.sessionsPerUserPerDay);
+  const eligible = policy.skipDormant ? A : 1;
+  const peaks = peakFactors(scenarioAt(sc, point, growth));
+
+  const postsMean = w.posts * U * P * A;
+  const ordinaryWrites = (w.writes - w.namedWrites) * U * P * A * F * eligible;
+  const namedWritesMean = w.namedWrites * U * P * eligible;
+  const writesMean = ordinaryWrites + namedWritesMean;
+  const pagesMean = w.pages * U * S * A;
+  const burst = w.burst ? { ...w.burst, deliveries: w.burst.deliveries * U * eligible, largest: w.burst.largest * U * eligible } : null;
+  return {
+    point: { ...point },
+    users,
+    postsMean,
+    postsPeak: postsMean * peaks.posts,
+    writesMean,
+    writesPeak: writesMean * peaks.posts,
+    writesRunMean: writesMean * peaks.runMean,
+    namedWritesMean,
+    largestPost: w.largestPost * U * eligible,
+    audienceP99: w.audienceP99 * F * eligible,
+    listWritesPeak: w.listWrites * U * P * peaks.posts,
+    pagesMean,
+    pagesPeak: pagesMean * peaks.reads,
+    listsPerPage: w.listsPerPage,
+    hotListReadsPeak: w.hotListReads * U * S * A * peaks.reads,
+    burst,
+    rebuildsPerSecond: Math.max(w.coldStart.stormRebuildsPerSecond * U * D, w.coldStart.lossRebuildsPerSecond * U * A * S),
+    entriesPerRebuild: Math.min(sc.policy.timelineCap, w.coldStart.entriesPerRebuild * P * F * A),
+    coldStartCause: w.coldStart.cause,
+    timelineLengthRatio: P * F * A,
+    activeTimelineRatio: U * A,
+    dormantTimelineRatio: U * D,
+    listLengthRatio: P,
+    ordinaryListRatio: U,
+  };
+}
+
+export interface Memory {
+  /** INFO used_memory of the timelines, the pulled authors' lists and the post-body cache. */
+  timelineBytes: number;
+  listBytes: number;
+  postCacheBytes: number;
+  timelines: number;
+  /** The named accounts' lists, each on one shard: sampled id and bytes. */
+  namedLists: { id: number; bytes: number }[];
+  /** E[b^2] / E[b]^2 over timeline keys: how uneven key sizes are, for the per-shard spread. */
+  keySizeSpread: number;
+}
+
+/** Redis memory at a load, with the measured encoding model (core/redis-memory.ts). */
+export function memoryAt(w: Workload, load: Load, cap: number, listCap: number, post: { bytes: number; ttlSeconds: number }): Memory {
+  const table = timelineBytesTable(cap);
+  const n = w.timelineLength.length;
+  let bytes = 0;
+  let squares = 0;
+  let timelines = 0;
+  for (let u = 0; u < n; u++) {
+    const wt = w.timelineWeight[u];
+    if (wt === 0) continue;
+    const count = wt * (w.timelineActive[u] ? load.activeTimelineRatio : load.dormantTimelineRatio);
+    // an existing empty timeline keeps a one-entry sentinel (as in the simulator)
+    const b = table[Math.max(1, Math.min(cap, Math.round(w.timelineLength[u] * load.timelineLengthRatio)))];
+    bytes += b * count;
+    squares += b * b * count;
+    timelines += count;
+  }
+  let listBytes = 0;
+  const namedLists: Memory['namedLists'] = [];
+  const named = new Set(w.namedLists.map((l) => l.id));
+  for (let a = 0; a < n; a++) {
+    const wt = w.listWeight[a];
+    if (wt === 0) continue;
+    const b = listInstanceBytes(Math.max(1, Math.min(listCap, Math.round(w.listLength[a] * load.listLengthRatio))));
+    if (named.has(a)) namedLists.push({ id: a, bytes: b });
+    listBytes += b * (named.has(a) ? 1 : wt * load.ordinaryListRatio);
+  }
+  const mean = timelines > 0 ? bytes / timelines : 0;
+  return {
+    timelineBytes: bytes,
+    listBytes,
+    postCacheBytes: load.postsMean * post.ttlSeconds * post.bytes,
+    timelines,
+    namedLists,
+    keySizeSpread: mean > 0 ? squares / timelines / (mean * mean) : 1,
+  };
+}

@@ -1,0 +1,232 @@
+// The capacity plan: from a scenario (its workload, its SLOs, its intervals) to the resources that
+// meet the SLOs with headroom, each with its reason; p5/p50/p95 over the sampled inputs; the fan-out
+// fleet checked by simulation; the binding constraint and what-ifs. The document (feedlab.plan/1)
+// is self-describing: every row carries its label, unit and display strings, so a renderer needs
+// none of this code.
+import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import type { FollowerGraph } from '../graph/graph.js';
+import { basePolicy } from '../policy.js';
+import { FEEDLAB_VERSION } from '../result.js';
+import { prepare } from '../run-scenario.js';
+import { formatBytes, formatCount } from '../scenario/units.js';
+import type { IntervalKey, PlanSettings, Scenario } from '../scenario/types.js';
+import { bindingConstraint, whatIfs, type Binding, type WhatIf } from './binding.js';
+import { checkWorkers, type CheckProgress, type SimulationCheck } from './check.js';
+import { DISTRIBUTION, quantiles, sampleAtPercentile } from './intervals.js';
+import { likelyPoint, planSettings, POINT_LABELS, samplePoints, type PlanOptions, type PlanPoint } from './inputs.js';
+import { evaluatePoint, fmtTime, reasonFor, RESOURCE_IDS, RESOURCES, resourceValue, type Figures, type PlanContext, type ResourceId } from './resources.js';
+import { measureWorkload } from './workload.js';
+
+export const PLAN_SCHEMA = 'feedlab.plan/1';
+
+export type Quantiles = { p5: number; p50: number; p95: number };
+type Display = { p5: string; p50: string; p95: string };
+
+export interface PlanRow {
+  id: string;
+  label: string;
+  unit: 'count' | 'bytes' | 'per-second' | 'seconds' | 'number';
+  values: Quantiles;
+  display: Display;
+}
+
+export interface PlanResource extends PlanRow {
+  id: ResourceId;
+  /** How the number was found. */
+  method: 'closed form' | 'closed form, checked by simulation';
+  reason: string;
+}
+
+export interface PlanInput {
+  key: IntervalKey;
+  label: string;
+  /** The key path when the scenario gives an interval, else null (a single value). */
+  path: string | null;
+  low: number;
+  likely: number;
+  high: number;
+  /** The samples' p5/p50/p95 (all the likely value when not an interval). */
+  sampled: Quantiles;
+}
+
+export interface PlanDocument {
+  schema: typeof PLAN_SCHEMA;
+  tool: { name: 'feedlab'; version: string; mode: 'plan' };
+  scenario: { name: string; description: string; source: string; seed: number; policy: string; durationSeconds: number; sampledUsers: number; sampledEdges: number };
+  settings: { growth: number; headroom: number; samples: number; distribution: string; plan: PlanSettings };
+  slo: { fanoutLagP99Seconds: number; readP99Seconds: number; redisMemoryBytes: number };
+  /** False when the scenario has no intervals: one point, every quantile the same. */
+  sampled: boolean;
+  /** The table's value columns, in order: p5, p50, p95 when sampled, else one "plan" column (p50). */
+  columns: { key: 'p5' | 'p50' | 'p95'; label: string }[];
+  inputs: PlanInput[];
+  /** What the plan sizes for (at the growth): peak rates, timelines, memory used. */
+  workload: PlanRow[];
+  resources: PlanResource[];
+  check: SimulationCheck[];
+  binding: Binding;
+  whatIfs: WhatIf[];
+  /** True when every resource meets every objective within the limits. */
+  satisfied: boolean;
+  problems: string[];
+  method: { closedForm: string; simulated: string };
+}
+
+const METHOD = {
+  closedForm:
+    'Every resource is computed in closed form for each sample: the workload measured once over the sampled graph and population (who pushes to whom, timeline lengths, pulled lists), moved to the sample by the ratios of its inputs and the growth; memory with the measured Redis 7 encoding model; Little\'s law and square-root staffing for API cores and Postgres connections; M/M/1 shards for the read p99.',
+  simulated:
+    'The fan-out workers are checked by the simulator at the samples at the p50 and p95 of the closed-form workers (the one point when there are no intervals): the scenario runs with that many workers under its policy, and the fleet grows until the simulated per-follower lag p99 meets its objective.',
+};
+
+function display(unit: PlanRow['unit'], v: number): string {
+  if (!Number.isFinite(v)) return 'unbounded';
+  switch (unit) {
+    case 'bytes':
+      return formatBytes(v);
+    case 'per-second':
+      return `${formatCount(v)}/s`;
+    case 'seconds':
+      return fmtTime(v);
+    case 'count':
+      return Math.round(v).toLocaleString('en-US');
+    default:
+      return formatCount(v);
+  }
+}
+
+function row<Id extends string>(id: Id, label: string, unit: PlanRow['unit'], values: Quantiles) {
+  return { id, label, unit, values, display: { p5: display(unit, values.p5), p50: display(unit, values.p50), p95: display(unit, values.p95) } };
+}
+
+export interface PlanRequest {
+  scenario: Scenario;
+  /** The scenario's graph, built (or loaded) once by the caller. */
+  graph: FollowerGraph;
+  options: PlanOptions;
+  progress?: CheckProgress;
+}
+
+export function buildPlan(req: PlanRequest): PlanDocument {
+  const { scenario: sc, graph, options } = req;
+  const policy: FanoutPolicy = basePolicy(sc);
+  const settings = planSettings(sc);
+  const ctx: PlanContext = { scenario: sc, policy, settings, growth: options.growth, headroom: options.headroom };
+  const prepared = prepare(sc, graph);
+  const likely = likelyPoint(sc, graph);
+  const workload = measureWorkload(prepared, policy, likely);
+  const sampled = (sc.intervals ?? []).length > 0;
+  const points = samplePoints(sc, likely, options.samples);
+  const figures = points.map((p) => evaluatePoint(workload, ctx, p));
+
+  const valuesOf = (fn: (f: Figures) => number) => figures.map(fn);
+  const workerValues = valuesOf((f) => f.fanout.workers);
+
+  // the simulation check at the samples at the p50 and p95 of the closed-form workers
+  const checks: SimulationCheck[] = [];
+  const wanted: ['p50' | 'p95', number][] = sampled ? [['p50', 50], ['p95', 95]] : [['p50', 50]];
+  for (const [label, p] of wanted) {
+    const i = sampleAtPercentile(workerValues, p);
+    const same = checks.find((c) => c.point === points[i]);
+    if (same) {
+      checks.push({ ...same, quantile: label });
+      continue;
+    }
+    checks.push(checkWorkers({ scenario: sc, policy, graph, growth: options.growth, progress: req.progress }, label, points[i], figures[i].fanout.workers));
+  }
+  const checkAt = (q: 'p50' | 'p95') => checks.find((c) => c.quantile === q) ?? checks[0];
+
+  const resources: PlanResource[] = RESOURCE_IDS.map((id) => {
+    const values = valuesOf((f) => resourceValue(f, id));
+    const q = quantiles(values);
+    if (id === 'fanoutWorkers') {
+      q.p50 = Math.max(q.p50, checkAt('p50').workers);
+      q.p95 = Math.max(q.p95, checkAt('p95').workers);
+      if (!sampled) q.p5 = q.p50;
+      q.p95 = Math.max(q.p95, q.p50);
+    }
+    if (id === 'partitions') {
+      q.p50 = Math.max(q.p50, checkAt('p50').workers);
+      q.p95 = Math.max(q.p95, checkAt('p95').workers, q.p50);
+      if (!sampled) q.p5 = q.p50;
+    }
+    const median = figures[sampleAtPercentile(values, 50)];
+    let reason = reasonFor(id, median, ctx);
+    if (id === 'fanoutWorkers') reason += `; ${checkText(checks, sc.slo.fanoutLagP99)}`;
+    if (id === 'partitions' && checkAt('p50').workers > median.fanout.workers) reason += ` (${checkAt('p50').workers} workers after the simulation check)`;
+    const base = row(id, RESOURCES[id].label, RESOURCES[id].unit === 'bytes' ? 'bytes' : 'count', q);
+    return { ...base, method: id === 'fanoutWorkers' || id === 'partitions' ? 'closed form, checked by simulation' : 'closed form', reason };
+  });
+
+  const rows: PlanRow[] = [
+    row('postsPerSecondPeak', 'posts/s at the peak', 'per-second', quantiles(valuesOf((f) => f.load.postsPeak))),
+    row('writesPerSecondPeak', 'timeline writes/s at the peak', 'per-second', quantiles(valuesOf((f) => f.load.writesPeak))),
+    row('pagesPerSecondPeak', 'feed pages/s at the peak', 'per-second', quantiles(valuesOf((f) => f.load.pagesPeak))),
+    row('timelines', 'timelines kept', 'count', quantiles(valuesOf((f) => f.memory.timelines))),
+    row('timelineMemory', 'timeline memory', 'bytes', quantiles(valuesOf((f) => f.memory.timelineBytes))),
+    row('redisMemoryUsed', 'Redis memory used (timelines, lists, post bodies)', 'bytes', quantiles(valuesOf((f) => f.redis.usedBytes))),
+    row('readP99', 'read p99 on the planned shards (closed form)', 'seconds', quantiles(valuesOf((f) => f.redis.readP99Seconds))),
+    row('rebuildsPerSecond', 'timeline rebuilds/s at the peak (cold starts)', 'per-second', quantiles(valuesOf((f) => f.load.rebuildsPerSecond))),
+  ];
+
+  // the design point for the binding constraint and the what-ifs: the likely inputs, with the checked fleet
+  const likelyPlan0 = evaluatePoint(workload, ctx, likely);
+  const likelyPlan = evaluatePoint(workload, ctx, likely, { workers: Math.max(likelyPlan0.fanout.workers, checkAt('p50').workers) });
+  const binding = bindingConstraint(workload, ctx, likely, likelyPlan);
+  const ifs = whatIfs(prepared, ctx, likely, likelyPlan);
+
+  const problems: string[] = [];
+  for (const c of checks) {
+    if (!c.pass && !problems.some((p) => p.startsWith(`the lag objective at ${c.quantile}`))) {
+      problems.push(`the lag objective at ${c.quantile}: ${c.workers} workers still gave a simulated lag p99 of ${fmtTime(c.lagP99Seconds)} (objective ${fmtTime(sc.slo.fanoutLagP99)}) after ${c.runs.length} runs`);
+    }
+  }
+  const readShards = quantiles(valuesOf((f) => f.redis.readShards));
+  if (!Number.isFinite(readShards.p95)) problems.push(`the read p99 of ${fmtTime(sc.slo.readP99)}: no number of shards meets it (the hottest celebrity list alone keeps its shard too busy)`);
+  const lagWorkers = quantiles(valuesOf((f) => f.fanout.lag));
+  if (!Number.isFinite(lagWorkers.p95)) problems.push('the lag objective: no fleet meets it in closed form');
+  const kept = quantiles(valuesOf((f) => f.memory.timelineBytes + f.memory.listBytes));
+  if (kept.p95 > sc.slo.redisMemory) {
+    problems.push(`the Redis memory budget of ${formatBytes(sc.slo.redisMemory)}: timelines and lists need ${formatBytes(kept.p95)} at p95 (${formatBytes(kept.p50)} at p50)`);
+  }
+
+  const interval = (key: IntervalKey) => (sc.intervals ?? []).find((i) => i.key === key);
+  const inputs: PlanInput[] = (Object.keys(POINT_LABELS) as IntervalKey[]).map((key) => {
+    const iv = interval(key);
+    const q = quantiles(points.map((p) => p[key]));
+    return { key, label: POINT_LABELS[key], path: iv?.path ?? null, low: iv?.low ?? likely[key], likely: likely[key], high: iv?.high ?? likely[key], sampled: q };
+  });
+
+  return {
+    schema: PLAN_SCHEMA,
+    tool: { name: 'feedlab', version: FEEDLAB_VERSION, mode: 'plan' },
+    scenario: { name: sc.name, description: sc.description, source: sc.source, seed: sc.seed, policy: formatPolicy(policy), durationSeconds: sc.duration, sampledUsers: graph.users, sampledEdges: graph.edges },
+    settings: { growth: options.growth, headroom: options.headroom, samples: points.length, distribution: DISTRIBUTION, plan: settings },
+    slo: { fanoutLagP99Seconds: sc.slo.fanoutLagP99, readP99Seconds: sc.slo.readP99, redisMemoryBytes: sc.slo.redisMemory },
+    sampled,
+    columns: sampled ? [{ key: 'p5', label: 'p5' }, { key: 'p50', label: 'p50' }, { key: 'p95', label: 'p95' }] : [{ key: 'p50', label: 'plan' }],
+    inputs,
+    workload: rows,
+    resources,
+    check: checks,
+    binding,
+    whatIfs: ifs,
+    satisfied: problems.length === 0,
+    problems,
+    method: METHOD,
+  };
+}
+
+function checkText(checks: SimulationCheck[], slo: number): string {
+  const parts = checks
+    .filter((c, i) => checks.findIndex((d) => d.point === c.point) === i)
+    .map((c) => {
+      const runs = c.runs.map((r) => `${r.workers} -> lag p99 ${fmtTime(r.lagP99Seconds)}`).join(', ');
+      const verdict = c.pass ? `meets ${fmtTime(slo)}` : `still misses ${fmtTime(slo)}`;
+      const raised = c.workers > c.closedFormWorkers ? ` (raised from ${c.closedFormWorkers})` : '';
+      return `${c.quantile}${checks.length > 1 && checks.every((d) => d.point === c.point) ? '/p95' : ''}: ${runs}: ${c.workers}${raised} ${verdict}`;
+    });
+  return `checked by simulation at ${parts.join('; ')}`;
+}
+
+export type { PlanPoint };
