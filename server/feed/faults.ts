@@ -10,8 +10,12 @@ import type { RedisLike } from '../cache/redis-like.js';
 import { RebuildTimeoutError } from '../cache/single-flight.js';
 import { DatabaseUnavailableError } from '../store/errors.js';
 
-/** Redis answered, but is not serving: loading its data set, a replica without its primary, a busy script. */
-const NOT_SERVING_REPLY = /^(LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+/**
+ * Redis answered, but is not serving writes or reads right now: loading its data set, a replica
+ * without its primary, a busy script, out of memory under noeviction, or a demoted primary after a
+ * failover (READONLY) that the client has not left yet.
+ */
+const NOT_SERVING_REPLY = /^(LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|OOM|READONLY)\b/;
 /** ioredis's messages for a connection that is down, closed or silent (the last four: a cluster client's). */
 const CONNECTION_TROUBLE =
   /Connection is closed|Stream isn't writeable|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|write after end|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|Too many Cluster redirections/;
@@ -23,6 +27,8 @@ export function isCacheUnavailable(err: unknown, redis?: RedisLike): boolean {
   if (err instanceof InfrastructureError || err instanceof RebuildTimeoutError) return true;
   if (!(err instanceof Error)) return false;
   if (err instanceof DatabaseUnavailableError || DOMAIN_ERRORS.has(err.name)) return false;
+  // A wrapper (a pipeline's failed replies) keeps the Redis error as its cause.
+  if (err.cause instanceof Error && isCacheUnavailable(err.cause, redis)) return true;
   if (err.name === 'ReplyError') return NOT_SERVING_REPLY.test(err.message);
   if (err.name === 'MaxRetriesPerRequestError') return true;
   if (CONNECTION_TROUBLE.test(err.message)) return true;

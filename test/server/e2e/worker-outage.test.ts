@@ -38,6 +38,14 @@ describe('FanoutWorker.handler during an outage', () => {
     expect(isOutage(new Error('post id 1 is not a post id'))).toBe(false);
     expect(isOutage(new NotFoundError('user 7 not found'))).toBe(false);
     expect(isOutage(new TypeError('x is undefined'))).toBe(false);
+    // Redis answering that it cannot serve: out of memory, a demoted primary, loading.
+    const reply = (message: string) => Object.assign(new Error(message), { name: 'ReplyError' });
+    for (const m of ['OOM command not allowed when used memory > \'maxmemory\'.', "READONLY You can't write against a read only replica.", 'LOADING Redis is loading the dataset in memory']) {
+      expect(isOutage(reply(m)), m).toBe(true);
+      expect(isOutage(new Error('push of post 1: 3 of 1000 timeline writes failed', { cause: reply(m) })), `wrapped ${m}`).toBe(true);
+    }
+    expect(isOutage(reply('ERR wrong number of arguments for \'zadd\' command'))).toBe(false);
+    expect(isOutage(new Error('push failed', { cause: reply('ERR syntax error') }))).toBe(false);
   });
 
   it('handles a batch again while Postgres or Redis is unavailable, and resolves once it is back', async () => {
