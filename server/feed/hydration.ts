@@ -7,9 +7,8 @@
 // tombstone over whatever is cached; a write-back only ever creates a key (SET NX). So a reader that
 // fetched a post from Postgres just before it was deleted cannot put the live body back over the
 // tombstone: the stale write-back finds the key taken and does nothing, and a deleted post never
-// comes back for the body TTL. (The fan-out worker later removes the key on PostDeleted; a
-// write-back of a read that began before the delete and ends after that removal is the one window
-// left, and it needs a read slower than the relay and the worker together.)
+// comes back for the body TTL. The fan-out worker writes the tombstone again on PostDeleted (it
+// never removes the key), so a delete made while the API's Redis write failed is covered too.
 import type { PostId } from '../../core/post-id.js';
 import { pipelinePerNode } from '../cache/node-pipelines.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
@@ -20,6 +19,9 @@ import type { FeedRepository, StoredPost } from '../store/repository.js';
 
 /** What a body key holds. */
 export type CachedBody = { authorId: number; text: string; createdAt: number } | { deleted: true };
+
+/** A deleted post's cached value: it keeps stale write-backs (SET NX) out for the body TTL. */
+export const TOMBSTONE: CachedBody = { deleted: true };
 
 /** A page entry's verdict: the post to show, or null to drop it (deleted, or no such post). */
 export type Verdict = PostView | null;
@@ -100,7 +102,6 @@ export class PostHydrator {
 
   /** A deleted post: its tombstone replaces whatever is cached. */
   async forget(id: PostId): Promise<void> {
-    const value: CachedBody = { deleted: true };
-    await this.redis.set(this.o.bodies.key(id), JSON.stringify(value), 'PX', this.o.bodies.ttlMs);
+    await this.redis.set(this.o.bodies.key(id), JSON.stringify(TOMBSTONE), 'PX', this.o.bodies.ttlMs);
   }
 }

@@ -37,6 +37,7 @@ import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
 import { LuaScript } from '../cache/lua.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
+import { TOMBSTONE, type CachedBody } from '../feed/hydration.js';
 import { derivedKey, type Keyspace } from '../cache/redis.js';
 import type { RedisLike } from '../cache/redis-like.js';
 import { mgetBySlot } from '../cache/slots.js';
@@ -57,8 +58,8 @@ export interface FanoutWorkerOptions {
   readonly repo: FeedRepository;
   readonly timelines: TimelineCache;
   readonly authorPosts: AuthorPostsCache;
-  /** When given, a deleted post's cached body is dropped too. */
-  readonly bodies?: Pick<PostBodyCache, 'delete'>;
+  /** When given, a deleted post's cached body becomes its tombstone (see feed/hydration.ts). */
+  readonly bodies?: Pick<PostBodyCache<CachedBody>, 'setMany'>;
   /** The starting policy (setPolicy changes it at run time). */
   readonly policy: FanoutPolicy;
   /** Followers not seen within this many days are skipped (when the policy skips dormant ones). */
@@ -446,7 +447,7 @@ export class FanoutWorker {
 
   private async deleted(e: PostDeleted): Promise<EventOutcome> {
     this.metrics.count('eventsDeleted');
-    const [removed] = await Promise.all([this.o.authorPosts.remove(e.authorId, [e.postId]), this.o.bodies?.delete([e.postId])]);
+    const [removed] = await Promise.all([this.o.authorPosts.remove(e.authorId, [e.postId]), this.o.bodies?.setMany([{ id: e.postId, body: TOMBSTONE }])]);
     if (removed) this.metrics.count('listRemovals', removed);
     return {
       kind: e.kind, postId: e.postId, authorId: e.authorId, threshold: this.threshold, path: 'delete', followers: 0, visited: 0,

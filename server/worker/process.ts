@@ -17,6 +17,7 @@ import { formatPolicy } from '../../core/fanout-policy.js';
 import { AuthorPostsCache } from '../cache/author-posts.js';
 import { loadScripts } from '../cache/post-list.js';
 import { PostBodyCache } from '../cache/post-bodies.js';
+import type { CachedBody } from '../feed/hydration.js';
 import { connectRedisCluster, isClusterNode, urlIsClusterNode, type ClusterSpec } from '../cache/cluster.js';
 import { CacheConfigError, closeRedis, connectRedis, keyspace, type Keyspace } from '../cache/redis.js';
 import type { RedisLike } from '../cache/redis-like.js';
@@ -238,7 +239,7 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
         repo,
         timelines,
         authorPosts: new AuthorPostsCache(redis, keys, { length: config.listLength, leaseMs: leaseMs(config) }),
-        bodies: new PostBodyCache(redis, keys),
+        bodies: new PostBodyCache<CachedBody>(redis, keys),
         policy: config.policy,
         dormantDays: config.dormantDays,
         pageSize: config.pageSize,

@@ -13,10 +13,12 @@ import { parsePolicy, type FanoutPolicy } from '../../../core/fanout-policy.js';
 import { mergeFeed } from '../../../core/feed-merge.js';
 import { PostIdGenerator } from '../../../core/post-id.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
+import { PostBodyCache } from '../../../server/cache/post-bodies.js';
 import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
 import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import type { PostEvent } from '../../../server/events/event-log.js';
+import type { CachedBody } from '../../../server/feed/hydration.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
@@ -240,10 +242,11 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect(metrics.summary('fanoutLagPushMs').count).toBe(1); // redeliveries that wrote nothing are no lag sample
   });
 
-  it('removes a deleted post from its author\'s recent list', async () => {
+  it('removes a deleted post from its author\'s recent list and leaves its body cached as a tombstone', async () => {
     const a = await audience(10);
     await authorPosts.rebuild(a.author, () => []);
-    const w = worker({ policy: policy('pull') });
+    const bodies = new PostBodyCache<CachedBody>(redis, keys);
+    const w = worker({ policy: policy('pull'), bodies });
     const e = await post(a.author);
     await w.handleBatch([e]);
     expect(await authorPosts.size(a.author)).toBe(1);
@@ -251,6 +254,9 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect(outcome.path).toBe('delete');
     expect(await authorPosts.size(a.author)).toBe(0);
     expect(await authorPosts.exists(a.author)).toBe(true); // present and empty, not missing
+    // Not removed: a read that fetched the live body before the delete cannot write it back (SET NX).
+    expect((await bodies.getMany([e.postId])).hits.get(e.postId)).toEqual({ deleted: true });
+    expect(await redis.pttl(bodies.key(e.postId))).toBeGreaterThan(bodies.ttlMs - 60_000);
   });
 
   it('with reader-cap, keeps a delivery to a reader following more than the cap with probability cap/follows, the same way every time', async () => {
