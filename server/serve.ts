@@ -53,6 +53,7 @@ import { FleetMetrics } from './http/fleet-metrics.js';
 import { MetricsRegistry } from './http/metrics.js';
 import { migrate } from './store/migrate.js';
 import { PostgresOutbox } from './store/outbox.js';
+import { DEFAULT_GROUP } from './worker/config.js';
 import { createStore, DEFAULT_DATABASE_URL, type Store } from './store/pool.js';
 import { FeedRepository } from './store/repository.js';
 import {
@@ -101,6 +102,8 @@ export interface ServeConfig {
   dormantDays: number;
   /** Worker id of this instance's post-id generator. */
   nodeId: number;
+  /** The fan-out workers' consumer group, whose backlog /metrics shows. */
+  group: string;
   followeeTtlMs: number;
   tokenSecret: string;
   cursorSecret: string | Buffer;
@@ -129,6 +132,7 @@ export interface ServeFlags {
 }
 
 export const DEFAULT_PORT = 8080;
+export const METRIC_FANOUT_BACKLOG = 'feedlab_fanout_backlog_events';
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PG_POOL = 20;
 /** The label mixed into the token secret to derive the cursor secret. */
@@ -233,6 +237,7 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     leaseDays: read.days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS),
     dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
     nodeId: read.integer(get('node-id', 'FEED_NODE_ID'), 0, 0, MAX_WORKER_ID),
+    group: read.name(get(null, 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
     followeeTtlMs: read.integer(get(null, 'FEED_FOLLOWEE_TTL_MS'), 10_000, 0, 3_600_000),
     tokenSecret,
     cursorSecret: cursorEnv !== '' ? cursorEnv : deriveCursorSecret(tokenSecret),
@@ -255,7 +260,7 @@ export function describeServeConfig(c: ServeConfig): string[] {
     `listen    http://${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}`,
     `postgres  ${redactUrl(c.databaseUrl)} (schema ${c.pgSchema}, pool ${c.pgPoolMax}), migrating at start-up`,
     `redis     ${redactUrl(c.redisUrl)}${c.keyPrefix ? ` (key prefix "${c.keyPrefix}")` : ''}`,
-    `bus       ${bus}; outbox relay in this process`,
+    `bus       ${bus}; outbox relay in this process; fan-out backlog of group ${c.group} in /metrics`,
     `policy    ${formatPolicy(c.policy)} (${pulled} on read)`,
     `timelines cap ${c.timelineCap}, lease ${c.leaseDays} d, dormant after ${c.dormantDays} d; recent lists ${c.listLength}; followee sets cached ${c.followeeTtlMs} ms`,
     `post ids  node ${c.nodeId} (give every API instance its own FEED_NODE_ID)`,
@@ -391,7 +396,9 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
       if (err instanceof EventLogInputError) throw err;
       say(`event log unreachable (${(err as Error).message}); posts wait in the outbox and are relayed once it answers`);
     }
+    let relayLog: EventLog | null = null;
     const startRelay = (eventLog: EventLog) => {
+      relayLog = eventLog;
       cleanups.push(() => eventLog.close());
       relay = new OutboxRelay({ source: outbox, log: eventLog, idleMs: 250, onError: report('outbox relay') });
       return relay.run(stop.signal);
@@ -420,6 +427,10 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
     // Relay and outbox figures for /metrics, sampled every 5 s.
     const backlog = metrics.gauge('feedlab_outbox_backlog', 'Outbox rows not yet published to the event log (posts and deletes waiting for fan-out)');
     const published = metrics.counter('feedlab_relay_published_total', 'Outbox rows this process published to the event log');
+    const fanoutBacklog = metrics.gauge(
+      METRIC_FANOUT_BACKLOG,
+      'Post events in the event log not yet handled by the fan-out workers\' consumer group (waiting or in hand)',
+    );
     const relayFailures = metrics.counter('feedlab_relay_failures_total', 'Failed claims, publishes and marks of the outbox relay (each retried)');
     let seen = { published: 0, failures: 0 };
     const sample = async () => {
@@ -433,6 +444,15 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
         backlog.set(await outbox.backlog());
       } catch {
         // Postgres down: keep the last value
+      }
+      const l = relayLog as EventLog | null;
+      if (l) {
+        try {
+          const waiting = await l.backlog(config.group);
+          if (waiting !== null) fanoutBacklog.set(waiting);
+        } catch {
+          // The log is unreachable: keep the last value (the relay reports the outage)
+        }
       }
     };
     const sampler = setInterval(() => void sample(), 5_000);

@@ -89,6 +89,9 @@ export interface EventLog {
   /** Consumes as `options.consumer` of `options.group` until the signal aborts. Resolves once the
    * consumer has stopped; rejects only on a bad argument or when it cannot go on at all. */
   consume(options: ConsumeOptions): Promise<void>;
+  /** Events appended and not yet handled by `group` (waiting or in a consumer's hands), over all
+   * partitions; null when the log cannot tell. The fan-out backlog, in events. */
+  backlog(group: string): Promise<number | null>;
   /** Stops every consumer of this log, waits for them, and releases connections it owns. */
   close(): Promise<void>;
 }

@@ -202,6 +202,32 @@ export class KafkaEventLog implements EventLog {
     this.deadLetterTopic = s.deadLetterTopic;
   }
 
+  /** The group's lag: each partition's high watermark less its committed offset (or low watermark
+   * when nothing is committed yet), summed. */
+  async backlog(group: string): Promise<number | null> {
+    const admin = this.kafka.admin();
+    try {
+      await admin.connect();
+      const [ends, committed] = await Promise.all([
+        admin.fetchTopicOffsets(this.topic),
+        admin.fetchOffsets({ groupId: group, topics: [this.topic] }),
+      ]);
+      const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+      let total = 0n;
+      for (const p of ends) {
+        const high = BigInt(p.high);
+        const c = done.get(p.partition) ?? -1n;
+        const from = c < 0n ? BigInt(p.low) : c;
+        if (high > from) total += high - from;
+      }
+      return Number(total);
+    } catch (err) {
+      throw new EventLogUnavailableError(`Kafka at ${this.s.brokers.join(',')}: could not read the lag of ${group} (${message(err)})`, { cause: err });
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  }
+
   async publish(events: readonly PostEvent[]): Promise<void> {
     if (this.closed) throw new EventLogInputError('the event log is closed');
     checkPostEvents(events);

@@ -354,6 +354,13 @@ export class RedisStreamsLog implements EventLog {
     }
   }
 
+  /** Pending (delivered, unacknowledged) plus undelivered entries; a partition the group has not
+   * read yet counts whole. Null when Redis cannot tell the lag. */
+  async backlog(group: string): Promise<number | null> {
+    const [pending, lag] = await Promise.all([this.pending(group), this.lag(group, true)]);
+    return lag === null ? null : pending + lag;
+  }
+
   /** Entries delivered to the group's consumers and not yet acknowledged, over all partitions. */
   async pending(group: string): Promise<number> {
     const pipeline = this.redis.pipeline();
@@ -372,17 +379,24 @@ export class RedisStreamsLog implements EventLog {
 
   /** Entries not yet delivered to the group (Redis's lag), over all partitions; null when Redis cannot
    * tell (after deletions, or before Redis 7). With `pending`, the consumers' backlog. */
-  async lag(group: string): Promise<number | null> {
+  async lag(group: string, countUnread = false): Promise<number | null> {
     const pipeline = this.redis.pipeline();
-    for (let p = 0; p < this.partitions; p++) pipeline.xinfo('GROUPS', this.streamKey(p));
+    for (let p = 0; p < this.partitions; p++) pipeline.xinfo('GROUPS', this.streamKey(p)).xlen(this.streamKey(p));
     const results = await this.exec(pipeline, 'could not read the consumer group');
     let total = 0;
-    for (const [err, reply] of results) {
+    for (let p = 0; p < this.partitions; p++) {
+      const [err, reply] = results[2 * p];
       if (err) {
         if (/no such key/i.test(err.message)) continue;
         throw this.unavailable('could not read the consumer group', err);
       }
-      for (const info of reply as unknown[][]) {
+      const groups = reply as unknown[][];
+      // countUnread: a stream the group does not exist on yet waits whole.
+      if (countUnread && !groups.some((info) => info.some((v, i) => i % 2 === 1 && info[i - 1] === 'name' && v === group))) {
+        total += Number(results[2 * p + 1][1]);
+        continue;
+      }
+      for (const info of groups) {
         const fields = new Map<string, unknown>();
         for (let i = 0; i + 1 < info.length; i += 2) fields.set(String(info[i]), info[i + 1]);
         if (fields.get('name') !== group) continue;

@@ -219,13 +219,14 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
 
     // Backlog for the adaptive policy: events waiting in the log times the writes an event costs.
     let backlogWrites: number | undefined;
-    if (config.policy.kind === 'adaptive' && log instanceof RedisStreamsLog) {
+    if (config.policy.kind === 'adaptive') {
       const sample = async () => {
         try {
-          const [pending, lag] = await Promise.all([log.pending(config.group), log.lag(config.group)]);
+          const waiting = await log.backlog(config.group);
+          if (waiting === null) return;
           const events = metrics.counter('eventsCreated');
           const writes = metrics.counter('timelineWrites') + metrics.counter('timelineDuplicates') + metrics.counter('timelinesMissing');
-          backlogWrites = (pending + (lag ?? 0)) * (events > 0 ? writes / events : 1);
+          backlogWrites = waiting * (events > 0 ? writes / events : 1);
         } catch (err) {
           report('backlog')(err);
         }

@@ -182,6 +182,28 @@ describe.skipIf(unreachable !== null && !CI)('Redis Streams event log', () => {
     expect(await log.lag('pair')).toBe(0);
   });
 
+  it('counts the fan-out backlog: events no consumer has read (also before the group exists) plus those in hand', async () => {
+    const log = await openLog({ partitions: 4 });
+    await log.publish(Array.from({ length: 10 }, (_, i) => created(i % 3, i)));
+    expect(await log.backlog('bk')).toBe(10); // no group yet: every event waits
+    await log.ensureGroup('bk');
+    expect(await log.backlog('bk')).toBe(10);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let got = 0;
+    const c = startConsumer(log, 'bk', 'c1', async (batch) => {
+      got += batch.length;
+      await gate;
+    });
+    await waitFor('delivered', () => got >= 1);
+    expect(await log.backlog('bk')).toBe(10); // in hand or still waiting, none handled
+    release();
+    await waitFor('all handled', async () => (await log.backlog('bk')) === 0);
+    c.stop();
+    await c.done;
+    expect(got).toBe(10);
+  });
+
   it('leaves the entries of a batch whose handler threw pending, and delivers them again', async () => {
     const log = await openLog({ partitions: 4 });
     const events = [created(1, 1), created(2, 1), created(1, 2)];

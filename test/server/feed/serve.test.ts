@@ -173,6 +173,11 @@ describe.skipIf(SKIP)('feedlab serve, started in this process', () => {
       const entries = await redis.xrange(`${keys.prefix}events:{p1}:log`, '-', '+');
       expect(entries.map(([, fields]) => JSON.parse(fields[1]).postId)).toContain(made.body.id);
 
+      // No worker runs: the fan-out backlog (sampled every 5 s) shows the event waiting.
+      await vi.waitFor(
+        async () => expect(((await http(server, null, 'GET', '/metrics')).body as string).match(/^feedlab_fanout_backlog_events (\d+)$/m)?.[1]).toBe('1'),
+        { timeout: 8_000, interval: 250 },
+      );
       const metrics = (await http(server, null, 'GET', '/metrics')).body as string;
       expect(metrics).toMatch(/feedlab_feed_rebuilds_total\{list="timeline"\} 1/);
       expect(metrics).toMatch(/feedlab_feed_latency_seconds_count 1/);
@@ -196,6 +201,11 @@ describe.skipIf(SKIP)('feedlab serve, started in this process', () => {
       await vi.waitFor(async () => expect(await redis.zscore(timelines.key(12), made.body.id)).toBe(String(made.body.createdAt)), { timeout: 10_000, interval: 50 });
       expect((await http(server, 12, 'GET', '/v1/feed')).body.posts.map((p: { id: string }) => p.id)).toEqual([made.body.id]);
       expect(lines.some((l) => /^worker: ready/.test(l))).toBe(true);
+      // The fan-out backlog (sampled every 5 s): the post was handled, nothing waits.
+      await vi.waitFor(
+        async () => expect((await fetch(`${server.url}/metrics`).then((r) => r.text())).match(/^feedlab_fanout_backlog_events (\d+)$/m)?.[1]).toBe('0'),
+        { timeout: 8_000, interval: 250 },
+      );
     } finally {
       await server.close();
     }
