@@ -28,6 +28,11 @@ export class SingleFlight<T> {
     return flight;
   }
 
+  /** Whether a call with this key is running (a run() now would join it). */
+  has(key: string): boolean {
+    return this.flights.has(key);
+  }
+
   /** Calls in flight. */
   get size(): number {
     return this.flights.size;
@@ -79,7 +84,9 @@ export interface RebuildCoordinatorOptions {
 }
 
 /** present: it was there; rebuilt: this process rebuilt it; waited: another rebuilt it while we waited. */
-export type EnsureOutcome = 'present' | 'rebuilt' | 'waited';
+/** present: it was there; rebuilt: this caller's flight rebuilt it; joined: another caller of this
+ * process rebuilt it while this one waited; waited: another process rebuilt it. */
+export type EnsureOutcome = 'present' | 'rebuilt' | 'joined' | 'waited';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -112,8 +119,11 @@ export class RebuildCoordinator {
    * create the key (TimelineCache.rebuild writes the sentinel even for an empty list). If it
    * fails, its callers get the error and the lock is released, so the next caller retries.
    */
-  ensure(name: string, build: () => Promise<unknown>): Promise<EnsureOutcome> {
-    return this.flights.run(name, () => this.ensureAcrossProcesses(name, build));
+  async ensure(name: string, build: () => Promise<unknown>): Promise<EnsureOutcome> {
+    const joining = this.flights.has(name);
+    const outcome = await this.flights.run(name, () => this.ensureAcrossProcesses(name, build));
+    // One rebuild is one 'rebuilt', however many callers shared it (metrics count rebuilds).
+    return joining && outcome === 'rebuilt' ? 'joined' : outcome;
   }
 
   private async ensureAcrossProcesses(name: string, build: () => Promise<unknown>): Promise<EnsureOutcome> {

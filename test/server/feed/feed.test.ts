@@ -366,9 +366,11 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     await redis.del(timelines.key(reader));
 
     const spy = vi.spyOn(repo, 'rebuildTimeline');
+    const rebuilds = counter(METRIC_REBUILDS, { list: 'timeline' });
     try {
       const answers = await Promise.all(Array.from({ length: 20 }, () => page(reader, 5)));
       expect(spy).toHaveBeenCalledTimes(1);
+      expect(counter(METRIC_REBUILDS, { list: 'timeline' })).toBe(rebuilds + 1); // the metric counts it once too
       for (const answer of answers) {
         expect(answer.posts.map((p) => p.id)).toEqual(want.slice(0, 5));
         expect(answer.nextCursor).toBe(answers[0].nextCursor);
