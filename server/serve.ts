@@ -80,6 +80,10 @@ export interface ServeConfig {
   port: number;
   host: string;
   withWorker: boolean;
+  /** --batch-size and --concurrency for the worker of --with-worker (checked by its own config). */
+  workerFlags: { 'batch-size'?: string; concurrency?: string };
+  /** The environment this configuration was read from: the worker of --with-worker reads its own settings there. */
+  env: NodeJS.ProcessEnv;
   /** The Redis of the caches, and of a Redis Streams event log (with a cluster: of the event log only). */
   redisUrl: string;
   /** The Redis Cluster holding the caches (REDIS_CLUSTER_NODES, --redis-cluster); absent or null: REDIS_URL holds them. */
@@ -116,6 +120,8 @@ export interface ServeFlags {
   port?: string;
   host?: string;
   'with-worker'?: boolean;
+  'batch-size'?: string;
+  concurrency?: string;
   threshold?: string;
   policy?: string;
   'timeline-cap'?: string;
@@ -216,10 +222,18 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
   const port = read.integer(get('port', 'FEED_PORT'), DEFAULT_PORT, 0, 65_535);
   const host = read.name(get('host', 'FEED_HOST'), DEFAULT_HOST, /^[A-Za-z0-9.:_-]{1,255}$/, 'a host name or address, e.g. 127.0.0.1 or 0.0.0.0');
 
+  const withWorker = flags['with-worker'] === true;
+  const workerFlags = { 'batch-size': flags['batch-size'], concurrency: flags.concurrency };
+  for (const [name, value] of Object.entries(workerFlags)) {
+    if (value !== undefined && !withWorker) throw new ServeConfigError(`--${name} sets the fan-out worker: it needs --with-worker (or give it to feedlab worker)`);
+  }
+
   return {
     port,
     host,
-    withWorker: flags['with-worker'] === true,
+    withWorker,
+    workerFlags,
+    env,
     redisUrl,
     redisCluster,
     databaseUrl: read.url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
@@ -495,7 +509,7 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
         // name...) the worker reads from the environment as `feedlab worker` does. This process
         // runs the relay and has migrated already.
         const env: NodeJS.ProcessEnv = {
-          ...(options.env ?? process.env),
+          ...(options.env ?? config.env),
           FEED_RELAY: '0',
           FEED_MIGRATE: '0',
           FEED_POLICY: formatPolicy(config.policy),
@@ -515,6 +529,7 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
             'timeline-cap': String(config.timelineCap),
             'lease-days': String(config.leaseDays),
             'dormant-days': String(config.dormantDays),
+            ...config.workerFlags,
           },
           env,
         );

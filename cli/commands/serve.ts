@@ -23,6 +23,8 @@ exit 0 (a second one exits at once).
   --port N            (FEED_PORT, default 8080; 0 picks a free port)
   --host H            (FEED_HOST, default 127.0.0.1; 0.0.0.0 for every interface)
   --with-worker       also run a fan-out worker in this process (one machine, one process)
+  --concurrency N     with --with-worker: its consumers (FEED_CONCURRENCY, default 1)
+  --batch-size N      with --with-worker: timelines per pipelined batch (FEED_BATCH_SIZE)
   --threshold T       pull authors with more followers than T on read (FEED_THRESHOLD, default 25000)
   --policy P          the workers' policy when not threshold (FEED_POLICY): push, pull, adaptive:T ...
   --timeline-cap N    entries per timeline (FEED_TIMELINE_CAP, default 800)
@@ -51,6 +53,8 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'with-worker': { type: 'boolean' },
+  concurrency: { type: 'string' },
+  'batch-size': { type: 'string' },
   threshold: { type: 'string' },
   policy: { type: 'string' },
   'timeline-cap': { type: 'string' },

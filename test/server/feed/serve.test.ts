@@ -78,6 +78,8 @@ describe('serve configuration', () => {
       [{ ...ENV, FEED_POLICY: 'sometimes' }, {}, /FEED_POLICY: unknown policy "sometimes"/],
       [{ ...ENV, FEED_POLICY: 'threshold:100' }, { threshold: '200' }, /disagree on the threshold/],
       [{ ...ENV, FEED_KEY_PREFIX: 'a{b}' }, {}, /FEED_KEY_PREFIX="a\{b\}": up to 100 letters/],
+      [{ ...ENV }, { concurrency: '4' }, /^--concurrency sets the fan-out worker: it needs --with-worker/],
+      [{ ...ENV }, { 'batch-size': '500' }, /^--batch-size sets the fan-out worker: it needs --with-worker/],
     ];
     for (const [env, flags, message] of bad) {
       let error: unknown;
@@ -190,7 +192,7 @@ describe.skipIf(SKIP)('feedlab serve, started in this process', () => {
 
   it('with --with-worker, carries a post through outbox, relay, log and worker into a follower\'s timeline', async () => {
     const lines: string[] = [];
-    const server = await startServer(testConfig({ FEED_STATUS_MS: '0', FEED_POLICY_POLL_MS: '0', FEED_CONSUMER: `t${tag}` }, { 'with-worker': true }), { log: (l) => lines.push(l) });
+    const server = await startServer(testConfig({ FEED_STATUS_MS: '0', FEED_POLICY_POLL_MS: '0', FEED_CONSUMER: `t${tag}` }, { 'with-worker': true, concurrency: '2', 'batch-size': '250' }), { log: (l) => lines.push(l) });
     try {
       await store.pool.query(`INSERT INTO users (id, handle) VALUES (11, 'eleven'), (12, 'twelve') ON CONFLICT DO NOTHING`);
       expect((await http(server, 12, 'PUT', '/v1/follows/11')).status).toBe(200);
@@ -201,6 +203,8 @@ describe.skipIf(SKIP)('feedlab serve, started in this process', () => {
       await vi.waitFor(async () => expect(await redis.zscore(timelines.key(12), made.body.id)).toBe(String(made.body.createdAt)), { timeout: 10_000, interval: 50 });
       expect((await http(server, 12, 'GET', '/v1/feed')).body.posts.map((p: { id: string }) => p.id)).toEqual([made.body.id]);
       expect(lines.some((l) => /^worker: ready/.test(l))).toBe(true);
+      expect(lines.some((l) => new RegExp(`^worker: .*consumers t${tag}-1\\.\\.2`).test(l)), lines.join('\n')).toBe(true);
+      expect(lines.some((l) => /^worker: .*\b250\b/.test(l)), lines.join('\n')).toBe(true);
       // The fan-out backlog (sampled every 5 s): the post was handled, nothing waits.
       await vi.waitFor(
         async () => expect((await fetch(`${server.url}/metrics`).then((r) => r.text())).match(/^feedlab_fanout_backlog_events (\d+)$/m)?.[1]).toBe('0'),
