@@ -5,6 +5,7 @@ import type { DurationSummary } from './metrics/recorder.js';
 import type { Scenario } from './scenario/types.js';
 import { checkSlo, type SloVerdict } from './slo.js';
 import { maxOf } from './metrics/series.js';
+import type { FollowerDistribution } from './graph/follower-distribution.js';
 
 export const RESULT_SCHEMA = 'feedlab.result/1';
 export const FEEDLAB_VERSION = '0.1.0';
@@ -26,6 +27,8 @@ export interface RunResult {
     graph: Record<string, string | number>;
   };
   policy: string;
+  /** Present only when the run was stopped early: every figure covers the first stoppedAtSeconds simulated. */
+  partial?: { stoppedAtSeconds: number };
   summary: {
     posts: { total: number; perSecond: { mean: number; peak: number }; pushed: number; pulled: number; withoutAudience: number };
     fanout: {
@@ -81,6 +84,8 @@ export interface RunResult {
     threshold: number[] | null;
   };
   histograms: { postLagMicros: string; readLatencyMicros: string };
+  /** The sampled graph's follower counts in log bins, with the fitted power-law tail (null when not computed). */
+  followers: FollowerDistribution | null;
 }
 
 const latency = (d: DurationSummary, factor = 1): LatencySummary => ({
@@ -92,7 +97,7 @@ const latency = (d: DurationSummary, factor = 1): LatencySummary => ({
   max: d.max * factor,
 });
 
-export function buildResult(scenario: Scenario, graphInfo: { users: number; edges: number; provenance: Record<string, string | number> }, m: SimulationMetrics): RunResult {
+export function buildResult(scenario: Scenario, graphInfo: { users: number; edges: number; provenance: Record<string, string | number>; followers?: FollowerDistribution }, m: SimulationMetrics): RunResult {
   const iv = m.series.intervalSeconds;
   const perSecond = (xs: number[]) => xs.map((x, i) => x / Math.min(iv, m.duration - i * iv));
   const postsPerSecond = perSecond(m.series.posts);
@@ -114,6 +119,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
       graph: graphInfo.provenance,
     },
     policy: m.policy,
+    ...(m.stoppedAt === undefined ? {} : { partial: { stoppedAtSeconds: m.stoppedAt } }),
     summary: {
       posts: {
         total: m.posts.total,
@@ -174,6 +180,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
       threshold: m.series.threshold,
     },
     histograms: { postLagMicros: m.fanout.postLagHistogram, readLatencyMicros: m.reads.latencyHistogram },
+    followers: graphInfo.followers ?? null,
   };
 }
 

@@ -2,10 +2,11 @@
 // simulate each fan-out policy asked for over them.
 import type { FanoutPolicy } from '../core/fanout-policy.js';
 import { loadGraph } from './graph/file.js';
+import { followerDistribution, type FollowerDistribution } from './graph/follower-distribution.js';
 import { generateGraph, validateGenerateParams } from './graph/generate.js';
 import type { FollowerGraph } from './graph/graph.js';
 import { buildPopulation, type Population } from './model/population.js';
-import { simulate } from './model/simulation.js';
+import { simulate, type SimulationInput } from './model/simulation.js';
 import { buildResult, type RunResult } from './result.js';
 import type { Scenario } from './scenario/types.js';
 
@@ -43,6 +44,8 @@ export interface PreparedScenario {
   scenario: Scenario;
   graph: FollowerGraph;
   population: Population;
+  /** The graph's follower distribution and fitted tail, computed once for every run over it. */
+  followers: FollowerDistribution;
 }
 
 export function prepare(sc: Scenario, graph: FollowerGraph): PreparedScenario {
@@ -55,10 +58,11 @@ export function prepare(sc: Scenario, graph: FollowerGraph): PreparedScenario {
       throw new ScenarioError(`${sc.source}: a celebrityBurst at ${ev.at}s asks for ${ev.accounts} accounts; the graph has ${population.burstAccounts.length}`);
     }
   }
-  return { scenario: sc, graph, population };
+  return { scenario: sc, graph, population, followers: followerDistribution(graph) };
 }
 
-export function runPolicy(prepared: PreparedScenario, policy: FanoutPolicy, onProgress?: ProgressFn): RunResult {
-  const metrics = simulate({ scenario: prepared.scenario, population: prepared.population, policy, onProgress });
-  return buildResult(prepared.scenario, { users: prepared.graph.users, edges: prepared.graph.edges, provenance: { ...prepared.graph.provenance } }, metrics);
+/** `live` (optional): a per-minute snapshot callback and a stop check, for the dashboard. */
+export function runPolicy(prepared: PreparedScenario, policy: FanoutPolicy, onProgress?: ProgressFn, live?: Pick<SimulationInput, 'onMinute' | 'shouldStop'>): RunResult {
+  const metrics = simulate({ scenario: prepared.scenario, population: prepared.population, policy, onProgress, ...live });
+  return buildResult(prepared.scenario, { users: prepared.graph.users, edges: prepared.graph.edges, provenance: { ...prepared.graph.provenance }, followers: prepared.followers }, metrics);
 }

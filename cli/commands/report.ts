@@ -1,0 +1,79 @@
+// feedlab report RESULT.json [--out DIR]: render a saved result document (report.json of a run or a
+// sweep) again into report.json, report.md and report.html.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { reportFiles, REPORT_SCHEMAS, type ReportDocument } from '../../reports/files.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT_OK, InputError } from '../errors.js';
+import { checkOutputDir, writeReport } from '../output.js';
+
+export const summary = 'render a saved report.json (run or sweep) again as report.md and a self-contained report.html';
+
+const USAGE = 'feedlab report RESULT.json [--out DIR]';
+
+const HELP = `${USAGE}
+
+  RESULT.json   a document written by feedlab run or sweep (--json or --out): ${REPORT_SCHEMAS.join(', ')}
+  --out DIR     where to write report.json, report.md and report.html (default: RESULT.json's directory)
+`;
+
+/** The keys each document must have for its reports to be drawn. */
+const REQUIRED: Record<string, string[]> = {
+  'feedlab.result/1': ['scenario', 'policy', 'summary', 'events', 'series'],
+  'feedlab.sweep/1': ['scenario', 'rows', 'runs'],
+};
+
+function readDocument(path: string): ReportDocument {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new InputError(e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory, not a result document' : e.message, path);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`not valid JSON: ${(err as Error).message.split('\n')[0]}`, path);
+  }
+  const schema = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as { schema?: unknown }).schema : undefined;
+  if (typeof schema !== 'string') throw new InputError(`not a feedlab result document: no "schema" (valid: ${REPORT_SCHEMAS.join(', ')})`, path);
+  if (!REPORT_SCHEMAS.includes(schema)) throw new InputError(`schema "${schema}" has no report (valid: ${REPORT_SCHEMAS.join(', ')})`, path);
+  checkKeys(doc as Record<string, unknown>, schema, path, '');
+  if (schema === 'feedlab.sweep/1') {
+    const runs = (doc as { runs: unknown }).runs;
+    if (!Array.isArray(runs) || !Array.isArray((doc as { rows: unknown }).rows)) throw new InputError('rows and runs must be lists', path);
+    runs.forEach((r, i) => checkKeys(r as Record<string, unknown>, 'feedlab.result/1', path, `runs[${i}].`));
+  }
+  return doc as ReportDocument;
+}
+
+function checkKeys(doc: Record<string, unknown>, schema: string, path: string, prefix: string): void {
+  const missing = (REQUIRED[schema] ?? []).filter((k) => doc === null || typeof doc !== 'object' || doc[k] === undefined || doc[k] === null);
+  if (missing.length > 0) throw new InputError(`an incomplete ${schema} document: ${missing.map((k) => `"${prefix}${k}"`).join(', ')} missing`, path);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('report', argv, { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, USAGE);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT_OK;
+  }
+  const path = positionals[0];
+  if (!path) throw new InputError(`report: a result document is required (usage: ${USAGE})`);
+  if (positionals.length > 1) throw new InputError(`report: one result document at a time, got ${positionals.length} (usage: ${USAGE})`);
+  const doc = readDocument(path);
+  const out = values.out ?? dirname(path);
+  checkOutputDir(out);
+  let files: Record<string, string>;
+  try {
+    files = reportFiles(doc);
+  } catch (err) {
+    // a document that passed the checks above but still lacks a figure a report needs
+    throw new InputError(`cannot render this ${doc.schema} document: ${(err as Error).message}`, path);
+  }
+  writeReport(out, files);
+  for (const name of Object.keys(files)) process.stdout.write(`${join(out, name)}\n`);
+  return EXIT_OK;
+}

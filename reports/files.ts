@@ -1,0 +1,52 @@
+// The files `--out DIR` writes for a result document: report.json, report.md and report.html.
+//
+// Every renderer works from the document as report.json holds it (numbers cut to 6 significant
+// digits, parsed back), so `feedlab run --out` and `feedlab report report.json` write the same bytes.
+//
+// Adding a document type (the capacity plan, feedlab.plan/1): give it an entry in RENDERERS with its
+// Markdown and HTML renderers (the HTML page can be built from reports/html's renderPage, htmlTable
+// and chartFigure), and add its type to ReportDocument.
+import { stringifyResult, RESULT_SCHEMA, type RunResult } from '../sim/result.js';
+import type { SweepResult } from '../sim/sweep.js';
+import { htmlReport } from './html/index.js';
+import { markdownReport } from './markdown.js';
+import { sweepMarkdown } from './sweep.js';
+
+export type ReportDocument = RunResult | SweepResult;
+
+interface Renderers<D> {
+  markdown(doc: D): string;
+  html(doc: D): string;
+}
+
+const RENDERERS: { [schema: string]: Renderers<never> } = {
+  [RESULT_SCHEMA]: { markdown: markdownReport, html: htmlReport } satisfies Renderers<RunResult>,
+  'feedlab.sweep/1': { markdown: sweepMarkdown, html: htmlReport } satisfies Renderers<SweepResult>,
+  // 'feedlab.plan/1': { markdown: planMarkdown, html: planHtml },
+};
+
+/** The schemas reportFiles renders, for error messages. */
+export const REPORT_SCHEMAS = Object.keys(RENDERERS);
+
+/** JSON numbers that stringifyResult writes as strings (they have no JSON form). */
+function reviveNonFinite(_key: string, v: unknown): unknown {
+  return v === 'Infinity' ? Infinity : v === '-Infinity' ? -Infinity : v;
+}
+
+/** The document as report.json holds it, and that text. */
+export function canonical<D>(doc: D): { json: string; doc: D } {
+  const json = stringifyResult(doc);
+  return { json, doc: JSON.parse(json, reviveNonFinite) as D };
+}
+
+/** { 'report.json', 'report.md', 'report.html' } for a run or sweep document. */
+export function reportFiles(doc: ReportDocument): Record<string, string> {
+  const renderers = RENDERERS[doc.schema] as Renderers<ReportDocument> | undefined;
+  if (!renderers) throw new Error(`no report for schema ${String(doc.schema)} (valid: ${REPORT_SCHEMAS.join(', ')})`);
+  const c = canonical(doc);
+  return {
+    'report.json': c.json + '\n',
+    'report.md': renderers.markdown(c.doc),
+    'report.html': renderers.html(c.doc),
+  };
+}

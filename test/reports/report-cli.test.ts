@@ -1,0 +1,83 @@
+// feedlab report RESULT.json [--out DIR], through the built CLI.
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { feedlab, scratchDir } from '../cli/cli-helpers.js';
+import { FIXTURE } from './docs.js';
+
+function oneLine(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(stderr).not.toMatch(/\n\s+at /);
+  return lines[0];
+}
+
+describe('feedlab report', () => {
+  const dir = scratchDir();
+  const runDir = join(dir, 'run');
+
+  beforeAll(() => {
+    // off a terminal: no dashboard, plain output
+    const r = feedlab(['run', FIXTURE, '--out', runDir, '--quiet']);
+    expect(r.stderr).toBe('');
+    expect(existsSync(join(runDir, 'report.json'))).toBe(true);
+  });
+
+  it('renders report.json again beside it, printing the paths written', () => {
+    const json = readFileSync(join(runDir, 'report.json'), 'utf8');
+    const r = feedlab(['report', join(runDir, 'report.json')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['report.json', 'report.md', 'report.html'].map((f) => join(runDir, f)));
+    expect(readFileSync(join(runDir, 'report.json'), 'utf8')).toBe(json); // the same document, byte for byte
+    const html = readFileSync(join(runDir, 'report.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('data-chart="followers"');
+    expect(readdirSync(runDir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('writes into --out, the same bytes each time', () => {
+    const a = join(dir, 'a');
+    const b = join(dir, 'b', 'nested');
+    expect(feedlab(['report', join(runDir, 'report.json'), '--out', a]).code).toBe(0);
+    expect(feedlab(['report', join(a, 'report.json'), '--out', b]).code).toBe(0);
+    for (const f of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(b, f), 'utf8')).toBe(readFileSync(join(a, f), 'utf8'));
+  });
+
+  it('renders a sweep document', () => {
+    const sweepDir = join(dir, 'sweep');
+    const s = feedlab(['sweep', FIXTURE, '--policies', 'push,threshold:1000,threshold:10000', '--json', '--quiet']);
+    expect(s.code).toBe(0);
+    mkdirSync(sweepDir, { recursive: true });
+    writeFileSync(join(sweepDir, 'saved.json'), s.stdout);
+    const r = feedlab(['report', join(sweepDir, 'saved.json')]);
+    expect(r.code).toBe(0);
+    const html = readFileSync(join(sweepDir, 'report.html'), 'utf8');
+    expect(html).toContain('data-chart="tradeoff"');
+    expect(readFileSync(join(sweepDir, 'report.md'), 'utf8')).toMatch(/^# Sweep: report-small/);
+  });
+
+  it('refuses bad input with exit 2 and one line, writing nothing', () => {
+    const bad = join(dir, 'bad');
+    mkdirSync(bad, { recursive: true });
+    const cases: Array<[string, string, RegExp]> = [
+      ['broken.json', '{"schema": "feedlab.result/1", ', /broken\.json: not valid JSON/],
+      ['other.json', '{"schema": "feedlab.graph-stats/1"}', /other\.json: schema "feedlab\.graph-stats\/1" has no report \(valid: feedlab\.result\/1, feedlab\.sweep\/1\)/],
+      ['none.json', '[1, 2]', /none\.json: not a feedlab result document: no "schema"/],
+      ['short.json', '{"schema": "feedlab.result/1", "policy": "push"}', /short\.json: an incomplete feedlab\.result\/1 document: "scenario", "summary", "events", "series" missing/],
+    ];
+    for (const [name, text, message] of cases) {
+      writeFileSync(join(bad, name), text);
+      const r = feedlab(['report', join(bad, name)]);
+      expect(r.code, name).toBe(2);
+      expect(oneLine(r.stderr)).toMatch(message);
+    }
+    expect(readdirSync(bad).sort()).toEqual(cases.map(([n]) => n).sort());
+    const missing = feedlab(['report', join(bad, 'missing.json')]);
+    expect(missing.code).toBe(2);
+    expect(oneLine(missing.stderr)).toMatch(/missing\.json: no such file/);
+    const usage = feedlab(['report']);
+    expect(usage.code).toBe(2);
+    expect(oneLine(usage.stderr)).toMatch(/report: a result document is required/);
+  });
+});
