@@ -1,5 +1,6 @@
 import { accessSync, constants, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { formatDuration } from '../sim/scenario/units.js';
 import { InputError } from './errors.js';
 
 /**
@@ -77,6 +78,12 @@ export class Progress {
     if (process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${line}\n`);
     else process.stderr.write(line + '\n');
   }
+}
+
+/** The line on stderr after a run the user stopped: where, and where its partial report went. */
+export function stoppedLine(stoppedAtSeconds: number, durationSeconds: number, out?: string): string {
+  const where = `stopped at ${formatDuration(stoppedAtSeconds)} of ${formatDuration(durationSeconds)} simulated`;
+  return `feedlab: ${where}; ${out ? `the partial report is in ${out}` : 'the report above is partial'} (exit 130)\n`;
 }
 
 function formatSeconds(s: number): string {

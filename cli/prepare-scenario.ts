@@ -13,6 +13,7 @@ export const SCENARIO_OPTIONS = {
   out: { type: 'string' },
   check: { type: 'boolean' },
   quiet: { type: 'boolean' },
+  'no-dashboard': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -2,12 +2,14 @@
 import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
-import { eventLines, fmtSeconds, headline, sloLines, summarySections } from './summary-lines.js';
+import { eventLines, fmtSeconds, headline, partialLine, sloLines, summarySections } from './summary-lines.js';
 import { maxOf } from '../sim/metrics/series.js';
 
 export function markdownReport(r: RunResult): string {
   const out: string[] = [`# ${r.scenario.name}: ${r.policy}`, '', r.scenario.description ? `${r.scenario.description}\n` : '', headline(r), ''];
-  out.push(`**SLO: ${r.summary.slo.pass ? 'all met' : 'NOT MET'}**`, '');
+  const partial = partialLine(r);
+  if (partial) out.push(`**${partial}**`, '');
+  out.push(`**SLO${r.partial ? ` (first ${fmtSeconds(r.partial.stoppedAtSeconds)} only)` : ''}: ${r.summary.slo.pass ? 'all met' : 'NOT MET'}**`, '');
   for (const l of sloLines(r)) out.push(`- ${l}`);
   out.push('');
   for (const s of summarySections(r)) {

@@ -14,7 +14,15 @@ export interface Section {
 export function headline(r: RunResult): string {
   const sc = r.scenario;
   const pop = sc.scale > 1 ? `${formatCount(sc.population)} users (${formatCount(sc.sampledUsers)} sampled, x${formatCount(sc.scale)})` : `${formatCount(sc.sampledUsers)} users`;
-  return `${sc.name}: policy ${r.policy}, seed ${sc.seed}, ${pop}, ${formatCount(sc.sampledEdges)} sampled follows, ${fmtSeconds(sc.durationSeconds)} simulated`;
+  const simulated = r.partial ? `${fmtSeconds(r.partial.stoppedAtSeconds)} of ${fmtSeconds(sc.durationSeconds)}` : fmtSeconds(sc.durationSeconds);
+  return `${sc.name}: policy ${r.policy}, seed ${sc.seed}, ${pop}, ${formatCount(sc.sampledEdges)} sampled follows, ${simulated} simulated`;
+}
+
+/** For a run stopped early: one line saying so, which every report shows under its headline. */
+export function partialLine(r: RunResult): string | null {
+  if (!r.partial) return null;
+  const at = fmtSeconds(r.partial.stoppedAtSeconds);
+  return `partial: stopped at ${at} of ${fmtSeconds(r.scenario.durationSeconds)}; every figure covers the first ${at} only`;
 }
 
 export function summarySections(r: RunResult): Section[] {

@@ -22,15 +22,30 @@ export function sweepTable(s: SweepResult): string {
   const rows = [HEAD, ...s.rows.map(cells)];
   const widths = HEAD.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  const out = [`${s.scenario.name}: ${s.rows.length} policies, seed ${s.scenario.seed}`, '', line(rows[0]), ...rows.slice(1).map(line), ''];
-  out.push(s.recommended ? `recommended: ${s.recommended.policy}: ${s.recommended.reason}` : 'recommended: none: no policy meets every SLO');
+  const partial = sweepPartialLine(s);
+  const out = [`${s.scenario.name}: ${s.rows.length} policies, seed ${s.scenario.seed}`, ...(partial ? [partial] : []), '', line(rows[0]), ...rows.slice(1).map(line), ''];
+  const among = s.partial ? ` (among the ${s.rows.length} finished)` : '';
+  out.push(s.recommended ? `recommended${among}: ${s.recommended.policy}: ${s.recommended.reason}` : `recommended${among}: none: no policy meets every SLO`);
   return out.join('\n') + '\n';
 }
 
+/** For a sweep stopped early: which policy stopped where, and which never ran. */
+export function sweepPartialLine(s: SweepResult): string | null {
+  const p = s.partial;
+  if (!p) return null;
+  const parts = [`partial: stopped after ${s.rows.length} finished ${s.rows.length === 1 ? 'policy' : 'policies'}`];
+  if (p.stoppedPolicy !== null && p.stoppedAtSeconds !== null) parts.push(`${p.stoppedPolicy} stopped at ${fmtSeconds(p.stoppedAtSeconds)} of ${fmtSeconds(s.scenario.durationSeconds)} (not compared)`);
+  if (p.notRun.length > 0) parts.push(`not run: ${p.notRun.join(', ')}`);
+  return parts.join('; ');
+}
+
 export function sweepMarkdown(s: SweepResult): string {
-  const out = [`# Sweep: ${s.scenario.name}`, '', `| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`];
+  const partial = sweepPartialLine(s);
+  const out = [`# Sweep: ${s.scenario.name}`, '', ...(partial ? [`**${partial}**`, ''] : []), `| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`];
   for (const r of s.rows) out.push(`| ${cells(r).join(' | ')} |`);
   out.push('', s.recommended ? `**Recommended: ${s.recommended.policy}**: ${s.recommended.reason}.` : '**No policy meets every SLO.**', '');
   out.push("Servers = Redis memory hosts (64 GB of peak memory each) + Redis cores (100k commands/s each) + fan-out workers (mean writes/s over one worker's rated writes/s).", '');
   return out.join('\n');
 }
+
+export { HEAD as SWEEP_HEAD, cells as sweepCells };

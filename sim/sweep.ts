@@ -26,6 +26,11 @@ export interface SweepRow {
 export interface SweepResult {
   schema: 'feedlab.sweep/1';
   scenario: RunResult['scenario'];
+  /**
+   * Present only when the sweep was stopped: rows and runs hold the policies that finished; the
+   * policy stopped mid-run (if any) and those never started are named here, not compared.
+   */
+  partial?: { stoppedPolicy: string | null; stoppedAtSeconds: number | null; notRun: string[] };
   rows: SweepRow[];
   recommended: { policy: string; reason: string } | null;
   runs: RunResult[];

@@ -1,25 +1,32 @@
 // feedlab run SCENARIO: simulate one scenario under one fan-out policy.
+import { formatPolicy } from '../../core/fanout-policy.js';
 import { markdownReport } from '../../reports/markdown.js';
 import { terminalReport } from '../../reports/terminal.js';
-import { stringifyResult } from '../../sim/result.js';
+import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { parseCommandArgs } from '../args.js';
-import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
-import { checkOutputDir, Progress, writeReport } from '../output.js';
+import type { LiveSession } from '../dashboard/session.js';
+import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
+import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
+import { checkOutputDir, Progress, stoppedLine, writeReport } from '../output.js';
 import { asInputError, prepareWithProgress, readScenario, SCENARIO_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
 
-const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--json] [--out DIR] [--check] [--quiet]';
+const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--json] [--out DIR] [--check] [--quiet] [--no-dashboard]';
 
 const HELP = `${USAGE}
 
-  --seed N      override the scenario's seed
-  --policy P    push | pull | threshold:T | rate | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers
-  --json        print the result document (schema feedlab.result/1) on stdout
-  --out DIR     write DIR/report.json and DIR/report.md
-  --check       exit 1 when an SLO is not met
-  --quiet       no progress on stderr
+  --seed N         override the scenario's seed
+  --policy P       push | pull | threshold:T | rate | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers
+  --json           print the result document (schema feedlab.result/1) on stdout
+  --out DIR        write DIR/report.json and DIR/report.md
+  --check          exit 1 when an SLO is not met
+  --quiet          no progress on stderr
+  --no-dashboard   plain progress and report even on a terminal
+
+On a terminal (and not under CI, --json or --quiet) the run is shown on a live dashboard; q or
+Ctrl-C stops it at the current simulated minute, writes the partial report and exits 130.
 `;
 
 export async function run(argv: string[]): Promise<number> {
@@ -36,13 +43,41 @@ export async function run(argv: string[]): Promise<number> {
   const sc = readScenario(positionals[0], 'run', values.seed);
   if (values.out) checkOutputDir(values.out);
   const policy = asInputError(() => policyFor(sc, values.policy));
-  const prepared = prepareWithProgress(sc, !values.quiet);
-  const progress = new Progress(`simulate ${sc.name}`, !values.quiet);
-  const result = asInputError(() => runPolicy(prepared, policy, (f, d) => progress.update(f, d)));
-  progress.done();
+
+  let result: RunResult | undefined;
+  let live: LiveSession | null = null;
+  let forced = false;
+  if (dashboardWanted(values)) {
+    const { LiveSession } = await loadDashboard();
+    live = new LiveSession({ scenario: sc, policies: [policy], labels: [formatPolicy(policy)], mode: 'run' });
+    const outcome = await live.outcome();
+    result = outcome.runs[0];
+    forced = outcome.forced;
+  } else {
+    const prepared = prepareWithProgress(sc, !values.quiet);
+    const progress = new Progress(`simulate ${sc.name}`, !values.quiet);
+    result = asInputError(() => runPolicy(prepared, policy, (f, d) => progress.update(f, d)));
+    progress.done();
+  }
+  if (!result) {
+    await live?.close();
+    process.stderr.write(`feedlab: ${forced ? 'quit' : 'stopped before the first simulated minute'}; no report written\n`);
+    return EXIT_INTERRUPTED;
+  }
 
   const json = stringifyResult(result);
-  if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': markdownReport(result) });
-  process.stdout.write(values.json ? json + '\n' : terminalReport(result));
+  try {
+    if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': markdownReport(result) });
+  } catch (err) {
+    await live?.close(); // the error line goes below a cleared dashboard, and the process can exit
+    throw err;
+  }
+  const text = values.json ? json + '\n' : terminalReport(result);
+  if (live) await live.finish(text);
+  else process.stdout.write(text);
+  if (result.partial) {
+    process.stderr.write(stoppedLine(result.partial.stoppedAtSeconds, result.scenario.durationSeconds, values.out));
+    return EXIT_INTERRUPTED;
+  }
   return values.check && !result.summary.slo.pass ? EXIT_SLO_FAILED : EXIT_OK;
 }

@@ -1,16 +1,18 @@
 // feedlab sweep SCENARIO: the same workload under several fan-out policies, and the cheapest that meets every SLO.
 import { sweepMarkdown, sweepTable } from '../../reports/sweep.js';
-import { stringifyResult } from '../../sim/result.js';
+import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { parseCommandArgs } from '../args.js';
-import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
+import type { LiveSession } from '../dashboard/session.js';
+import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
+import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
 import { checkOutputDir, Progress, writeReport } from '../output.js';
 import { asInputError, prepareWithProgress, readScenario, SCENARIO_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
 
-const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--json] [--out DIR] [--check] [--quiet]';
+const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--json] [--out DIR] [--check] [--quiet] [--no-dashboard]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
@@ -20,7 +22,11 @@ export async function run(argv: string[]): Promise<number> {
     USAGE,
   );
   if (values.help) {
-    process.stdout.write(`${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--check exits 1 when no policy meets every SLO.\n`);
+    process.stdout.write(
+      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--check exits 1 when no policy meets every SLO.\n` +
+        `On a terminal (not under CI, --json, --quiet or --no-dashboard) a live dashboard shows each policy as it runs; q or Ctrl-C\n` +
+        `stops the current policy, reports the policies finished and exits 130.\n`,
+    );
     return EXIT_OK;
   }
   const sc = readScenario(positionals[0], 'sweep', values.seed);
@@ -29,17 +35,53 @@ export async function run(argv: string[]): Promise<number> {
   if (specs.length === 0) throw new InputError('sweep: --policies is empty');
   // every policy is checked before the first (long) simulation starts
   const policies = specs.map((spec) => asInputError(() => policyFor(sc, spec)));
-  const prepared = prepareWithProgress(sc, !values.quiet);
-  const runs = policies.map((p, i) => {
-    const progress = new Progress(`[${i + 1}/${policies.length}] ${specs[i]}`, !values.quiet);
-    const r = asInputError(() => runPolicy(prepared, p, (f, d) => progress.update(f, d)));
-    progress.done();
-    return r;
-  });
+
+  let runs: RunResult[];
+  let live: LiveSession | null = null;
+  let partial: SweepResult['partial'];
+  if (dashboardWanted(values)) {
+    const { LiveSession } = await loadDashboard();
+    live = new LiveSession({ scenario: sc, policies, labels: specs, mode: 'sweep' });
+    const outcome = await live.outcome();
+    runs = outcome.runs.filter((r) => !r.partial);
+    if (outcome.stopped) {
+      const stopped = outcome.runs.find((r) => r.partial);
+      const stoppedIndex = stopped ? runs.length : -1;
+      partial = {
+        stoppedPolicy: stopped ? specs[stoppedIndex] : null,
+        stoppedAtSeconds: stopped?.partial?.stoppedAtSeconds ?? null,
+        notRun: specs.slice(runs.length + (stopped ? 1 : 0)),
+      };
+      if (runs.length === 0) {
+        await live.close();
+        process.stderr.write(`feedlab: ${outcome.forced ? 'quit' : 'stopped before the first policy finished'}; no report written\n`);
+        return EXIT_INTERRUPTED;
+      }
+    }
+  } else {
+    const prepared = prepareWithProgress(sc, !values.quiet);
+    runs = policies.map((p, i) => {
+      const progress = new Progress(`[${i + 1}/${policies.length}] ${specs[i]}`, !values.quiet);
+      const r = asInputError(() => runPolicy(prepared, p, (f, d) => progress.update(f, d)));
+      progress.done();
+      return r;
+    });
+  }
   const rows = runs.map((r) => sweepRow(r, sc.infrastructure.writesPerSecondPerWorker));
-  const result: SweepResult = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, rows, recommended: recommend(rows), runs };
+  const result: SweepResult = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
   const json = stringifyResult(result);
-  if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': sweepMarkdown(result) });
-  process.stdout.write(values.json ? json + '\n' : sweepTable(result));
+  try {
+    if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': sweepMarkdown(result) });
+  } catch (err) {
+    await live?.close(); // the error line goes below a cleared dashboard, and the process can exit
+    throw err;
+  }
+  const text = values.json ? json + '\n' : sweepTable(result);
+  if (live) await live.finish(text);
+  else process.stdout.write(text);
+  if (partial) {
+    process.stderr.write(`feedlab: sweep stopped; ${runs.length} of ${specs.length} policies finished${values.out ? `, the partial report is in ${values.out}` : ''} (exit 130)\n`);
+    return EXIT_INTERRUPTED;
+  }
   return values.check && !result.recommended ? EXIT_SLO_FAILED : EXIT_OK;
 }

@@ -10,7 +10,10 @@ export interface FiredEvent {
 export interface SimulationMetrics {
   policy: string;
   scale: number;
+  /** Simulated seconds: the scenario's duration, or where the run was stopped. */
   duration: number;
+  /** Set when the run was stopped early (shouldStop): the simulated time it stopped at. */
+  stoppedAt?: number;
   events: FiredEvent[];
   eventsProcessed: number;
   posts: { total: number; pushed: number; pulled: number; withoutAudience: number; perSecondMean: number };

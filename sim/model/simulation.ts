@@ -43,6 +43,29 @@ export interface SimulationInput {
   population: Population;
   policy: FanoutPolicy;
   onProgress?: (fraction: number, detail: string) => void;
+  /** Called after each simulated minute is recorded (for a live view); costs nothing when absent. */
+  onMinute?: (snapshot: MinuteSnapshot) => void;
+  /** Asked once per simulated minute: true ends the run there, and the metrics cover what was simulated. */
+  shouldStop?: () => boolean;
+}
+
+/** One simulated minute as it is recorded, with the run's figures so far. */
+export interface MinuteSnapshot {
+  minute: number;
+  /** Simulated time at the end of this minute, and the scenario's duration, in seconds. */
+  atSeconds: number;
+  durationSeconds: number;
+  postsPerSecond: number;
+  writesPerSecond: number;
+  readsPerSecond: number;
+  backlogWrites: number;
+  lagP99Seconds: number;
+  readP99Ms: number;
+  memoryBytes: number;
+  /** The figures the SLOs are checked on, over the run so far: per-follower lag p99, read p99, peak memory. */
+  soFar: { followerLagP99Seconds: number; readP99Ms: number; peakMemoryBytes: number };
+  /** Scenario events that have fired by atSeconds. */
+  events: FiredEvent[];
 }
 
 export function simulate(input: SimulationInput): SimulationMetrics {
@@ -469,8 +492,32 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   q.push(Math.min(SERIES_INTERVAL, duration), TICK, 0);
   q.push(SWEEP_INTERVAL, SWEEP);
 
+  // a live view's minute: the writes of seconds before t are final once the fluid is fed up to t
+  const minuteSnapshot = (m: number, t: number): MinuteSnapshot => {
+    const from = m * SERIES_INTERVAL;
+    const to = Math.min(from + SERIES_INTERVAL, duration);
+    let writes = 0;
+    for (let sec = from; sec < to; sec++) writes += pool.writesBySecond[sec] + (largePool ? largePool.writesBySecond[sec] : 0);
+    const span = Math.max(1e-9, to - from);
+    return {
+      minute: m,
+      atSeconds: t,
+      durationSeconds: duration,
+      postsPerSecond: series.posts[m] / span,
+      writesPerSecond: writes / span,
+      readsPerSecond: series.reads[m] / span,
+      backlogWrites: series.backlogWrites[m],
+      lagP99Seconds: lagByMinute.percentile(m, 99),
+      readP99Ms: readByMinute.percentile(m, 99) * 1000,
+      memoryBytes: series.memoryBytes[m],
+      soFar: { followerLagP99Seconds: followerLag.percentile(99), readP99Ms: readLatency.percentile(99) * 1000, peakMemoryBytes: cache.peakBytes },
+      events: fired.filter((e) => e.at <= t),
+    };
+  };
+  let stoppedAt: number | undefined;
+
   let shardSecond = 0;
-  while (q.pop()) {
+  simulation: while (q.pop()) {
     const t = q.now;
     if (t > duration) break;
     if (Math.floor(t) > shardSecond) {
@@ -529,6 +576,11 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         series.maxShardBytes[m] = mx;
         if (m + 1 < minutes) q.push(Math.min((m + 2) * SERIES_INTERVAL, duration), TICK, m + 1);
         input.onProgress?.(t / duration, `${Math.round(t / 60)}/${Math.round(duration / 60)} simulated min`);
+        if (input.onMinute) input.onMinute(minuteSnapshot(m, t));
+        if (input.shouldStop && t < duration && input.shouldStop()) {
+          stoppedAt = t;
+          break simulation;
+        }
         break;
       }
       case SWEEP:
@@ -538,15 +590,19 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     }
   }
 
-  const lagSeries = Array.from({ length: minutes }, (_, m) => lagByMinute.percentile(m, 99));
-  const readSeries = Array.from({ length: minutes }, (_, m) => readByMinute.percentile(m, 99));
-  feedFluid(duration);
+  // a stopped run is reported for what was simulated: its first `ran` seconds, `ranMinutes` minutes
+  const ran = stoppedAt ?? duration;
+  const ranMinutes = stoppedAt === undefined ? minutes : Math.ceil(ran / SERIES_INTERVAL);
+  const upTo = (xs: Float64Array) => Array.from(xs.subarray(0, ranMinutes));
+  const lagSeries = Array.from({ length: ranMinutes }, (_, m) => lagByMinute.percentile(m, 99));
+  const readSeries = Array.from({ length: ranMinutes }, (_, m) => readByMinute.percentile(m, 99));
+  feedFluid(ran);
   let peakWrites = 0;
   let totalWritesInRun = 0;
-  for (let i = 0; i < duration; i++) {
+  for (let i = 0; i < ran; i++) {
     const w = pool.writesBySecond[i] + (largePool ? largePool.writesBySecond[i] : 0);
     totalWritesInRun += w;
-    series.writes[Math.min(minutes - 1, Math.floor(i / SERIES_INTERVAL))] += w;
+    series.writes[Math.min(ranMinutes - 1, Math.floor(i / SERIES_INTERVAL))] += w;
     if (w > peakWrites) peakWrites = w;
   }
   const drain = Math.max(pool.drainTime(), largePool ? largePool.drainTime() : 0);
@@ -556,23 +612,24 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   return {
     policy: formatPolicy(policy),
     scale: s,
-    duration,
-    events: fired,
+    duration: ran,
+    ...(stoppedAt === undefined ? {} : { stoppedAt }),
+    events: stoppedAt === undefined ? fired : fired.filter((e) => e.at <= ran),
     eventsProcessed,
-    posts: { total: postsReal, pushed: pushedPosts, pulled: pulledPosts, withoutAudience: postsWithoutAudience, perSecondMean: postsReal / duration },
+    posts: { total: postsReal, pushed: pushedPosts, pulled: pulledPosts, withoutAudience: postsWithoutAudience, perSecondMean: postsReal / ran },
     fanout: {
       postLag: postLag.summary(),
       followerLag: followerLag.summary(),
       postLagHistogram: postLag.encoded(),
       deliveries,
       listWrites,
-      writesPerSecondMean: totalWritesInRun / duration,
+      writesPerSecondMean: totalWritesInRun / ran,
       writesPerSecondPeak: peakWrites,
       peakBacklogWrites: peakBacklog,
-      backlogAtEndWrites: pool.backlogWrites(duration) + (largePool ? largePool.backlogWrites(duration) : 0),
+      backlogAtEndWrites: pool.backlogWrites(ran) + (largePool ? largePool.backlogWrites(ran) : 0),
       drainedAt: drain,
-      workerUtilisation: totalWritesInRun / (infra.fanoutWorkers * infra.writesPerSecondPerWorker * duration),
-      partitionUtilisation: partitionBusy / (infra.partitions * duration),
+      workerUtilisation: totalWritesInRun / (infra.fanoutWorkers * infra.writesPerSecondPerWorker * ran),
+      partitionUtilisation: partitionBusy / (infra.partitions * ran),
       thresholdChanges,
       minThreshold: minThresholdSeen,
     },
@@ -599,21 +656,21 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       rebuildEntries,
       listRebuilds,
       rebuilds,
-      postgresUtilisation: postgres.busySeconds / (infra.postgresConnections * duration),
+      postgresUtilisation: postgres.busySeconds / (infra.postgresConnections * ran),
     },
     series: {
       intervalSeconds: SERIES_INTERVAL,
-      posts: Array.from(series.posts),
-      writes: Array.from(series.writes),
-      reads: Array.from(series.reads),
-      coldReads: Array.from(series.coldReads),
-      memoryBytes: Array.from(series.memoryBytes),
-      naiveMemoryBytes: Array.from(series.naiveMemoryBytes),
-      backlogWrites: Array.from(series.backlogWrites),
+      posts: upTo(series.posts),
+      writes: upTo(series.writes),
+      reads: upTo(series.reads),
+      coldReads: upTo(series.coldReads),
+      memoryBytes: upTo(series.memoryBytes),
+      naiveMemoryBytes: upTo(series.naiveMemoryBytes),
+      backlogWrites: upTo(series.backlogWrites),
       lagP99: lagSeries,
       readP99: readSeries,
-      threshold: policy.kind === 'threshold' || adaptive ? Array.from(series.threshold) : null,
-      maxShardBytes: Array.from(series.maxShardBytes),
+      threshold: policy.kind === 'threshold' || adaptive ? upTo(series.threshold) : null,
+      maxShardBytes: upTo(series.maxShardBytes),
     },
   };
 }

@@ -1,0 +1,126 @@
+// One dashboard session for run or sweep: the simulation in a worker thread (see sim-worker.ts),
+// the Ink view on this thread, q / Ctrl-C / SIGINT turned into a clean stop. The command awaits
+// the outcome, writes its files, and hands the final report back to be shown as the last frame.
+import { render, type Instance } from 'ink';
+import { Worker } from 'node:worker_threads';
+import type { FanoutPolicy } from '../../core/fanout-policy.js';
+import { InputError } from '../../sim/errors.js';
+import type { RunResult } from '../../sim/result.js';
+import type { Scenario } from '../../sim/scenario/types.js';
+import { Dashboard } from './Dashboard.js';
+import type { WorkerInput } from './sim-worker.js';
+import { DashboardStore, initialState, type LiveMessage } from './state.js';
+
+export interface LiveOutcome {
+  /** Every result the worker finished, in order; a stopped run's result comes last, with `partial`. */
+  runs: RunResult[];
+  /** The user stopped the run (q, Ctrl-C or SIGINT). */
+  stopped: boolean;
+  /** Stopped a second time: quit without waiting for the simulated minute (no result for it). */
+  forced: boolean;
+}
+
+export class LiveSession {
+  readonly store: DashboardStore;
+  private readonly worker: Worker;
+  private readonly stopFlag = new Int32Array(new SharedArrayBuffer(4));
+  private readonly ink: Instance;
+  private readonly runs: RunResult[] = [];
+  private readonly outcomePromise: Promise<LiveOutcome>;
+  private settle!: { resolve: (o: LiveOutcome) => void; reject: (e: Error) => void };
+  private settled = false;
+  private reportShown!: () => void;
+  private readonly shown = new Promise<void>((resolve) => (this.reportShown = resolve));
+  private readonly onSigint = () => this.stop(this.store.getState().stopRequested);
+
+  constructor(opts: { scenario: Scenario; policies: FanoutPolicy[]; labels: string[]; mode: 'run' | 'sweep' }) {
+    this.store = new DashboardStore(initialState(opts.scenario, opts.labels, opts.mode));
+    this.outcomePromise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+    const workerData: WorkerInput = { scenario: opts.scenario, policies: opts.policies, stop: this.stopFlag.buffer as SharedArrayBuffer };
+    // the compiled worker beside this file (dist/cli/dashboard/sim-worker.js)
+    this.worker = new Worker(new URL('./sim-worker.js', import.meta.url), { workerData });
+    this.worker.on('message', (m: LiveMessage) => this.receive(m));
+    this.worker.on('error', (err) => this.fail(err));
+    this.worker.on('exit', (code) => {
+      if (!this.settled) this.fail(new Error(`the simulation thread exited with code ${code}`));
+    });
+    process.on('SIGINT', this.onSigint);
+    this.ink = render(<Dashboard store={this.store} onStop={(force) => this.stop(force)} onReportShown={() => this.reportShown()} />, {
+      exitOnCtrlC: false,
+      patchConsole: false,
+    });
+  }
+
+  /** Resolves once the worker has finished every policy or stopped. */
+  outcome(): Promise<LiveOutcome> {
+    return this.outcomePromise;
+  }
+
+  /** Ask the run to stop at the current simulated minute; `force` (a second stop) quits at once. */
+  stop(force = false): void {
+    if (this.settled) return;
+    this.store.dispatch({ type: 'stop' });
+    Atomics.store(this.stopFlag, 0, 1);
+    // nothing to wait for before the first simulated minute (the graph is still being built), or when forced
+    if (force || this.store.getState().current === null) {
+      this.settled = true;
+      void this.worker.terminate();
+      this.settle.resolve({ runs: force ? [] : this.runs, stopped: true, forced: force });
+    }
+  }
+
+  /** Show the final report as the last frame, then leave the terminal as the report left it. */
+  async finish(report: string): Promise<void> {
+    await this.takeDown();
+    this.store.dispatch({ type: 'report', text: report });
+    await this.shown;
+    await this.close();
+  }
+
+  /** Take the dashboard off the screen without a report (errors, a stop before anything ran). */
+  async close(): Promise<void> {
+    process.off('SIGINT', this.onSigint);
+    await this.takeDown();
+    this.ink.unmount();
+    await this.ink.waitUntilExit().catch(() => undefined);
+    if (!this.settled) {
+      this.settled = true;
+      await this.worker.terminate();
+    }
+  }
+
+  /** Replace the live frame by an empty one and let Ink draw it (it redraws at most every 33 ms). */
+  private async takeDown(): Promise<void> {
+    if (this.store.getState().phase === 'report') return;
+    this.store.dispatch({ type: 'clear' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  private receive(m: LiveMessage): void {
+    if (this.settled) return;
+    if (m.type === 'finished') this.runs.push(m.result);
+    if (m.type === 'error') {
+      const err = m.input ? new InputError(m.message) : Object.assign(new Error(m.message), { stack: m.stack });
+      this.fail(err);
+      return;
+    }
+    this.store.dispatch(m);
+    if (m.type === 'done') {
+      this.settled = true;
+      // a stop that came in the run's last simulated minute changes nothing: the run is whole
+      const stopped = this.runs.length < this.store.getState().policies.length || this.runs.some((r) => r.partial);
+      this.settle.resolve({ runs: this.runs, stopped, forced: false });
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    void this.worker.terminate();
+    // the error line goes to stderr below a cleared dashboard
+    this.close().then(
+      () => this.settle.reject(err),
+      () => this.settle.reject(err),
+    );
+  }
+}
