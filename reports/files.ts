@@ -3,16 +3,19 @@
 // Every renderer works from the document as report.json holds it (numbers cut to 6 significant
 // digits, parsed back), so `feedlab run --out` and `feedlab report report.json` write the same bytes.
 //
-// Adding a document type (the capacity plan, feedlab.plan/1): give it an entry in RENDERERS with its
-// Markdown and HTML renderers (the HTML page can be built from reports/html's renderPage, htmlTable
-// and chartFigure), and add its type to ReportDocument.
+// Adding a document type: give it an entry in RENDERERS with its Markdown and HTML renderers (the
+// HTML page can be built from reports/html's renderPage, htmlTable and chartFigure), and add its type
+// to ReportDocument.
 import { stringifyResult, RESULT_SCHEMA, type RunResult } from '../sim/result.js';
+import type { PlanDocument } from '../sim/plan/plan.js';
 import type { SweepResult } from '../sim/sweep.js';
 import { htmlReport } from './html/index.js';
+import { planHtml } from './html/plan-page.js';
 import { markdownReport } from './markdown.js';
+import { planMarkdown } from './plan.js';
 import { sweepMarkdown } from './sweep.js';
 
-export type ReportDocument = RunResult | SweepResult;
+export type ReportDocument = RunResult | SweepResult | PlanDocument;
 
 interface Renderers<D> {
   markdown(doc: D): string;
@@ -22,7 +25,7 @@ interface Renderers<D> {
 const RENDERERS: { [schema: string]: Renderers<never> } = {
   [RESULT_SCHEMA]: { markdown: markdownReport, html: htmlReport } satisfies Renderers<RunResult>,
   'feedlab.sweep/1': { markdown: sweepMarkdown, html: htmlReport } satisfies Renderers<SweepResult>,
-  // 'feedlab.plan/1': { markdown: planMarkdown, html: planHtml },
+  'feedlab.plan/1': { markdown: planMarkdown, html: planHtml } satisfies Renderers<PlanDocument>,
 };
 
 /** The schemas reportFiles renders, for error messages. */
@@ -39,7 +42,7 @@ export function canonical<D>(doc: D): { json: string; doc: D } {
   return { json, doc: JSON.parse(json, reviveNonFinite) as D };
 }
 
-/** { 'report.json', 'report.md', 'report.html' } for a run or sweep document. */
+/** { 'report.json', 'report.md', 'report.html' } for a run, sweep or plan document. */
 export function reportFiles(doc: ReportDocument): Record<string, string> {
   const renderers = RENDERERS[doc.schema] as Renderers<ReportDocument> | undefined;
   if (!renderers) throw new Error(`no report for schema ${String(doc.schema)} (valid: ${REPORT_SCHEMAS.join(', ')})`);

@@ -1,5 +1,6 @@
 // feedlab plan SCENARIO: the resources that meet the scenario's SLOs with headroom, each with its reason.
-import { planMarkdown, planText } from '../../reports/plan.js';
+import { reportFiles } from '../../reports/files.js';
+import { planText } from '../../reports/plan.js';
 import { checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM, DEFAULT_SAMPLES } from '../../sim/plan/inputs.js';
 import { buildPlan } from '../../sim/plan/plan.js';
 import { stringifyResult } from '../../sim/result.js';
@@ -21,7 +22,7 @@ const HELP = `${USAGE}
   --samples N   draws of the scenario's [low, likely, high] intervals; default ${DEFAULT_SAMPLES}
   --seed N      override the scenario's seed (it seeds the draws and the simulation check)
   --json        print the plan document (schema feedlab.plan/1) on stdout
-  --out DIR     write DIR/report.json and DIR/report.md
+  --out DIR     write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
   --check       exit 1 when no plan meets every objective within the limits
   --quiet       no progress on stderr
 `;
@@ -73,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
     });
   });
   const json = stringifyResult(doc);
-  if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': planMarkdown(doc) });
+  if (values.out) writeReport(values.out, reportFiles(doc));
   process.stdout.write(values.json ? json + '\n' : planText(doc));
   return values.check && !doc.satisfied ? EXIT_SLO_FAILED : EXIT_OK;
 }

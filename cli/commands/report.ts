@@ -1,5 +1,5 @@
-// feedlab report RESULT.json [--out DIR]: render a saved result document (report.json of a run or a
-// sweep) again into report.json, report.md and report.html.
+// feedlab report RESULT.json [--out DIR]: render a saved result document (report.json of a run, a
+// sweep or a plan) again into report.json, report.md and report.html.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { reportFiles, REPORT_SCHEMAS, type ReportDocument } from '../../reports/files.js';
@@ -7,13 +7,13 @@ import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, writeReport } from '../output.js';
 
-export const summary = 'render a saved report.json (run or sweep) again as report.md and a self-contained report.html';
+export const summary = 'render a saved report.json (run, sweep or plan) again as report.md and a self-contained report.html';
 
 const USAGE = 'feedlab report RESULT.json [--out DIR]';
 
 const HELP = `${USAGE}
 
-  RESULT.json   a document written by feedlab run or sweep (--json or --out): ${REPORT_SCHEMAS.join(', ')}
+  RESULT.json   a document written by feedlab run, sweep or plan (--json or --out): ${REPORT_SCHEMAS.join(', ')}
   --out DIR     where to write report.json, report.md and report.html (default: RESULT.json's directory)
 `;
 
@@ -21,6 +21,7 @@ const HELP = `${USAGE}
 const REQUIRED: Record<string, string[]> = {
   'feedlab.result/1': ['scenario', 'policy', 'summary', 'events', 'series'],
   'feedlab.sweep/1': ['scenario', 'rows', 'runs'],
+  'feedlab.plan/1': ['scenario', 'settings', 'slo', 'columns', 'inputs', 'workload', 'resources', 'check', 'binding', 'whatIfs', 'problems', 'method'],
 };
 
 function readDocument(path: string): ReportDocument {

@@ -1,6 +1,6 @@
 // feedlab run SCENARIO: simulate one scenario under one fan-out policy.
 import { formatPolicy } from '../../core/fanout-policy.js';
-import { markdownReport } from '../../reports/markdown.js';
+import { reportFiles } from '../../reports/files.js';
 import { terminalReport } from '../../reports/terminal.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
@@ -20,7 +20,7 @@ const HELP = `${USAGE}
   --seed N         override the scenario's seed
   --policy P       push | pull | threshold:T | rate | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers
   --json           print the result document (schema feedlab.result/1) on stdout
-  --out DIR        write DIR/report.json and DIR/report.md
+  --out DIR        write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
   --check          exit 1 when an SLO is not met
   --quiet          no progress on stderr
   --no-dashboard   plain progress and report even on a terminal
@@ -67,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const json = stringifyResult(result);
   try {
-    if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': markdownReport(result) });
+    if (values.out) writeReport(values.out, reportFiles(result));
   } catch (err) {
     await live?.close(); // the error line goes below a cleared dashboard, and the process can exit
     throw err;

@@ -1,5 +1,6 @@
 // feedlab sweep SCENARIO: the same workload under several fan-out policies, and the cheapest that meets every SLO.
-import { sweepMarkdown, sweepTable } from '../../reports/sweep.js';
+import { reportFiles } from '../../reports/files.js';
+import { sweepTable } from '../../reports/sweep.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
@@ -23,7 +24,7 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (values.help) {
     process.stdout.write(
-      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--check exits 1 when no policy meets every SLO.\n` +
+      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--out DIR writes DIR/report.json, DIR/report.md and a self-contained DIR/report.html.\n--check exits 1 when no policy meets every SLO.\n` +
         `On a terminal (not under CI, --json, --quiet or --no-dashboard) a live dashboard shows each policy as it runs; q or Ctrl-C\n` +
         `stops the current policy, reports the policies finished and exits 130.\n`,
     );
@@ -71,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
   const result: SweepResult = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
   const json = stringifyResult(result);
   try {
-    if (values.out) writeReport(values.out, { 'report.json': json + '\n', 'report.md': sweepMarkdown(result) });
+    if (values.out) writeReport(values.out, reportFiles(result));
   } catch (err) {
     await live?.close(); // the error line goes below a cleared dashboard, and the process can exit
     throw err;

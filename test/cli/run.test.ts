@@ -148,7 +148,7 @@ describe('feedlab sweep', () => {
     expect(row.sloPass).toBe(true);
     for (const other of doc.rows) if (other.sloPass) expect(row.servers.total).toBeLessThanOrEqual(other.servers.total);
     expect(doc.recommended.reason).toMatch(/fewest servers/);
-    expect(readdirSync(out).sort()).toEqual(['report.json', 'report.md']);
+    expect(readdirSync(out).sort()).toEqual(['report.html', 'report.json', 'report.md']);
   });
 
   it('uses the scenario sweep list by default and prints a table', () => {

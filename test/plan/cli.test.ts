@@ -50,11 +50,12 @@ describe('feedlab plan', () => {
     expect(feedlab(['plan', push, '--quiet']).stderr).toBe('');
   });
 
-  it('--out writes report.json (the same document) and report.md', () => {
+  it('--out writes report.json (the same document), report.md and report.html', () => {
     const out = join(dir, 'out-plan');
     const r = feedlab(['plan', small, '--json', '--quiet', '--samples', '20', '--out', out]);
     expect(r.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['report.json', 'report.md']);
+    expect(readdirSync(out).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toMatch(/^<!doctype html>[^]*<h1>Capacity plan: plan-small<\/h1>/);
     expect(readFileSync(join(out, 'report.json'), 'utf8').trim()).toBe(r.stdout.trim());
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toMatch(/^# Capacity plan: plan-small/);

@@ -1,16 +1,19 @@
-// reportFiles: the three files of --out for a run and a sweep; the follower distribution behind the log-log chart.
+// reportFiles: the three files of --out for a run, a sweep and a plan; the follower distribution behind the log-log chart.
 import { describe, expect, it } from 'vitest';
 import { reportFiles, REPORT_SCHEMAS } from '../../reports/files.js';
 import { htmlReport } from '../../reports/html/index.js';
 import { markdownReport } from '../../reports/markdown.js';
+import { planHtml } from '../../reports/html/plan-page.js';
+import { planMarkdown } from '../../reports/plan.js';
 import { sweepMarkdown } from '../../reports/sweep.js';
 import { followerDistribution, logBinEdges } from '../../sim/graph/follower-distribution.js';
 import { generateGraph } from '../../sim/graph/generate.js';
 import { graphStats } from '../../sim/graph/stats.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
-import { smallDocs } from './docs.js';
+import { chartNames, planDocs, smallDocs } from './docs.js';
 
 const { run, sweep } = smallDocs();
+const plans = planDocs();
 
 describe('reportFiles', () => {
   it('writes report.json, report.md and report.html for a run and for a sweep', () => {
@@ -22,7 +25,23 @@ describe('reportFiles', () => {
     }
     expect(reportFiles(run)['report.md']).toMatch(/^# report-small: push:skip-dormant/);
     expect(reportFiles(sweep)['report.md']).toMatch(/^# Sweep: report-small/);
-    expect(REPORT_SCHEMAS).toEqual(['feedlab.result/1', 'feedlab.sweep/1']);
+    expect(REPORT_SCHEMAS).toEqual(['feedlab.result/1', 'feedlab.sweep/1', 'feedlab.plan/1']);
+  });
+
+  it('writes the three files for a plan, with or without intervals, re-rendering to the same bytes', () => {
+    for (const doc of [plans.sampled, plans.point]) {
+      const files = reportFiles(doc);
+      expect(Object.keys(files)).toEqual(['report.json', 'report.md', 'report.html']);
+      expect(files['report.json']).toBe(stringifyResult(doc) + '\n');
+      const saved = JSON.parse(files['report.json']);
+      expect(files['report.md']).toBe(planMarkdown(saved));
+      expect(files['report.html']).toBe(planHtml(saved));
+      expect(reportFiles(saved)).toEqual(files);
+    }
+    const files = reportFiles(plans.sampled);
+    expect(files['report.md']).toMatch(/^# Capacity plan: plan-small/);
+    expect(files['report.html']).toMatch(/^<!doctype html>[^]*<h1>Capacity plan: plan-small<\/h1>/);
+    expect(chartNames(files['report.html'])).toEqual(['spread', 'headroom']);
   });
 
   it('renders from the document as report.json holds it, so re-rendering report.json gives the same bytes', () => {

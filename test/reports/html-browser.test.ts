@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedlab, scratchDir } from '../cli/cli-helpers.js';
-import { FIXTURE } from './docs.js';
+import { FIXTURE, PLAN_FIXTURE } from './docs.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CI = process.env.CI === 'true';
@@ -31,12 +31,14 @@ describe.skipIf(!HAVE_CHROMIUM && !CI)('report.html in headless Chromium', () =>
 
   beforeAll(async () => {
     if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} not found and CI=true: install it (apt-get install -y chromium)`);
-    // a small real run and sweep through the built CLI, then `feedlab report` writes report.html
+    // a small real run, sweep and plan through the built CLI, then `feedlab report` writes report.html
     const run = feedlab(['run', FIXTURE, '--out', join(dir, 'run'), '--quiet']);
     expect(run.stderr).toBe('');
     const sweep = feedlab(['sweep', FIXTURE, '--out', join(dir, 'sweep'), '--quiet']);
     expect(sweep.stderr).toBe('');
-    for (const d of ['run', 'sweep']) expect(feedlab(['report', join(dir, d, 'report.json')]).code).toBe(0);
+    const plan = feedlab(['plan', PLAN_FIXTURE, '--out', join(dir, 'plan'), '--quiet']);
+    expect(plan.stderr).toBe('');
+    for (const d of ['run', 'sweep', 'plan']) expect(feedlab(['report', join(dir, d, 'report.json')]).code).toBe(0);
 
     profile = mkdtempSync(join(tmpdir(), 'feedlab-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
@@ -109,6 +111,14 @@ describe.skipIf(!HAVE_CHROMIUM && !CI)('report.html in headless Chromium', () =>
     const v = await visit(join(dir, 'sweep', 'report.html'), shot);
     expectClean(v, ['tradeoff', 'lag-backlog', 'memory', 'read-latency', 'followers']);
     expect(v.charts[0].circles).toBeGreaterThanOrEqual(9); // three threshold points in each of three panels
+  });
+
+  it('draws every chart of a plan report: the spread of the resources and the headroom of each objective', async () => {
+    const shot = join(SCREENSHOTS, 'report-plan.png');
+    const v = await visit(join(dir, 'plan', 'report.html'), shot);
+    expectClean(v, ['spread', 'headroom']);
+    expect(v.charts.find((c) => c.name === 'headroom')!.circles).toBeGreaterThanOrEqual(4); // three drops and the binding ring
+    expect(statSync(shot).size).toBeGreaterThan(10_000);
   });
 
   it('shows the value under the pointer on a chart over time', async () => {

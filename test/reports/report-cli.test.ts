@@ -1,9 +1,9 @@
-// feedlab report RESULT.json [--out DIR], through the built CLI.
+// feedlab report RESULT.json [--out DIR], through the built CLI; --out of run and plan writing report.html.
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { feedlab, scratchDir } from '../cli/cli-helpers.js';
-import { FIXTURE } from './docs.js';
+import { FIXTURE, PLAN_FIXTURE } from './docs.js';
 
 function oneLine(stderr: string): string {
   const lines = stderr.trim().split('\n');
@@ -21,6 +21,34 @@ describe('feedlab report', () => {
     const r = feedlab(['run', FIXTURE, '--out', runDir, '--quiet']);
     expect(r.stderr).toBe('');
     expect(existsSync(join(runDir, 'report.json'))).toBe(true);
+  });
+
+  it('run --out writes report.json, report.md and report.html, and report re-renders the same bytes', () => {
+    expect(readdirSync(runDir).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    const html = readFileSync(join(runDir, 'report.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('data-chart="lag-backlog"');
+    const again = join(dir, 'run-again');
+    expect(feedlab(['report', join(runDir, 'report.json'), '--out', again]).code).toBe(0);
+    for (const f of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(again, f), 'utf8'), f).toBe(readFileSync(join(runDir, f), 'utf8'));
+  });
+
+  it('plan --out writes report.html too, and report re-renders the plan to identical bytes', () => {
+    const planDir = join(dir, 'plan');
+    const p = feedlab(['plan', PLAN_FIXTURE, '--out', planDir, '--quiet', '--samples', '40']);
+    expect(p.stderr).toBe('');
+    expect(p.code).toBe(0);
+    expect(readdirSync(planDir).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    const html = readFileSync(join(planDir, 'report.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>[^]*<h1>Capacity plan: plan-small<\/h1>/);
+    expect(html).toContain('data-chart="spread"');
+    expect(html).toContain('data-chart="headroom"');
+    const again = join(dir, 'plan-again');
+    const r = feedlab(['report', join(planDir, 'report.json'), '--out', again]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['report.json', 'report.md', 'report.html'].map((f) => join(again, f)));
+    for (const f of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(again, f), 'utf8'), f).toBe(readFileSync(join(planDir, f), 'utf8'));
   });
 
   it('renders report.json again beside it, printing the paths written', () => {
@@ -62,9 +90,10 @@ describe('feedlab report', () => {
     mkdirSync(bad, { recursive: true });
     const cases: Array<[string, string, RegExp]> = [
       ['broken.json', '{"schema": "feedlab.result/1", ', /broken\.json: not valid JSON/],
-      ['other.json', '{"schema": "feedlab.graph-stats/1"}', /other\.json: schema "feedlab\.graph-stats\/1" has no report \(valid: feedlab\.result\/1, feedlab\.sweep\/1\)/],
+      ['other.json', '{"schema": "feedlab.graph-stats/1"}', /other\.json: schema "feedlab\.graph-stats\/1" has no report \(valid: feedlab\.result\/1, feedlab\.sweep\/1, feedlab\.plan\/1\)/],
       ['none.json', '[1, 2]', /none\.json: not a feedlab result document: no "schema"/],
       ['short.json', '{"schema": "feedlab.result/1", "policy": "push"}', /short\.json: an incomplete feedlab\.result\/1 document: "scenario", "summary", "events", "series" missing/],
+      ['plan.json', '{"schema": "feedlab.plan/1", "scenario": {}}', /plan\.json: an incomplete feedlab\.plan\/1 document: "settings", "slo", "columns", .*"method" missing/],
     ];
     for (const [name, text, message] of cases) {
       writeFileSync(join(bad, name), text);
