@@ -248,11 +248,13 @@ export function drawCharts(): void {
       for (let i = 0; i < s.x.length; i++) if (Number.isFinite(s.y[i]) && Number.isFinite(s.x[i])) pts.push([xPx(s.x[i]), yPx(s.y[i]), i]);
       if (pts.length === 0) continue;
       const style = s.style ?? 'line';
-      if (style !== 'points') {
+      // One point (a one-minute run) makes no line: it is drawn as a dot instead.
+      const dots = style === 'points' || style === 'linepoints' || pts.length === 1;
+      if (style !== 'points' && pts.length > 1) {
         const d = pts.map(([px, py], i) => `${i === 0 ? 'M' : 'L'}${px.toFixed(1)},${py.toFixed(1)}`).join('');
         out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"${dashOf(style)} class="series"/>`);
       }
-      if (style === 'points' || style === 'linepoints') {
+      if (dots) {
         for (const [px, py, i] of pts) {
           const title = s.titles?.[i] ?? `${s.label}: ${valueLabel(s.y[i], p.y.unit)}`;
           out.push(`<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="3.5" fill="${s.color}" stroke="#fff" stroke-width="1"><title>${esc(title)}</title></circle>`);

@@ -1,7 +1,7 @@
 // report.html in a real browser: Debian's Chromium, headless, opening the file offline. Every chart
 // must draw, nothing may be fetched, nothing may log an error; a screenshot of each page is kept.
 // Without /usr/bin/chromium the test is skipped with one loud line, except under CI=true, where it fails.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,6 +38,10 @@ describe.skipIf(!HAVE_CHROMIUM && !CI)('report.html in headless Chromium', () =>
     expect(sweep.stderr).toBe('');
     const plan = feedlab(['plan', PLAN_FIXTURE, '--out', join(dir, 'plan'), '--quiet']);
     expect(plan.stderr).toBe('');
+    // one simulated minute: every series over time is a single point
+    const oneMinute = join(dir, 'one-minute.yaml');
+    writeFileSync(oneMinute, readFileSync(FIXTURE, 'utf8').replace('duration: 30m', 'duration: 1m').replace(/^events:[^]*?(?=^infrastructure)/m, ''));
+    expect(feedlab(['run', oneMinute, '--out', join(dir, 'short'), '--quiet']).stderr).toBe('');
     for (const d of ['run', 'sweep', 'plan']) expect(feedlab(['report', join(dir, d, 'report.json')]).code).toBe(0);
 
     profile = mkdtempSync(join(tmpdir(), 'feedlab-chromium-'));
@@ -119,6 +123,17 @@ describe.skipIf(!HAVE_CHROMIUM && !CI)('report.html in headless Chromium', () =>
     expectClean(v, ['spread', 'headroom']);
     expect(v.charts.find((c) => c.name === 'headroom')!.circles).toBeGreaterThanOrEqual(4); // three drops and the binding ring
     expect(statSync(shot).size).toBeGreaterThan(10_000);
+  });
+
+  it('draws a one-minute run\'s single points as dots, not as empty lines', async () => {
+    const v = await visit(join(dir, 'short', 'report.html'), join(SCREENSHOTS, 'report-one-minute.png'));
+    expect(v.charts.map((c) => c.name)).toEqual(['lag-backlog', 'memory', 'read-latency', 'followers']);
+    for (const c of v.charts) {
+      expect(c.rendered, c.name).toBe('true');
+      expect(c.circles, c.name).toBeGreaterThan(0);
+    }
+    expect(v.consoleErrors).toEqual([]);
+    expect(v.pageErrors).toEqual([]);
   });
 
   it('shows the value under the pointer on a chart over time', async () => {
