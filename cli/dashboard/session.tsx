@@ -1,15 +1,15 @@
 // One dashboard session for run or sweep: the simulation in a worker thread (see sim-worker.ts),
-// the Ink view on this thread, q / Ctrl-C / SIGINT turned into a clean stop. The command awaits
-// the outcome, writes its files, and hands the final report back to be shown as the last frame.
-import { render, type Instance } from 'ink';
+// the Ink view on this thread (see view.tsx), q / Ctrl-C / SIGINT turned into a clean stop. The
+// command awaits the outcome, writes its files, and hands the final report back to be shown as the
+// last frame, once the final live frame has been drawn.
 import { Worker } from 'node:worker_threads';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { InputError } from '../../sim/errors.js';
 import type { RunResult } from '../../sim/result.js';
 import type { Scenario } from '../../sim/scenario/types.js';
-import { Dashboard } from './Dashboard.js';
 import type { WorkerInput } from './sim-worker.js';
 import { DashboardStore, initialState, type LiveMessage } from './state.js';
+import { LiveView } from './view.js';
 
 export interface LiveOutcome {
   /** Every result the worker finished, in order; a stopped run's result comes last, with `partial`. */
@@ -24,13 +24,11 @@ export class LiveSession {
   readonly store: DashboardStore;
   private readonly worker: Worker;
   private readonly stopFlag = new Int32Array(new SharedArrayBuffer(4));
-  private readonly ink: Instance;
+  private readonly view: LiveView;
   private readonly runs: RunResult[] = [];
   private readonly outcomePromise: Promise<LiveOutcome>;
   private settle!: { resolve: (o: LiveOutcome) => void; reject: (e: Error) => void };
   private settled = false;
-  private reportShown!: () => void;
-  private readonly shown = new Promise<void>((resolve) => (this.reportShown = resolve));
   private readonly onSigint = () => this.stop(this.store.getState().stopRequested);
 
   constructor(opts: { scenario: Scenario; policies: FanoutPolicy[]; labels: string[]; mode: 'run' | 'sweep' }) {
@@ -45,10 +43,7 @@ export class LiveSession {
       if (!this.settled) this.fail(new Error(`the simulation thread exited with code ${code}`));
     });
     process.on('SIGINT', this.onSigint);
-    this.ink = render(<Dashboard store={this.store} onStop={(force) => this.stop(force)} onReportShown={() => this.reportShown()} />, {
-      exitOnCtrlC: false,
-      patchConsole: false,
-    });
+    this.view = new LiveView(this.store, { onStop: (force) => this.stop(force) });
   }
 
   /** Resolves once the worker has finished every policy or stopped. */
@@ -69,31 +64,23 @@ export class LiveSession {
     }
   }
 
-  /** Show the final report as the last frame, then leave the terminal as the report left it. */
+  /**
+   * Show the final report as the last frame, then leave the terminal as the report left it. The
+   * dashboard's final state (the whole simulated clock, or the minute a stop ended on) is drawn first.
+   */
   async finish(report: string): Promise<void> {
-    await this.takeDown();
-    this.store.dispatch({ type: 'report', text: report });
-    await this.shown;
+    await this.view.showReport(report);
     await this.close();
   }
 
   /** Take the dashboard off the screen without a report (errors, a stop before anything ran). */
   async close(): Promise<void> {
     process.off('SIGINT', this.onSigint);
-    await this.takeDown();
-    this.ink.unmount();
-    await this.ink.waitUntilExit().catch(() => undefined);
+    await this.view.close();
     if (!this.settled) {
       this.settled = true;
       await this.worker.terminate();
     }
-  }
-
-  /** Replace the live frame by an empty one and let Ink draw it (it redraws at most every 33 ms). */
-  private async takeDown(): Promise<void> {
-    if (this.store.getState().phase === 'report') return;
-    this.store.dispatch({ type: 'clear' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
   private receive(m: LiveMessage): void {
