@@ -33,6 +33,8 @@ export function planText(doc: PlanDocument): string {
   if (doc.sampled) out.push('Intervals', ...inputLines(doc), '');
   out.push(...table(head, doc.resources.map((r) => cells(doc, r))), '');
   out.push(...table(['workload and figures', ...doc.columns.map((c) => c.label)], doc.workload.map((r) => cells(doc, r))), '');
+  // (documents written before the design point was recorded have none)
+  if (doc.designPoint) out.push(`Design point of the reasons, the binding constraint and the what-ifs: ${doc.designPoint.text}`, '');
   out.push('Why');
   for (const r of doc.resources) out.push(`  ${r.label}: ${r.reason}`);
   out.push('', `Binding constraint: ${doc.binding.reason}`, '', 'What if');
@@ -56,6 +58,7 @@ export function planMarkdown(doc: PlanDocument): string {
   out.push('', `| workload and figures | ${cols.join(' | ')} |`, `|---|${cols.map(() => '---:').join('|')}|`);
   for (const r of doc.workload) out.push(`| ${r.label} | ${doc.columns.map((c) => r.display[c.key]).join(' | ')} |`);
   out.push('', '## Why', '');
+  if (doc.designPoint) out.push(`At the design point of the reasons, the binding constraint and the what-ifs: ${doc.designPoint.text}.`, '');
   for (const r of doc.resources) out.push(`- **${r.label}**: ${r.reason}`);
   out.push('', '## Binding constraint', '', doc.binding.reason, '', '## What if', '');
   for (const w of doc.whatIfs) out.push(`- ${w.text}`);

@@ -1,7 +1,7 @@
 // feedlab plan SCENARIO: the resources that meet the scenario's SLOs with headroom, each with its reason.
 import { reportFiles } from '../../reports/files.js';
 import { planText } from '../../reports/plan.js';
-import { checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM, DEFAULT_SAMPLES } from '../../sim/plan/inputs.js';
+import { checkGrowthForGraph, checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM, DEFAULT_SAMPLES } from '../../sim/plan/inputs.js';
 import { buildPlan } from '../../sim/plan/plan.js';
 import { stringifyResult } from '../../sim/result.js';
 import { scenarioGraph } from '../../sim/run-scenario.js';
@@ -53,9 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     sc.seed = s;
   }
   if (values.out) checkOutputDir(values.out);
-  if (sc.graph.kind === 'generate' && (sc.population ?? sc.graph.users) * options.growth < sc.graph.users) {
-    throw new InputError(`${path}: ${Math.round((sc.population ?? sc.graph.users) * options.growth)} users after --growth ${options.growth} is fewer than the ${sc.graph.users} of the sampled graph; the simulation check needs at least as many`);
-  }
+  if (sc.graph.kind === 'generate') checkGrowthForGraph(sc, options.growth, sc.graph.users);
   const show = !values.quiet;
   const doc = asInputError(() => {
     const progress = new Progress('graph', show && sc.graph.kind === 'generate');

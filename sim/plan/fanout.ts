@@ -38,7 +38,8 @@ export function lagEstimate(workers: number, load: Load, m: LagModel): number {
   const batches = Math.ceil(a / m.batchSize);
   const ordinary = (m.expand + Math.ceil(batches / workers) * (m.rtt + Math.min(a, m.batchSize) / m.perWorker)) / (1 - rho);
   const burst = load.burst?.deliveries ?? 0;
-  const big = load.namedWritesMean * m.runSeconds + burst;
+  // both over the run (its window of the day, its events): the named accounts' share of the run's deliveries
+  const big = load.namedWritesRunMean * m.runSeconds + burst;
   const total = load.writesRunMean * m.runSeconds + burst;
   const share = total > 0 ? big / total : 0;
   if (share <= 0.01) return ordinary;
@@ -47,6 +48,15 @@ export function lagEstimate(workers: number, load: Load, m: LagModel): number {
   const single = (q * largest) / spare;
   const pile = load.burst ? q * Math.max(0, burst / spare - load.burst.window) : 0;
   return Math.max(ordinary, single, pile);
+}
+
+/**
+ * The least lag a delivery can have however many workers there are: its post's expansion, one
+ * round trip, and one batch (of the p99 post's audience, at most a full batch) at one worker's rate.
+ */
+export function lagFloor(load: Pick<Load, 'audienceP99'>, m: LagModel): { seconds: number; batch: number } {
+  const batch = Math.min(m.batchSize, Math.max(1, Math.round(load.audienceP99)));
+  return { seconds: m.expand + m.rtt + batch / m.perWorker, batch };
 }
 
 /** The fewest workers whose closed-form lag meets the objective (lag falls as workers grow). */

@@ -9,6 +9,8 @@ import { drawInterval } from './intervals.js';
 export const DEFAULT_GROWTH = 1;
 export const DEFAULT_HEADROOM = 0.3;
 export const DEFAULT_SAMPLES = 200;
+/** The most draws --samples takes: 5,000 plan a 100k-user sampled graph in well under a minute. */
+export const MAX_SAMPLES = 5000;
 
 export interface PlanOptions {
   /** Multiplier on the number of users (so on posts/s, reads/s, timelines): 1.5 = next year at +50%. */
@@ -22,8 +24,30 @@ export interface PlanOptions {
 export function checkPlanOptions(o: PlanOptions): PlanOptions {
   if (!Number.isFinite(o.growth) || o.growth <= 0 || o.growth > 1000) throw new InputError(`--growth must be a multiplier above 0 and at most 1000 (1.5 = 50% more users), got ${o.growth}`);
   if (!Number.isFinite(o.headroom) || o.headroom < 0 || o.headroom >= 1) throw new InputError(`--headroom must be a share in [0, 1) (0.3 keeps 30% spare), got ${o.headroom}`);
-  if (!Number.isInteger(o.samples) || o.samples < 1 || o.samples > 100_000) throw new InputError(`--samples must be a whole number from 1 to 100000, got ${o.samples}`);
+  if (!Number.isInteger(o.samples) || o.samples < 1 || o.samples > MAX_SAMPLES) {
+    throw new InputError(`--samples must be a whole number from 1 to ${MAX_SAMPLES} (the p5/p50/p95 settle within a few hundred draws), got ${o.samples}`);
+  }
   return o;
+}
+
+/**
+ * The fewest users a sample can have after the growth, the interval's low population (or the single
+ * value): the simulation check runs the sampled graph at a sample's population, so even the low one
+ * must hold the graph's users. Throws one line naming the file.
+ */
+export function checkGrowthForGraph(sc: Scenario, growth: number, graphUsers: number): void {
+  const iv = (sc.intervals ?? []).find((i) => i.key === 'population');
+  const low = iv ? iv.low : (sc.population ?? graphUsers);
+  const users = Math.round(low * growth);
+  if (users >= graphUsers) return;
+  const from = iv ? `${iv.path} low ${Math.round(low).toLocaleString('en-US')}` : `population ${Math.round(low).toLocaleString('en-US')}`;
+  // the least growth that holds, rounded up to 3 significant digits
+  const least = graphUsers / low;
+  const step = 10 ** (Math.floor(Math.log10(least)) - 2);
+  const suggest = Number((Math.ceil(least / step - 1e-9) * step).toPrecision(3));
+  throw new InputError(
+    `${sc.source}: ${from} x --growth ${growth} = ${users.toLocaleString('en-US')} users, fewer than the ${graphUsers.toLocaleString('en-US')} of the sampled graph; the simulation check needs at least as many (--growth ${suggest} or more)`,
+  );
 }
 
 /** The inputs a plan moves: one value each. */

@@ -19,8 +19,9 @@ export interface Load {
   writesPeak: number;
   /** Mean writes per second over the scenario's run (its window of the day, its events). */
   writesRunMean: number;
-  /** Timeline writes per second of named accounts' (celebrities') posts, at the mean. */
+  /** Timeline writes per second of named accounts' (celebrities') posts, at the daily mean and over the run. */
   namedWritesMean: number;
+  namedWritesRunMean: number;
   largestPost: number;
   audienceP99: number;
   listWritesPeak: number;
@@ -29,6 +30,13 @@ export interface Load {
   listsPerPage: number;
   hotListReadsPeak: number;
   burst: Workload['burst'];
+  /** Cold starts: a storm's rebuilds/s at its peak; a cache loss's readers' sessions/s at the read peak and the shards it takes. */
+  stormRebuildsPerSecond: number;
+  stormCause: string | null;
+  lossSessionsPeak: number;
+  lostShards: number;
+  /** Rebuilds/s at the peak of the cold starts, with `shards` planned (set by `coldStartAt`; 0 shards until then). */
+  shards: number;
   rebuildsPerSecond: number;
   entriesPerRebuild: number;
   coldStartCause: string;
@@ -60,7 +68,9 @@ export function loadAt(w: Workload, sc: Scenario, policy: FanoutPolicy, point: P
   const writesMean = ordinaryWrites + namedWritesMean;
   const pagesMean = w.pages * U * S * A;
   const burst = w.burst ? { ...w.burst, deliveries: w.burst.deliveries * U * eligible, largest: w.burst.largest * U * eligible } : null;
-  return {
+  // a named account's audience is a share of the users; an ordinary author's, its followers
+  const audience = (named: boolean) => (named ? U : F) * eligible;
+  const load: Load = {
     point: { ...point },
     users,
     postsMean,
@@ -69,22 +79,51 @@ export function loadAt(w: Workload, sc: Scenario, policy: FanoutPolicy, point: P
     writesPeak: writesMean * peaks.posts,
     writesRunMean: writesMean * peaks.runMean,
     namedWritesMean,
-    largestPost: w.largestPost * U * eligible,
-    audienceP99: w.audienceP99 * F * eligible,
+    namedWritesRunMean: namedWritesMean * peaks.runMean,
+    largestPost: w.largestPost * audience(w.largestPostNamed),
+    audienceP99: w.audienceP99 * audience(w.audienceP99Named),
     listWritesPeak: w.listWrites * U * P * peaks.posts,
     pagesMean,
     pagesPeak: pagesMean * peaks.reads,
     listsPerPage: w.listsPerPage,
     hotListReadsPeak: w.hotListReads * U * S * A * peaks.reads,
     burst,
-    rebuildsPerSecond: Math.max(w.coldStart.stormRebuildsPerSecond * U * D, w.coldStart.lossRebuildsPerSecond * U * A * S),
+    stormRebuildsPerSecond: w.coldStart.stormRebuildsPerSecond * U * D,
+    stormCause: w.coldStart.stormCause,
+    lossSessionsPeak: w.coldStart.lossSessionsPerSecond * U * A * S * peaks.reads,
+    lostShards: w.coldStart.lostShards,
+    shards: 0,
+    rebuildsPerSecond: 0,
     entriesPerRebuild: Math.min(sc.policy.timelineCap, w.coldStart.entriesPerRebuild * P * F * A),
-    coldStartCause: w.coldStart.cause,
+    coldStartCause: '',
     timelineLengthRatio: P * F * A,
     activeTimelineRatio: U * A,
     dormantTimelineRatio: U * D,
     listLengthRatio: P,
     ordinaryListRatio: U,
+  };
+  return coldStartAt(load, sc.infrastructure.redisShards);
+}
+
+/**
+ * The load with its cold starts at `shards` planned Redis shards: a cache loss takes its shards out
+ * of those (the share lost shrinks as the fleet grows), and each reader of a lost shard rebuilds at
+ * its next session, at the read peak; a cold-start storm rebuilds at its own peak. The larger binds.
+ */
+export function coldStartAt(load: Load, shards: number): Load {
+  const lost = Math.min(load.lostShards, shards);
+  const loss = lost > 0 ? (load.lossSessionsPeak * lost) / shards : 0;
+  const causes: string[] = [];
+  if (load.stormCause) causes.push(load.stormCause);
+  if (lost > 0) {
+    const which = lost < shards ? `${lost} of the ${shards} planned Redis shards` : `${load.lostShards} Redis shard${load.lostShards === 1 ? '' : 's'}, every one of the ${shards} planned`;
+    causes.push(`the loss of ${which} (their readers rebuild at their next session, at the read peak)`);
+  }
+  return {
+    ...load,
+    shards,
+    rebuildsPerSecond: Math.max(load.stormRebuildsPerSecond, loss),
+    coldStartCause: causes.length > 0 ? causes.join(' and ') : 'none: the scenario has no cold-start storm or cache loss',
   };
 }
 

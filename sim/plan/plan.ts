@@ -10,11 +10,12 @@ import { FEEDLAB_VERSION } from '../result.js';
 import { prepare } from '../run-scenario.js';
 import { formatBytes, formatCount } from '../scenario/units.js';
 import type { IntervalKey, PlanSettings, Scenario } from '../scenario/types.js';
-import { bindingConstraint, whatIfs, type Binding, type WhatIf } from './binding.js';
+import { bindingConstraint, whatIfs, type Binding, type PlannedFleet, type WhatIf } from './binding.js';
+import { lagFloor, lagModel } from './fanout.js';
 import { checkWorkers, type CheckProgress, type SimulationCheck } from './check.js';
 import { DISTRIBUTION, quantiles, sampleAtPercentile } from './intervals.js';
-import { likelyPoint, planSettings, POINT_LABELS, samplePoints, type PlanOptions, type PlanPoint } from './inputs.js';
-import { evaluatePoint, fmtTime, reasonFor, RESOURCE_IDS, RESOURCES, resourceValue, type Figures, type PlanContext, type ResourceId } from './resources.js';
+import { checkGrowthForGraph, likelyPoint, planSettings, POINT_LABELS, samplePoints, type PlanOptions, type PlanPoint } from './inputs.js';
+import { evaluatePoint, fmtTime, plural, reasonFor, RESOURCE_IDS, RESOURCES, resourceValue, shardsText, type Figures, type PlanContext, type ResourceId } from './resources.js';
 import { measureWorkload } from './workload.js';
 
 export const PLAN_SCHEMA = 'feedlab.plan/1';
@@ -49,6 +50,20 @@ export interface PlanInput {
   sampled: Quantiles;
 }
 
+export interface DesignPoint {
+  /** Index of the sample (0 without intervals). */
+  sample: number;
+  point: PlanPoint;
+  /** The table's p50 fleet the binding constraint and what-ifs hold fixed. */
+  workers: number;
+  shards: number;
+  nodes: number;
+  partitions: number;
+  /** Resources whose value at the design point differs from the table's p50 (empty when it matches). */
+  differs: { id: ResourceId; value: number; p50: number }[];
+  text: string;
+}
+
 export interface PlanDocument {
   schema: typeof PLAN_SCHEMA;
   tool: { name: 'feedlab'; version: string; mode: 'plan' };
@@ -64,6 +79,12 @@ export interface PlanDocument {
   workload: PlanRow[];
   resources: PlanResource[];
   check: SimulationCheck[];
+  /**
+   * Where the reasons, the binding constraint and the what-ifs are computed: one sample (the p50 one
+   * nearest the medians of the workload, matching the table's p50 resources where one does), on the
+   * table's p50 fleet.
+   */
+  designPoint: DesignPoint;
   binding: Binding;
   whatIfs: WhatIf[];
   /** True when every resource meets every objective within the limits. */
@@ -109,6 +130,7 @@ export interface PlanRequest {
 
 export function buildPlan(req: PlanRequest): PlanDocument {
   const { scenario: sc, graph, options } = req;
+  checkGrowthForGraph(sc, options.growth, graph.users);
   const policy: FanoutPolicy = basePolicy(sc);
   const settings = planSettings(sc);
   const ctx: PlanContext = { scenario: sc, policy, settings, growth: options.growth, headroom: options.headroom };
@@ -121,40 +143,50 @@ export function buildPlan(req: PlanRequest): PlanDocument {
 
   const valuesOf = (fn: (f: Figures) => number) => figures.map(fn);
   const workerValues = valuesOf((f) => f.fanout.workers);
+  const closedForm = Object.fromEntries(RESOURCE_IDS.map((id) => [id, quantiles(valuesOf((f) => resourceValue(f, id)))])) as Record<ResourceId, Quantiles>;
+  const rep = representativeSample(figures, closedForm);
 
-  // the simulation check at the samples at the p50 and p95 of the closed-form workers
+  // the simulation check at the samples at the p50 (the design point when its workers are the p50) and p95 of the closed-form workers
   const checks: SimulationCheck[] = [];
   const wanted: ['p50' | 'p95', number][] = sampled ? [['p50', 50], ['p95', 95]] : [['p50', 50]];
   for (const [label, p] of wanted) {
-    const i = sampleAtPercentile(workerValues, p);
+    const i = label === 'p50' && workerValues[rep] === closedForm.fanoutWorkers.p50 ? rep : sampleAtPercentile(workerValues, p);
     const same = checks.find((c) => c.point === points[i]);
     if (same) {
       checks.push({ ...same, quantile: label });
       continue;
     }
-    checks.push(checkWorkers({ scenario: sc, policy, graph, growth: options.growth, progress: req.progress }, label, points[i], figures[i].fanout.workers));
+    const f = figures[i];
+    const fleet = { workers: f.fanout.workers, shards: f.redis.shards, expansionPartitions: f.partitions.expansion, lagFloor: lagFloor(f.load, lagModel(sc)) };
+    checks.push(checkWorkers({ scenario: sc, policy, graph, growth: options.growth, progress: req.progress }, label, points[i], fleet));
   }
   const checkAt = (q: 'p50' | 'p95') => checks.find((c) => c.quantile === q) ?? checks[0];
 
+  const table = {} as Record<ResourceId, Quantiles>;
+  for (const id of RESOURCE_IDS) {
+    const q = { ...closedForm[id] };
+    if (id === 'fanoutWorkers' || id === 'partitions') {
+      const checked = (c: SimulationCheck) => (id === 'fanoutWorkers' ? c.workers : c.partitions);
+      q.p50 = Math.max(q.p50, checked(checkAt('p50')));
+      q.p95 = Math.max(q.p95, checked(checkAt('p95')), q.p50);
+      if (!sampled) q.p5 = q.p50;
+    }
+    table[id] = q;
+  }
+
+  // the design point: the representative sample with its workers (as checked, when the p50 check ran there)
+  const repCheck = checks.find((c) => c.point === points[rep]);
+  const design = evaluatePoint(workload, ctx, points[rep], { workers: Math.max(figures[rep].fanout.workers, repCheck?.workers ?? 0) });
+  const fleet: PlannedFleet = { workers: table.fanoutWorkers.p50, shards: table.redisShards.p50 };
+  const unitOf = (id: ResourceId) => (RESOURCES[id].unit === 'bytes' ? 'bytes' : 'count');
+  const differs = RESOURCE_IDS.filter((id) => display(unitOf(id), resourceValue(design, id)) !== display(unitOf(id), table[id].p50)).map((id) => ({ id, value: resourceValue(design, id), p50: table[id].p50 }));
+
   const resources: PlanResource[] = RESOURCE_IDS.map((id) => {
-    const values = valuesOf((f) => resourceValue(f, id));
-    const q = quantiles(values);
-    if (id === 'fanoutWorkers') {
-      q.p50 = Math.max(q.p50, checkAt('p50').workers);
-      q.p95 = Math.max(q.p95, checkAt('p95').workers);
-      if (!sampled) q.p5 = q.p50;
-      q.p95 = Math.max(q.p95, q.p50);
-    }
-    if (id === 'partitions') {
-      q.p50 = Math.max(q.p50, checkAt('p50').workers);
-      q.p95 = Math.max(q.p95, checkAt('p95').workers, q.p50);
-      if (!sampled) q.p5 = q.p50;
-    }
-    const median = figures[sampleAtPercentile(values, 50)];
-    let reason = reasonFor(id, median, ctx);
+    let reason = reasonFor(id, design, ctx);
+    const d = differs.find((x) => x.id === id);
+    if (d) reason += ` (${display(unitOf(id), d.value)} at the design point; the p50 over the samples is ${display(unitOf(id), d.p50)})`;
     if (id === 'fanoutWorkers') reason += `; ${checkText(checks, sc.slo.fanoutLagP99)}`;
-    if (id === 'partitions' && checkAt('p50').workers > median.fanout.workers) reason += ` (${checkAt('p50').workers} workers after the simulation check)`;
-    const base = row(id, RESOURCES[id].label, RESOURCES[id].unit === 'bytes' ? 'bytes' : 'count', q);
+    const base = row(id, RESOURCES[id].label, unitOf(id), table[id]);
     return { ...base, method: id === 'fanoutWorkers' || id === 'partitions' ? 'closed form, checked by simulation' : 'closed form', reason };
   });
 
@@ -169,17 +201,25 @@ export function buildPlan(req: PlanRequest): PlanDocument {
     row('rebuildsPerSecond', 'timeline rebuilds/s at the peak (cold starts)', 'per-second', quantiles(valuesOf((f) => f.load.rebuildsPerSecond))),
   ];
 
-  // the design point for the binding constraint and the what-ifs: the likely inputs, with the checked fleet
-  const likelyPlan0 = evaluatePoint(workload, ctx, likely);
-  const likelyPlan = evaluatePoint(workload, ctx, likely, { workers: Math.max(likelyPlan0.fanout.workers, checkAt('p50').workers) });
-  const binding = bindingConstraint(workload, ctx, likely, likelyPlan);
-  const ifs = whatIfs(prepared, ctx, likely, likelyPlan);
+  // the binding constraint and the what-ifs: at the design point, on the table's p50 fleet
+  const binding = bindingConstraint(workload, ctx, points[rep], fleet);
+  const ifs = whatIfs(prepared, workload, ctx, points[rep], evaluatePoint(workload, ctx, points[rep]), fleet);
+  const designPoint: DesignPoint = {
+    sample: rep,
+    point: points[rep],
+    workers: fleet.workers,
+    shards: fleet.shards,
+    nodes: table.redisNodes.p50,
+    partitions: table.partitions.p50,
+    differs,
+    text: designText(sampled, rep, points.length, points[rep], (sc.intervals ?? []).map((i) => i.key), fleet, table, settings.replicas, RESOURCE_IDS.every((id) => matchesP50(id, resourceValue(design, id), table[id].p50))),
+  };
 
   const problems: string[] = [];
   for (const c of checks) {
-    if (!c.pass && !problems.some((p) => p.startsWith(`the lag objective at ${c.quantile}`))) {
-      problems.push(`the lag objective at ${c.quantile}: ${c.workers} workers still gave a simulated lag p99 of ${fmtTime(c.lagP99Seconds)} (objective ${fmtTime(sc.slo.fanoutLagP99)}) after ${c.runs.length} runs`);
-    }
+    if (c.pass || problems.some((p) => p.startsWith(`the lag objective at ${c.quantile}`))) continue;
+    if (c.notSetByFleet !== null) problems.push(`the lag objective at ${c.quantile}: not set by the fan-out fleet: ${c.notSetByFleet}`);
+    else problems.push(`the lag objective at ${c.quantile}: ${plural(c.workers, 'worker')} still gave a simulated lag p99 of ${fmtTime(c.lagP99Seconds)} (objective ${fmtTime(sc.slo.fanoutLagP99)}) after ${plural(c.runs.length, 'run')}`);
   }
   const readShards = quantiles(valuesOf((f) => f.redis.readShards));
   if (!Number.isFinite(readShards.p95)) problems.push(`the read p99 of ${fmtTime(sc.slo.readP99)}: no number of shards meets it (the hottest celebrity list alone keeps its shard too busy)`);
@@ -209,6 +249,7 @@ export function buildPlan(req: PlanRequest): PlanDocument {
     workload: rows,
     resources,
     check: checks,
+    designPoint,
     binding,
     whatIfs: ifs,
     satisfied: problems.length === 0,
@@ -222,11 +263,72 @@ function checkText(checks: SimulationCheck[], slo: number): string {
     .filter((c, i) => checks.findIndex((d) => d.point === c.point) === i)
     .map((c) => {
       const runs = c.runs.map((r) => `${r.workers} -> lag p99 ${fmtTime(r.lagP99Seconds)}`).join(', ');
-      const verdict = c.pass ? `meets ${fmtTime(slo)}` : `still misses ${fmtTime(slo)}`;
       const raised = c.workers > c.closedFormWorkers ? ` (raised from ${c.closedFormWorkers})` : '';
-      return `${c.quantile}${checks.length > 1 && checks.every((d) => d.point === c.point) ? '/p95' : ''}: ${runs}: ${c.workers}${raised} ${verdict}`;
+      const verdict = c.pass
+        ? `${c.workers}${raised} meets ${fmtTime(slo)}`
+        : c.notSetByFleet !== null
+          ? `${c.workers}${raised} kept, as the lag is not set by the fan-out fleet: ${c.notSetByFleet}`
+          : `${c.workers}${raised} still misses ${fmtTime(slo)}`;
+      const fleet = `${plural(c.partitions, 'partition')}, ${plural(c.shards, 'shard')}`;
+      return `${c.quantile}${checks.length > 1 && checks.every((d) => d.point === c.point) ? '/p95' : ''} (${fleet}): ${runs}: ${verdict}`;
     });
   return `checked by simulation at ${parts.join('; ')}`;
 }
+
+/**
+ * The sample the reasons, the binding constraint and the what-ifs are computed at: among the samples
+ * whose resources are the most of the table's p50s, the one nearest the medians of the workload
+ * (the sum of |log(value / median)| over the rates, timelines and memory), the lowest index on a tie.
+ */
+function representativeSample(figures: Figures[], p50: Record<ResourceId, Quantiles>): number {
+  if (figures.length === 1) return 0;
+  const measures: ((f: Figures) => number)[] = [
+    (f) => f.load.postsPeak,
+    (f) => f.load.writesPeak,
+    (f) => f.load.pagesPeak,
+    (f) => f.memory.timelines,
+    (f) => f.memory.timelineBytes,
+    (f) => f.redis.usedBytes,
+    (f) => f.redis.provisionedBytes,
+    (f) => f.load.rebuildsPerSecond,
+  ];
+  const medians = measures.map((m) => quantiles(figures.map(m)).p50);
+  let best = 0;
+  let bestMiss = Infinity;
+  let bestDistance = Infinity;
+  figures.forEach((f, i) => {
+    const miss = RESOURCE_IDS.filter((id) => !matchesP50(id, resourceValue(f, id), p50[id].p50)).length;
+    let distance = 0;
+    measures.forEach((m, k) => {
+      const v = m(f);
+      const med = medians[k];
+      if (v > 0 && med > 0 && Number.isFinite(v) && Number.isFinite(med)) distance += Math.abs(Math.log(v / med));
+      else if (v !== med) distance += 1;
+    });
+    if (miss < bestMiss || (miss === bestMiss && distance < bestDistance)) {
+      best = i;
+      bestMiss = miss;
+      bestDistance = distance;
+    }
+  });
+  return best;
+}
+
+/** Counts match the table's p50 exactly; bytes within 1% (nearly no sample has the p50's exact bytes). */
+function matchesP50(id: ResourceId, value: number, p50: number): boolean {
+  return RESOURCES[id].unit === 'count' ? value === p50 : Math.abs(value - p50) <= 0.01 * Math.abs(p50);
+}
+
+function designText(sampled: boolean, sample: number, samples: number, point: PlanPoint, keys: IntervalKey[], fleet: PlannedFleet, table: Record<ResourceId, Quantiles>, replicas: number, matches: boolean): string {
+  const fleetText = `${plural(fleet.workers, 'worker')}, ${shardsText(fleet.shards, replicas)}, ${plural(table.partitions.p50, 'partition')}`;
+  if (!sampled) return `the plan's one point, on its fleet: ${fleetText}`;
+  const values = keys.map((k) => `${POINT_LABELS[k]} ${fmtInput(point[k])}`).join(', ');
+  const which = matches
+    ? "of the samples with every resource at the table's p50 (memory within 1%), the nearest the medians of the workload"
+    : "of the samples with the most resources at the table's p50 (none has them all: the reasons say where it differs), the nearest the medians of the workload";
+  return `sample ${sample + 1} of ${samples} (${values}), ${which}, on the table's p50 fleet: ${fleetText}`;
+}
+
+const fmtInput = (v: number) => (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : Number(v.toPrecision(4)).toString());
 
 export type { PlanPoint };

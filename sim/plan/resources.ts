@@ -6,7 +6,7 @@ import { formatBytes, formatCount, formatDuration } from '../scenario/units.js';
 import type { PlanSettings, Scenario } from '../scenario/types.js';
 import { lagEstimate, lagModel, workersForLag, workersForThroughput } from './fanout.js';
 import type { PlanPoint } from './inputs.js';
-import { loadAt, memoryAt, type Load, type Memory } from './load.js';
+import { coldStartAt, loadAt, memoryAt, type Load, type Memory } from './load.js';
 import { readP99, redisWork, shardImbalance, shardsForMemory, shardsForReads, shardUtilisation, type RedisWork } from './redis.js';
 import { littlesLaw, squareRootStaffing } from './staffing.js';
 import type { Workload } from './workload.js';
@@ -82,26 +82,54 @@ export function fanoutWorkers(load: Load, ctx: PlanContext, fixedWorkers?: numbe
   return { throughput, lag, workers, closedForm, lagSeconds: lagEstimate(workers, load, m) };
 }
 
-export function redisFleet(load: Load, mem: Memory, ctx: PlanContext, fixedShards?: number): RedisFigures {
+/**
+ * The Redis fleet for a load. The shards are the larger of what memory and what reads need; with a
+ * cache loss in the scenario the reads need depends on the shards (more shards, a smaller share lost,
+ * fewer rebuilds), so the count is the fewest shards s >= the memory's with reads(s) <= s. Returns
+ * the load with its cold starts at the shards found.
+ */
+export function redisFleet(load0: Load, mem: Memory, ctx: PlanContext, fixedShards?: number): { redis: RedisFigures; load: Load } {
   const s = ctx.settings;
-  const work = redisWork(load, ctx.scenario.infrastructure.costs, ctx.scenario.activity.pageSize);
-  const reads = shardsForReads(work, ctx.scenario.slo.readP99, ctx.headroom);
-  const memShards = shardsForMemory(mem, s.redisNodeMemory, s.fragmentation, ctx.headroom, ctx.scenario.infrastructure.redisShards);
-  const shards = fixedShards ?? Math.max(memShards.shards, Number.isFinite(reads.shards) ? reads.shards : memShards.shards);
+  const sc = ctx.scenario;
+  const readsAt = (shards: number) => {
+    const load = coldStartAt(load0, shards);
+    const work = redisWork(load, sc.infrastructure.costs, sc.activity.pageSize);
+    return { load, work, reads: shardsForReads(work, sc.slo.readP99, ctx.headroom) };
+  };
+  const memShards = shardsForMemory(mem, s.redisNodeMemory, s.fragmentation, ctx.headroom, sc.infrastructure.redisShards);
+  let shards = fixedShards ?? memShards.shards;
+  if (fixedShards === undefined) {
+    const first = readsAt(shards).reads.shards;
+    if (Number.isFinite(first) && first > shards) {
+      // reads(s) does not grow with s: the answer is in (memory, reads(memory)]
+      let lo = shards;
+      let hi = first;
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (readsAt(mid).reads.shards <= mid) hi = mid;
+        else lo = mid;
+      }
+      shards = hi;
+    }
+  }
+  const { load, work, reads } = readsAt(shards);
   const used = mem.timelineBytes + mem.listBytes + mem.postCacheBytes;
   const imbalance = shardImbalance(mem, shards);
   return {
-    usedBytes: used,
-    provisionedBytes: ((used * imbalance * s.fragmentation) / spare(ctx.headroom)) * (1 + s.replicas),
-    imbalance,
-    memoryShards: memShards.shards,
-    readShards: reads.shards,
-    shards,
-    nodes: shards * (1 + s.replicas),
-    utilisation: shardUtilisation(work, shards),
-    readP99Seconds: readP99(work, shards),
-    sloUtilisation: reads.sloRho,
-    work,
+    load,
+    redis: {
+      usedBytes: used,
+      provisionedBytes: ((used * imbalance * s.fragmentation) / spare(ctx.headroom)) * (1 + s.replicas),
+      imbalance,
+      memoryShards: memShards.shards,
+      readShards: reads.shards,
+      shards,
+      nodes: shards * (1 + s.replicas),
+      utilisation: shardUtilisation(work, shards),
+      readP99Seconds: readP99(work, shards),
+      sloUtilisation: reads.sloRho,
+      work,
+    },
   };
 }
 
@@ -140,13 +168,13 @@ export interface Overrides {
   shards?: number;
 }
 
-/** Every resource at one point of the inputs. */
+/** Every resource at one point of the inputs (with the fleet fixed from outside where given). */
 export function evaluatePoint(w: Workload, ctx: PlanContext, point: PlanPoint, fixed: Overrides = {}): Figures {
   const sc = ctx.scenario;
-  const load = loadAt(w, sc, ctx.policy, point, ctx.growth);
-  const memory = memoryAt(w, load, sc.policy.timelineCap, sc.policy.celebrityListLength, { bytes: ctx.settings.postBodyBytes, ttlSeconds: ctx.settings.postCacheTtl });
-  const fanout = fanoutWorkers(load, ctx, fixed.workers);
-  const redis = redisFleet(load, memory, ctx, fixed.shards);
+  const load0 = loadAt(w, sc, ctx.policy, point, ctx.growth);
+  const memory = memoryAt(w, load0, sc.policy.timelineCap, sc.policy.celebrityListLength, { bytes: ctx.settings.postBodyBytes, ttlSeconds: ctx.settings.postCacheTtl });
+  const fanout = fanoutWorkers(load0, ctx, fixed.workers);
+  const { redis, load } = redisFleet(load0, memory, ctx, fixed.shards);
   return {
     point,
     load,
@@ -181,6 +209,12 @@ export function resourceValue(f: Figures, id: ResourceId): number {
 // ---- reasons: the arithmetic behind each number, in words
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+/** "1 worker", "21 workers" (counts with thousands separators). */
+export const plural = (n: number, one: string, many = `${one}s`) => `${Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : n} ${n === 1 ? one : many}`;
+/** "38 shards (76 nodes with replicas)", "1 shard": primaries, and the nodes they take with their replicas. */
+export const shardsText = (shards: number, replicas: number) =>
+  replicas > 0 ? `${plural(shards, 'shard')} (${plural(shards * (1 + replicas), 'node')} with replicas)` : plural(shards, 'shard');
 const rate = (x: number) => `${formatCount(x)}/s`;
 export const fmtTime = (s: number) => (!Number.isFinite(s) ? 'unbounded' : s === 0 ? '0 s' : formatDuration(s));
 
@@ -195,37 +229,38 @@ export function reasonFor(id: ResourceId, f: Figures, ctx: PlanContext): string 
       const lagWhy = L.burst && L.burst.deliveries > 0
         ? `a celebrity burst of ${formatCount(L.burst.deliveries)} pushed deliveries within ${fmtTime(L.burst.window)}`
         : L.namedWritesMean > 0 ? `celebrities pushed to ${formatCount(L.largestPost)} followers a post` : 'ordinary posts';
-      const lag = Number.isFinite(f.fanout.lag) ? `${f.fanout.lag}` : 'no finite number';
-      return `peak ${rate(L.writesPeak)} timeline writes / ${formatCount(per)} per worker at <= ${busy} busy = ${f.fanout.throughput}; the lag objective (p99 <= ${fmtTime(sc.slo.fanoutLagP99)}) needs ${lag} for ${lagWhy} (closed-form p99 ${fmtTime(f.fanout.lagSeconds)} with ${f.fanout.workers})`;
+      const lag = Number.isFinite(f.fanout.lag) ? int(f.fanout.lag) : 'no finite number';
+      return `peak ${rate(L.writesPeak)} timeline writes / ${formatCount(per)} per worker at <= ${busy} busy = ${int(f.fanout.throughput)}; the lag objective (p99 <= ${fmtTime(sc.slo.fanoutLagP99)}) needs ${lag} for ${lagWhy} (closed-form p99 ${fmtTime(f.fanout.lagSeconds)} with ${plural(f.fanout.workers, 'worker')})`;
     }
     case 'redisMemory': {
       const m = f.memory;
       const perEntry = m.timelines > 0 && L.timelineLengthRatio > 0 ? ` (${formatCount(m.timelines)} timelines, ${formatBytes(m.timelineBytes / Math.max(1, m.timelines))} each with Redis 7's encodings)` : '';
-      return `timelines ${formatBytes(m.timelineBytes)}${perEntry} + celebrity/pulled lists ${formatBytes(m.listBytes)} + post bodies ${formatBytes(m.postCacheBytes)} (${formatCount(L.postsMean * s.postCacheTtl)} posts of ${formatBytes(s.postBodyBytes)} over ${fmtTime(s.postCacheTtl)}) = ${formatBytes(f.redis.usedBytes)} used; x ${f.redis.imbalance.toFixed(3)} largest shard/mean x ${s.fragmentation} fragmentation / ${busy} (headroom) x ${1 + s.replicas} copies (${s.replicas} replica${s.replicas === 1 ? '' : 's'}) = ${formatBytes(f.redis.provisionedBytes)}`;
+      return `timelines ${formatBytes(m.timelineBytes)}${perEntry} + celebrity/pulled lists ${formatBytes(m.listBytes)} + post bodies ${formatBytes(m.postCacheBytes)} (${formatCount(L.postsMean * s.postCacheTtl)} posts of ${formatBytes(s.postBodyBytes)} over ${fmtTime(s.postCacheTtl)}) = ${formatBytes(f.redis.usedBytes)} used; x ${f.redis.imbalance.toFixed(3)} largest shard/mean x ${s.fragmentation} fragmentation / ${busy} (headroom) x ${1 + s.replicas} copies (${plural(s.replicas, 'replica')}) = ${formatBytes(f.redis.provisionedBytes)}`;
     }
     case 'redisShards': {
       const r = f.redis;
       const perShard = (s.redisNodeMemory * (1 - ctx.headroom)) / s.fragmentation;
       const readPart = Number.isFinite(r.readShards)
-        ? `reads: ${formatDuration(r.work.spread)} of Redis work per second at the peak${r.work.hot > 0 ? ` (+ ${pct(r.work.hot)} of one shard for the hottest list)` : ''}, the busiest shard kept under ${pct(Math.min(r.sloUtilisation, 1 - ctx.headroom))} (the read p99 of ${fmtTime(sc.slo.readP99)} allows ${pct(r.sloUtilisation)}) = ${r.readShards}`
+        ? `reads: ${formatDuration(r.work.spread)} of Redis work per second at the peak${r.work.hot > 0 ? ` (+ ${pct(r.work.hot)} of one shard for the hottest list)` : ''}, the busiest shard kept under ${pct(Math.min(r.sloUtilisation, 1 - ctx.headroom))} (the read p99 of ${fmtTime(sc.slo.readP99)} allows ${pct(r.sloUtilisation)}) = ${int(r.readShards)}`
         : `reads: no shard count meets the read p99 of ${fmtTime(sc.slo.readP99)} (the hottest list alone keeps one shard ${pct(r.work.hot)} busy)`;
-      const sets = r.memoryShards >= (Number.isFinite(r.readShards) ? r.readShards : 0) ? 'memory sets it' : 'read latency sets it';
-      return `memory: ${formatBytes(r.usedBytes)} x ${r.imbalance.toFixed(3)} imbalance into ${formatBytes(perShard)} a shard (${formatBytes(s.redisNodeMemory)} nodes, ${busy} of it, / ${s.fragmentation} fragmentation) = ${r.memoryShards}; ${readPart}; ${sets}: busiest shard ${pct(r.utilisation)} busy, read p99 ${fmtTime(r.readP99Seconds)}`;
+      const sets = !Number.isFinite(r.readShards) ? 'so memory alone sets the count' : r.memoryShards >= r.readShards ? 'memory sets it' : 'read latency sets it';
+      const after = r.readP99Seconds <= sc.slo.readP99 ? '' : ` (over the objective of ${fmtTime(sc.slo.readP99)})`;
+      return `memory: ${formatBytes(r.usedBytes)} x ${r.imbalance.toFixed(3)} imbalance into ${formatBytes(perShard)} a shard (${formatBytes(s.redisNodeMemory)} nodes, ${busy} of it, / ${s.fragmentation} fragmentation) = ${int(r.memoryShards)}; ${readPart}; ${sets}: ${plural(r.shards, 'shard')}, the busiest ${pct(r.utilisation)} busy, read p99 ${fmtTime(r.readP99Seconds)}${after}`;
     }
     case 'redisNodes':
-      return `${f.redis.shards} primaries x (1 + ${s.replicas} replica${s.replicas === 1 ? '' : 's'}) of ${formatBytes(s.redisNodeMemory)} each`;
+      return `${plural(f.redis.shards, 'primary', 'primaries')} x (1 + ${plural(s.replicas, 'replica')}) of ${formatBytes(s.redisNodeMemory)} each`;
     case 'partitions': {
       const p = f.partitions;
-      return `expansion: peak ${rate(L.postsPeak)} posts x ${fmtTime(sc.infrastructure.costs.expand)} reading follower lists, at <= ${busy} busy = ${p.expansion}; consumers: one partition per fan-out worker (a consumer group uses at most one consumer per partition) = ${p.consumers}`;
+      return `expansion: peak ${rate(L.postsPeak)} posts x ${fmtTime(sc.infrastructure.costs.expand)} reading follower lists, at <= ${busy} busy = ${int(p.expansion)}; consumers: one partition per fan-out worker (a consumer group uses at most one consumer per partition) = ${int(p.consumers)}`;
     }
     case 'apiInstances': {
       const a = f.api;
-      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(s.apiCpuPerRead)} CPU = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${a.staffedCores} cores, / ${busy} = ${Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9)} cores in instances of ${s.apiCoresPerInstance}; ${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`;
+      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(s.apiCpuPerRead)} CPU = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${s.apiCoresPerInstance} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
     }
     case 'postgresConnections': {
       const p = f.postgres;
       if (p.rebuildsPerSecond <= 0) return `no cold starts to serve (${L.coldStartCause}); active users' timelines are kept warm by pushes and reads`;
-      return `cold starts from ${L.coldStartCause}: ${rate(p.rebuildsPerSecond)} timeline rebuilds at the peak x ${fmtTime(sc.infrastructure.costs.rebuild)} each = ${p.offered.toFixed(1)} connections busy (Little's law); square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) / ${busy} = ${p.connections}; Postgres reads ${rate(p.rowsPerSecond)} timeline rows`;
+      return `cold starts from ${L.coldStartCause}: ${rate(p.rebuildsPerSecond)} timeline rebuilds at the peak x ${fmtTime(sc.infrastructure.costs.rebuild)} each = ${p.offered.toFixed(1)} connections busy (Little's law); square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) / ${busy} = ${int(p.connections)}; Postgres reads ${rate(p.rowsPerSecond)} timeline rows`;
     }
   }
 }

@@ -22,10 +22,16 @@ export interface Workload {
   writes: number;
   /** Of which by named accounts (celebrities): few posts, each with a huge audience. */
   namedWrites: number;
-  /** The largest audience one pushed post reaches (writes). */
+  /** The largest audience one pushed post reaches (writes), and whether a named account's post reaches it. */
   largestPost: number;
-  /** The 99th percentile of pushed posts' audiences, weighted by deliveries: the post the p99 delivery is in. */
+  largestPostNamed: boolean;
+  /**
+   * The 99th percentile of pushed posts' audiences, weighted by deliveries: the post the p99 delivery
+   * is in; and whether it is a named account's. A named account's audience is a share of the users
+   * (it grows with them); an ordinary author's is its followers (it grows with the follows per user).
+   */
   audienceP99: number;
+  audienceP99Named: boolean;
   /** Recent-post list writes per second (pulled posts). */
   listWrites: number;
   /** Feed pages per second. */
@@ -47,8 +53,13 @@ export interface Workload {
   namedLists: { id: number; length: number }[];
   /** A celebrity burst's pushed posts: deliveries and pulled posts, in its window. */
   burst: { posts: number; deliveries: number; largest: number; window: number } | null;
-  /** Rebuilds from Postgres the scenario's events cause: per second at their peak, and entries per rebuild. */
-  coldStart: { stormRebuildsPerSecond: number; lossRebuildsPerSecond: number; entriesPerRebuild: number; cause: string };
+  /**
+   * Rebuilds from Postgres the scenario's events cause. A cold-start storm: rebuilds per second at
+   * its peak. A cache loss: the active users' sessions per second (daily mean) and the most shards
+   * one loss takes; its readers rebuild at their next session, so the rebuilds per second are the
+   * sessions at the read peak x the share of the planned shards lost (`coldStartAt` in load.ts).
+   */
+  coldStart: { stormRebuildsPerSecond: number; stormCause: string | null; lossSessionsPerSecond: number; lostShards: number; entriesPerRebuild: number };
 }
 
 export interface Prepared {
@@ -135,12 +146,16 @@ export function measureWorkload(prep: Prepared, policy: FanoutPolicy, point: Pla
   };
   let namedWrites = 0;
   let largestPost = 0;
+  let largestPostNamed = false;
   let hotListReads = 0;
   let hotListName: string | null = null;
   for (const [a, name] of g.names) {
     const w = eligibleFollowers(a);
     namedWrites += pop.postRate[a] * w;
-    if (w > largestPost) largestPost = w;
+    if (w > largestPost) {
+      largestPost = w;
+      largestPostNamed = pop.individual[a] === 1;
+    }
     if (pulledAuthor[a] && listReaders[a] > hotListReads) {
       hotListReads = listReaders[a];
       hotListName = name;
@@ -149,21 +164,28 @@ export function measureWorkload(prep: Prepared, policy: FanoutPolicy, point: Pla
   // every pushed author's audience, weighted by the deliveries its posts make
   const audience: number[] = [];
   const delivered: number[] = [];
+  const named: boolean[] = [];
   for (let a = 0; a < n; a++) {
     if (pop.postRate[a] === 0 || (policy.kind !== 'rate' && authorPulled(a))) continue;
     const w = eligibleFollowers(a);
     if (w <= 0) continue;
-    if (w > largestPost) largestPost = w;
+    if (w > largestPost) {
+      largestPost = w;
+      largestPostNamed = pop.individual[a] === 1;
+    }
     audience.push(w);
     delivered.push(pop.postRate[a] * weight(a) * w);
+    named.push(pop.individual[a] === 1);
   }
   const order = audience.map((_, i) => i).sort((x, y) => audience[x] - audience[y]);
   const totalDelivered = delivered.reduce((x, y) => x + y, 0);
   let audienceP99 = 0;
+  let audienceP99Named = false;
   let seen = 0;
   for (const i of order) {
     seen += delivered[i];
     audienceP99 = audience[i];
+    audienceP99Named = named[i];
     if (seen >= 0.99 * totalDelivered) break;
   }
 
@@ -183,7 +205,8 @@ export function measureWorkload(prep: Prepared, policy: FanoutPolicy, point: Pla
     if (!burst || deliveries > burst.deliveries) burst = { posts, deliveries, largest, window: ev.window };
   }
 
-  // cold starts: returning dormant users rebuild at once; after a cache loss, each reader of a lost shard rebuilds at its next session
+  // cold starts: returning dormant users rebuild at once; after a cache loss, each reader of a lost
+  // shard rebuilds at its next session (the share lost depends on the planned shards: load.ts)
   let entries = 0;
   let entryWeight = 0;
   for (let u = 0; u < n; u++) {
@@ -193,18 +216,17 @@ export function measureWorkload(prep: Prepared, policy: FanoutPolicy, point: Pla
   }
   const activeReal = pop.activeUsers.length * s;
   let stormRebuildsPerSecond = 0;
-  let lossRebuildsPerSecond = 0;
-  const causes: string[] = [];
+  let stormCause: string | null = null;
+  let lostShards = 0;
   for (const ev of sc.events) {
     if (ev.kind === 'coldStartStorm') {
       const rate = (ev.share * pop.dormantUsers.length * s) / ev.window;
-      if (rate > stormRebuildsPerSecond) stormRebuildsPerSecond = rate;
-      causes.push(`a cold-start storm (${Math.round(ev.share * 100)}% of dormant users within ${ev.window} s)`);
+      if (rate > stormRebuildsPerSecond) {
+        stormRebuildsPerSecond = rate;
+        stormCause = `a cold-start storm (${Math.round(ev.share * 100)}% of dormant users within ${ev.window} s)`;
+      }
     } else if (ev.kind === 'cacheLoss') {
-      const sessions = (activeReal * sc.activity.sessionsPerUserPerDay) / SECONDS_PER_DAY;
-      const rate = (sessions * ev.shards) / infra.redisShards;
-      if (rate > lossRebuildsPerSecond) lossRebuildsPerSecond = rate;
-      causes.push(`the loss of ${ev.shards} of ${infra.redisShards} Redis shards`);
+      lostShards = Math.max(lostShards, ev.shards);
     }
   }
 
@@ -215,7 +237,9 @@ export function measureWorkload(prep: Prepared, policy: FanoutPolicy, point: Pla
     writes,
     namedWrites,
     largestPost,
+    largestPostNamed,
     audienceP99,
+    audienceP99Named,
     listWrites,
     pages,
     listsPerPage: pages > 0 ? listPages / pages : 0,
@@ -230,9 +254,10 @@ export function measureWorkload(prep: Prepared, policy: FanoutPolicy, point: Pla
     burst,
     coldStart: {
       stormRebuildsPerSecond,
-      lossRebuildsPerSecond,
+      stormCause,
+      lossSessionsPerSecond: lostShards > 0 ? (activeReal * sc.activity.sessionsPerUserPerDay) / SECONDS_PER_DAY : 0,
+      lostShards,
       entriesPerRebuild: entryWeight > 0 ? entries / entryWeight : 0,
-      cause: causes.length > 0 ? causes.join(' and ') : 'none: the scenario has no cold-start storm or cache loss',
     },
   };
 }

@@ -43,7 +43,7 @@ describe('feedlab plan', () => {
     expect(r.stdout).toMatch(/^plan-push: capacity plan, policy push:skip-dormant, growth x1, headroom 30%/);
     expect(r.stdout).toMatch(/^fan-out workers\s+\d+$/m);
     expect(r.stdout).toMatch(/^Redis memory, all nodes\s+[\d.]+ GB$/m);
-    expect(r.stdout).toMatch(/checked by simulation at p50: \d+ -> lag p99/);
+    expect(r.stdout).toMatch(/checked by simulation at p50 \(\d+ partitions?, \d+ shards?\): \d+ -> lag p99/);
     expect(r.stdout).toMatch(/^Binding constraint: fan-out lag binds/m);
     expect(r.stdout).toMatch(/^ {2}a timeline cap of 400 instead of 800 cuts timeline memory by \d+%/m);
     expect(r.stderr).toMatch(/check p50: simulate plan-push with \d+ workers done/);
@@ -81,7 +81,15 @@ describe('feedlab plan', () => {
       [['plan', push, '--headroom', '1'], /--headroom must be a share in \[0, 1\)/],
       [['plan', push, '--headroom=-0.1'], /--headroom must be at least 0/],
       [['plan', push, '--samples', '2.5'], /--samples must be a whole number/],
-      [['plan', push, '--growth', '0.001'], /fewer than the 20000 of the sampled graph/],
+      [['plan', push, '--growth', '0.001'], /population 2,000,000 x --growth 0\.001 = 2,000 users, fewer than the 20,000 of the sampled graph; .*\(--growth 0\.01 or more\)$/],
+      // the low end of an interval counts, not only the likely population: refused before the graph is built
+      [['plan', small, '--growth', '0.011'], /plan-small\.yaml: population low 1,600,000 x --growth 0\.011 = 17,600 users, fewer than the 20,000 of the sampled graph; .*\(--growth 0\.0125 or more\)$/],
+      [['plan', push, '--samples', '5001'], /--samples must be a whole number from 1 to 5000 /],
+      // a negative value after a flag reaches the flag's own check, in one line
+      [['plan', push, '--growth', '-1'], /--growth must be a multiplier above 0 and at most 1000 .*got -1$/],
+      [['plan', push, '--headroom', '-0.1'], /--headroom must be at least 0, got -0\.1$/],
+      [['plan', push, '--seed', '-1'], /--seed must be a non-negative whole number, got "-1"$/],
+      [['plan', push, '--out', '-x'], /plan: Option '--out' argument is ambiguous\. Did you forget .* use '--out=-XYZ'\. \(usage: /],
       [['plan', push, '--frobnicate'], /Unknown option '--frobnicate'/],
       [['plan', writeScenario(dir, 'bad.yaml', readFileSync(small, 'utf8').replace('[4, 5, 7]', '[4, 9, 7]')), '--out', out], /bad\.yaml:11:26: activity\.sessionsPerUserPerDay: \[4, 9, 7\] is not in order: an interval needs low <= likely <= high/],
     ];
