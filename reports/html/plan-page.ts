@@ -209,7 +209,10 @@ export function planHtml(doc: PlanDocument): string {
       ),
     );
   }
-  body.push('<h2>Why</h2>', `<ul>${doc.resources.map((r) => `<li><strong>${esc(r.label)}</strong>: ${esc(r.reason)}</li>`).join('')}</ul>`);
+  body.push('<h2>Why</h2>');
+  // plans saved before the design point existed have none
+  if (doc.designPoint) body.push(`<p class="lead">At the design point of the reasons, the binding constraint and the what-ifs: ${esc(doc.designPoint.text)}.</p>`);
+  body.push(`<ul>${doc.resources.map((r) => `<li><strong>${esc(r.label)}</strong>: ${esc(r.reason)}</li>`).join('')}</ul>`);
   if (doc.sampled) body.push(...intervalsBlock(doc));
   body.push(...checkBlock(doc));
 

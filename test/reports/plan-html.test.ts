@@ -26,6 +26,7 @@ describe('planHtml for a plan over intervals', () => {
 
   it("gives each resource's reason, the intervals sampled, the simulation check, the binding constraint and the what-ifs", () => {
     for (const r of sampled.resources) expect(html).toContain(`<li><strong>${r.label}</strong>: `);
+    expect(html).toContain(`<p class="lead">At the design point of the reasons, the binding constraint and the what-ifs: ${sampled.designPoint.text.replace(/&/g, "&amp;").slice(0, 40)}`);
     expect(html).toContain('<h2>Intervals sampled</h2>');
     for (const i of sampled.inputs.filter((x) => x.path !== null)) expect(html).toContain(`<tr>${td(i.label)}${td(i.path!)}`);
     expect(html).toContain('<td>activity.postsPerUserPerDay.mean</td>');
