@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { expect } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = join(ROOT, 'dist/cli/main.js');
@@ -47,3 +48,21 @@ infrastructure: { fanoutWorkers: 8, writesPerSecondPerWorker: 5000, redisShards:
 policy: { kind: threshold, threshold: 25000 }
 slo: { fanoutLagP99: 5s, readP99: 100ms, redisMemory: 1TB }
 `;
+
+/** The single line a bad input prints on stderr (no stack trace), for matching. */
+export function oneLine(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(stderr).not.toMatch(/\n\s+at /);
+  return lines[0];
+}
+
+/** Each command line is a bad input: exit 2, one line on stderr matching its pattern, nothing on stdout. */
+export function expectInputErrors(cases: Array<[string[], RegExp]>): void {
+  for (const [args, pattern] of cases) {
+    const r = feedlab(args);
+    expect(r.code, args.join(' ')).toBe(2);
+    expect(oneLine(r.stderr), args.join(' ')).toMatch(pattern);
+    expect(r.stdout, args.join(' ')).toBe('');
+  }
+}

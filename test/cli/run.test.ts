@@ -2,17 +2,10 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { feedlab, scratchDir, SMALL, writeScenario } from './cli-helpers.js';
+import { expectInputErrors, feedlab, oneLine, scratchDir, SMALL, writeScenario } from './cli-helpers.js';
 
 const dir = scratchDir();
 const small = writeScenario(dir, 'small.yaml', SMALL);
-
-function oneLine(stderr: string): string {
-  const lines = stderr.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
-  return lines[0];
-}
 
 describe('feedlab run', () => {
   it('--json prints one versioned result document with every documented field', () => {
@@ -84,12 +77,7 @@ describe('feedlab run', () => {
       [['run', small, '--out', join(small, 'sub')], /--out .*small\.yaml is not a directory/],
       [['run', writeScenario(dir, 'cap.yaml', SMALL.replace('threshold: 25000 }', 'threshold: 25000, timelineCap: 70000 }'))], /cap\.yaml:\d+:\d+: policy\.timelineCap: 70000 is out of range \(valid: 1 to 65535\)/],
     ];
-    for (const [args, pattern] of cases) {
-      const r = feedlab(args);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(oneLine(r.stderr), args.join(' ')).toMatch(pattern);
-      expect(r.stdout).toBe('');
-    }
+    expectInputErrors(cases);
     expect(existsSync(out)).toBe(false);
   });
 

@@ -2,18 +2,11 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { feedlab, ROOT, scratchDir, writeScenario } from '../cli/cli-helpers.js';
+import { expectInputErrors, feedlab, oneLine, ROOT, scratchDir, writeScenario } from '../cli/cli-helpers.js';
 
 const dir = scratchDir();
 const small = join(ROOT, 'test/fixtures/scenarios/plan-small.yaml');
 const push = join(ROOT, 'test/fixtures/scenarios/plan-push.yaml');
-
-function oneLine(stderr: string): string {
-  const lines = stderr.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(stderr).not.toMatch(/\n\s+at /);
-  return lines[0];
-}
 
 describe('feedlab plan', () => {
   it('--json prints one feedlab.plan/1 document, byte-identical for a seed', () => {
@@ -93,12 +86,7 @@ describe('feedlab plan', () => {
       [['plan', push, '--frobnicate'], /Unknown option '--frobnicate'/],
       [['plan', writeScenario(dir, 'bad.yaml', readFileSync(small, 'utf8').replace('[4, 5, 7]', '[4, 9, 7]')), '--out', out], /bad\.yaml:11:26: activity\.sessionsPerUserPerDay: \[4, 9, 7\] is not in order: an interval needs low <= likely <= high/],
     ];
-    for (const [args, pattern] of cases) {
-      const r = feedlab(args);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(oneLine(r.stderr), args.join(' ')).toMatch(pattern);
-      expect(r.stdout).toBe('');
-    }
+    expectInputErrors(cases);
     expect(existsSync(out)).toBe(false);
   });
 
