@@ -489,6 +489,8 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
       onWarning: (line) => report('feed')(line),
     });
 
+    // Queued last-seen touches are written before the pool closes (cleanups run in reverse).
+    cleanups.push(() => service.reads.activity.flush());
     const api = buildApp({ service, tokenSecret: config.tokenSecret, cursorSecret: config.cursorSecret, metrics, logger: options.logger ?? { level: 'warn' } });
     app = api;
 

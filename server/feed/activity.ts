@@ -14,7 +14,10 @@
 //
 // Readers seen within that half window are touched in the background once a minute; their
 // last-seen time is at most a minute old, far inside any dormancy window, so a rebuild need not
-// wait for it.
+// wait for it. Those touches are batched: one statement (one commit, one pooled connection) per
+// flushMs at most. One statement each let a burst of readers coming due together (all first seen
+// in the same minute: a restart, a busy hour) fill the Postgres pool, and the reads' followee
+// loads queued behind them for tens of ms.
 import { SingleFlight } from '../cache/single-flight.js';
 import type { TimelineCache } from '../cache/timelines.js';
 import type { Counter } from '../http/metrics.js';
@@ -22,6 +25,10 @@ import { NotFoundError, type FeedRepository } from '../store/repository.js';
 import { isCacheUnavailable } from './faults.js';
 
 export const DEFAULT_TOUCH_EVERY_MS = 60_000;
+/** Background touches wait at most this long to be written together. */
+export const DEFAULT_TOUCH_FLUSH_MS = 250;
+/** Readers per batched touch statement at most. */
+export const TOUCH_BATCH = 250;
 
 export interface UserActivityOptions {
   repo: FeedRepository;
@@ -30,6 +37,8 @@ export interface UserActivityOptions {
   dormantMs: number;
   /** Write last_seen at most this often per reader (default 1 minute). */
   touchEveryMs?: number;
+  /** Background touches are written together at most this often (default 250 ms). */
+  flushMs?: number;
   /** Readers remembered at most (default 1,000,000; the oldest checked go first). */
   maxEntries?: number;
   clock?: () => number;
@@ -53,6 +62,11 @@ export class UserActivity {
   private readonly recheckMs: number;
   private readonly maxEntries: number;
   private readonly clock: () => number;
+  private readonly flushMs: number;
+  /** Background touches not yet written: reader -> seen at. */
+  private readonly pending = new Map<number, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
 
   constructor(private readonly o: UserActivityOptions) {
     if (!(o.dormantMs > 0)) throw new RangeError(`dormancy window ${o.dormantMs} ms must be above 0`);
@@ -60,6 +74,7 @@ export class UserActivity {
     this.recheckMs = Math.max(this.touchEveryMs, Math.floor(o.dormantMs / 2));
     this.maxEntries = o.maxEntries ?? 1_000_000;
     this.clock = o.clock ?? Date.now;
+    this.flushMs = o.flushMs ?? DEFAULT_TOUCH_FLUSH_MS;
   }
 
   /**
@@ -72,11 +87,59 @@ export class UserActivity {
     if (seen && now - seen.checkedAt < this.recheckMs) {
       if (now - seen.touchedAt >= this.touchEveryMs) {
         seen.touchedAt = now;
-        this.o.repo.touchUser(userId, now, this.touchEveryMs).catch((err) => this.o.onError?.(err));
+        this.pending.set(userId, now);
+        this.schedule();
       }
       return Promise.resolve();
     }
     return this.flights.run(String(userId), () => this.check(userId));
+  }
+
+  /** Write the background touches queued so far (and wait for a write under way). */
+  async flush(): Promise<void> {
+    while (this.flushing || this.pending.size > 0) {
+      if (this.flushing) await this.flushing;
+      else await this.writeBatch();
+    }
+  }
+
+  /** Touches waiting to be written (tests, metrics). */
+  get pendingTouches(): number {
+    return this.pending.size;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.flushing || this.pending.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (!this.flushing) void this.writeBatch();
+    }, this.flushMs);
+    this.timer.unref();
+  }
+
+  /** One statement for up to TOUCH_BATCH queued touches; failures are reported (and the readers
+   * touched again a minute later). */
+  private writeBatch(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = new Map<number, number>();
+    for (const [id, at] of this.pending) {
+      batch.set(id, at);
+      this.pending.delete(id);
+      if (batch.size >= TOUCH_BATCH) break;
+    }
+    const run = this.o.repo
+      .touchUsers(batch, this.touchEveryMs)
+      .then(
+        () => {},
+        (err) => this.o.onError?.(err),
+      )
+      .finally(() => {
+        this.flushing = null;
+        this.schedule();
+      });
+    this.flushing = run;
+    return run;
   }
 
   /** Whether the reader is known here (tests). */

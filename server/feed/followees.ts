@@ -1,7 +1,7 @@
 // Whom a reader follows, and which of them are pulled (their recent-post lists are merged at read
 // time), cached briefly per reader in this process.
 //
-// Pulled is "more followers than the threshold" (FeedRepository.pulledFollowees, the same
+// Pulled is "more followers than the threshold" (FeedRepository.followees, the same
 // comparison the fan-out worker makes) OR "marked pulled by the worker": an author whose follower
 // count dropped under the threshold keeps posts that only ever went into their recent list until
 // the worker's first push after the drop has backfilled them into the timelines, and the worker
@@ -17,12 +17,17 @@
 // invalidate the reader's entry at once; those made through another API instance are seen within
 // ttlMs (the read path also reloads early when a page holds a post of an author it does not know,
 // see ReadPath). A load that raced with an invalidation is used for its own request but not kept.
+//
+// Loads are batched: those asked in the same event-loop turn, or while MAX_BATCHES are in flight,
+// go out together, one Postgres statement and one MGET of the marks (each author once) per batch
+// of up to MAX_BATCH readers. A burst of readers back after the ttl (a busy minute, a restart)
+// otherwise queued one statement each for the pool, and reads waited tens of ms behind it.
 import { authorPostsKey } from '../../core/keys.js';
 import { derivedKey, type Keyspace } from '../cache/redis.js';
 import type { RedisLike } from '../cache/redis-like.js';
 import { mgetBySlot } from '../cache/slots.js';
 import { SingleFlight } from '../cache/single-flight.js';
-import type { FeedRepository } from '../store/repository.js';
+import { BadRequestError, type FeedRepository } from '../store/repository.js';
 import { isCacheUnavailable } from './faults.js';
 
 export interface Followees {
@@ -50,6 +55,25 @@ export interface FolloweeCacheOptions {
 }
 
 export const DEFAULT_FOLLOWEE_TTL_MS = 10_000;
+/** Readers per batched load at most. */
+export const MAX_BATCH = 32;
+/** Batched loads in flight at most (loads asked meanwhile wait for the next batch). */
+export const MAX_BATCHES = 4;
+
+/** One reader's place in a batch: followees, over the threshold, and the marked authors (null:
+ * the marks could not be read; undefined: not asked). */
+interface Loaded {
+  all: number[];
+  over: number[];
+  marked?: ReadonlySet<number> | null;
+}
+
+interface Waiter {
+  userId: number;
+  withMarks: boolean;
+  resolve(loaded: Loaded): void;
+  reject(err: unknown): void;
+}
 
 /** The worker's "pulled" mark of an author (beside the recent list, same hash slot). */
 export function pulledMarkKey(keys: Keyspace, authorId: number): string {
@@ -64,6 +88,9 @@ export class FolloweeCache {
   /** Bumped by invalidate(): a load that began under an older version is not kept. */
   private readonly versions = new Map<number, number>();
   private readonly flights = new SingleFlight<Followees>();
+  private queue: Waiter[] = [];
+  private batches = 0;
+  private scheduled = false;
 
   constructor(private readonly o: FolloweeCacheOptions) {
     this.ttlMs = o.ttlMs ?? DEFAULT_FOLLOWEE_TTL_MS;
@@ -98,16 +125,12 @@ export class FolloweeCache {
 
   private async fetch(userId: number, version: number, withMarks: boolean): Promise<Followees> {
     const loadedAt = this.clock();
-    const [all, over] = await Promise.all([this.o.repo.followeesOf(userId), this.o.repo.pulledFollowees(userId, this.o.threshold)]);
+    const { all, over, marked } = await this.batched(userId, withMarks);
     const pulled = new Set(over);
     let marks = withMarks;
     if (withMarks) {
-      try {
-        for (const id of await this.marked(all.filter((a) => !pulled.has(a)))) pulled.add(id);
-      } catch (err) {
-        if (!isCacheUnavailable(err, this.o.redis)) throw err;
-        marks = false;
-      }
+      if (!marked) marks = false;
+      else for (const a of all) if (marked.has(a)) pulled.add(a);
     }
     const result: Followees = { all: new Set(all), pulled: [...pulled].sort((a, b) => a - b), loadedAt, marks };
     if (marks && (this.versions.get(userId) ?? 0) === version) {
@@ -119,6 +142,58 @@ export class FolloweeCache {
       }
     }
     return result;
+  }
+
+  private batched(userId: number, withMarks: boolean): Promise<Loaded> {
+    // A bad id is refused alone, not with the batch it would join.
+    if (!Number.isSafeInteger(userId) || userId < 0) return Promise.reject(new BadRequestError(`user id ${String(userId)} is not a user id`));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ userId, withMarks, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Send what is queued after this turn's other reads have queued theirs. */
+  private pump(): void {
+    if (this.scheduled || this.batches >= MAX_BATCHES || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.batches < MAX_BATCHES && this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        this.batches++;
+        void this.send(batch).finally(() => {
+          this.batches--;
+          this.pump();
+        });
+      }
+    });
+  }
+
+  private async send(batch: Waiter[]): Promise<void> {
+    try {
+      const rows = await this.o.repo.followeesOfMany([...new Set(batch.map((w) => w.userId))], this.o.threshold);
+      const candidates = new Set<number>();
+      for (const w of batch) {
+        if (!w.withMarks) continue;
+        const f = rows.get(w.userId) as Loaded;
+        const over = new Set(f.over);
+        for (const a of f.all) if (!over.has(a)) candidates.add(a);
+      }
+      let marked: ReadonlySet<number> | null = new Set();
+      try {
+        if (candidates.size > 0) marked = new Set(await this.marked([...candidates]));
+      } catch (err) {
+        if (!isCacheUnavailable(err, this.o.redis)) throw err;
+        marked = null;
+      }
+      for (const w of batch) {
+        const f = rows.get(w.userId) as Loaded;
+        w.resolve({ all: f.all, over: f.over, marked: w.withMarks ? marked : undefined });
+      }
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
   }
 
   /** Which of these authors carry the worker's pulled mark: MGETs of up to 1,000 keys, pipelined

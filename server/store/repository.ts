@@ -69,6 +69,12 @@ export interface FollowResult {
   followeeFollowerCount: number;
 }
 
+/** A user's followees, ascending, and those of them over a threshold. */
+export interface Followees {
+  all: number[];
+  over: number[];
+}
+
 export interface FollowerPage {
   /** Follower ids, ascending. */
   ids: number[];
@@ -164,19 +170,26 @@ const SQLSTATE_RETRYABLE = new Set(['40001', '40P01']); // serialization_failure
  * Run one statement on a pooled connection. Connection failures and timeouts become
  * DatabaseUnavailableError and the connection is discarded; other errors (constraints) leave it in
  * the pool. Deadlocks and serialization failures are retried (the statement was rolled back).
+ *
+ * With a `name` the statement is prepared once per connection and reused (no parse and, once
+ * Postgres settles on a generic plan, no planning per call): for the hot statements. A name must
+ * always go with the same text (pg refuses otherwise).
  */
 export async function runStatement<R extends pg.QueryResultRow>(
   store: Store,
   text: string,
   values: readonly unknown[],
   timeoutMs: number = DEFAULT_QUERY_TIMEOUT_MS,
+  name?: string,
 ): Promise<pg.QueryResult<R>> {
   for (let attempt = 1; ; attempt++) {
     const client = await connectClient(store);
     let broken: Error | undefined;
     try {
-      const config = { text, values: values as unknown[], ...(timeoutMs > 0 ? { query_timeout: timeoutMs } : {}) };
-      return await client.query<R>(config as pg.QueryConfig);
+      const config: pg.QueryConfig = { text, values: values as unknown[] };
+      if (name) config.name = name;
+      if (timeoutMs > 0) (config as { query_timeout?: number }).query_timeout = timeoutMs;
+      return await client.query<R>(config);
     } catch (err) {
       const down = asUnavailable(err, store, timeoutMs);
       if (down) {
@@ -245,6 +258,59 @@ WHERE followee_id = $1 AND follower_id > $2
 ORDER BY follower_id
 LIMIT $3`;
 
+/** $1 users, $2 threshold: each one's followees, ascending, and whether they have more followers than it. */
+export const FOLLOWEES_SQL = `
+SELECT f.follower_id::text AS reader, f.followee_id::text AS id, u.follower_count > $2 AS over
+FROM follows f JOIN users u ON u.id = f.followee_id
+WHERE f.follower_id = ANY ($1::int8[])
+ORDER BY f.follower_id, f.followee_id`;
+
+const GET_USER_SQL = `SELECT id::text AS id, handle, ${ms('created_at')} AS created_ms, ${ms('last_seen_at')} AS seen_ms,
+       follower_count::text AS follower_count, followee_count::text AS followee_count
+FROM users WHERE id = $1`;
+
+const TOUCH_USER_SQL = `WITH t AS (
+  UPDATE users SET last_seen_at = $2
+  WHERE id = $1 AND last_seen_at < $3
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM t) AS touched, EXISTS (SELECT 1 FROM users WHERE id = $1) AS known`;
+
+// Rows locked in id order (the follow statements' order too), so a batch cannot deadlock with them.
+const TOUCH_USERS_SQL = `WITH v AS (
+  SELECT * FROM unnest($1::int8[], $2::timestamptz[]) AS v(id, at)
+), locked AS (
+  SELECT u.id, v.at FROM users u JOIN v ON v.id = u.id
+  WHERE u.last_seen_at < v.at - $3::int8 * interval '1 millisecond'
+  ORDER BY u.id
+  FOR UPDATE OF u
+)
+UPDATE users u SET last_seen_at = locked.at FROM locked
+WHERE u.id = locked.id AND u.last_seen_at < locked.at`;
+
+const GET_POSTS_SQL = `SELECT id::text AS id, author_id::text AS author_id, CASE WHEN deleted_at IS NULL THEN body ELSE '' END AS body,
+       ${ms('created_at')} AS created_ms, deleted_at IS NOT NULL AS deleted
+FROM posts WHERE id = ANY ($1::int8[])`;
+
+/**
+ * Names of the statements run as named prepared statements (runStatement's `name`): those on the
+ * feed read path and the fan-out worker's per-event ones. Each name goes with one text only.
+ */
+export const PREPARED = {
+  followees: 'feedlab_followees',
+  getUser: 'feedlab_get_user',
+  touchUser: 'feedlab_touch_user',
+  touchUsers: 'feedlab_touch_users',
+  getPosts: 'feedlab_get_posts',
+  userPosts: 'feedlab_user_posts',
+  userPostsAfter: 'feedlab_user_posts_after',
+  rebuildTimeline: 'feedlab_rebuild_timeline',
+  followersPage: 'feedlab_followers_page',
+  activeFollowersPage: 'feedlab_active_followers_page',
+  followerCount: 'feedlab_follower_count',
+  userExists: 'feedlab_user_exists',
+} as const;
+
 // ---- the repository ----
 
 export class FeedRepository {
@@ -257,8 +323,8 @@ export class FeedRepository {
     this.timeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   }
 
-  private run<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<pg.QueryResult<R>> {
-    return runStatement<R>(this.store, text, values, this.timeoutMs);
+  private run<R extends pg.QueryResultRow>(text: string, values: readonly unknown[], name?: string): Promise<pg.QueryResult<R>> {
+    return runStatement<R>(this.store, text, values, this.timeoutMs, name);
   }
 
   // ---- posts ----
@@ -338,10 +404,9 @@ export class FeedRepository {
     const out = new Map<PostId, StoredPost>();
     if (ids.length === 0) return out;
     const r = await this.run<{ id: string; author_id: string; body: string; created_ms: string; deleted: boolean }>(
-      `SELECT id::text AS id, author_id::text AS author_id, CASE WHEN deleted_at IS NULL THEN body ELSE '' END AS body,
-              ${ms('created_at')} AS created_ms, deleted_at IS NOT NULL AS deleted
-       FROM posts WHERE id = ANY ($1::int8[])`,
+      GET_POSTS_SQL,
       [[...new Set(ids)]],
+      PREPARED.getPosts,
     );
     for (const row of r.rows) {
       out.set(row.id, { id: row.id, authorId: Number(row.author_id), body: row.body, createdAt: Number(row.created_ms), deleted: row.deleted });
@@ -370,7 +435,11 @@ export class FeedRepository {
       checkPosition(cursor);
       values.push(new Date(cursor.createdAt), cursor.id);
     }
-    const r = await this.run<{ id: string; author_id: string; body: string; created_ms: string }>(USER_POSTS_SQL(cursor !== null), values);
+    const r = await this.run<{ id: string; author_id: string; body: string; created_ms: string }>(
+      USER_POSTS_SQL(cursor !== null),
+      values,
+      cursor ? PREPARED.userPostsAfter : PREPARED.userPosts,
+    );
     if (r.rows.length === 0 && !(await this.userExists(authorId))) throw new NotFoundError(`user ${authorId} not found`);
     return r.rows.map((row) => ({ id: row.id, authorId: Number(row.author_id), body: row.body, createdAt: Number(row.created_ms), deleted: false }));
   }
@@ -387,7 +456,11 @@ export class FeedRepository {
     checkMs(sinceMs, 'since');
     checkLimit(cap, MAX_PAGE);
     if (typeof threshold !== 'number' || !(threshold >= 0)) throw new BadRequestError(`threshold ${String(threshold)} is not a follower count`);
-    const r = await this.run<{ id: string; created_ms: string }>(REBUILD_TIMELINE_SQL, [userId, new Date(sinceMs), cap, followerCountBound(threshold)]);
+    const r = await this.run<{ id: string; created_ms: string }>(
+      REBUILD_TIMELINE_SQL,
+      [userId, new Date(sinceMs), cap, followerCountBound(threshold)],
+      PREPARED.rebuildTimeline,
+    );
     return r.rows.map((row) => ({ id: row.id, createdAt: Number(row.created_ms) }));
   }
 
@@ -490,7 +563,8 @@ export class FeedRepository {
     checkLimit(limit, MAX_PAGE);
     const values: unknown[] = [authorId, afterFollowerId ?? -1, limit];
     if (activeSinceMs !== undefined) values.push(new Date(checkMs(activeSinceMs, 'active since')));
-    const r = await this.run<{ id: string }>(FOLLOWERS_PAGE_SQL(activeSinceMs !== undefined), values);
+    const active = activeSinceMs !== undefined;
+    const r = await this.run<{ id: string }>(FOLLOWERS_PAGE_SQL(active), values, active ? PREPARED.activeFollowersPage : PREPARED.followersPage);
     const ids = r.rows.map((row) => Number(row.id));
     return { ids, next: ids.length === limit ? ids[ids.length - 1] : null };
   }
@@ -498,7 +572,7 @@ export class FeedRepository {
   /** The author's follower count as kept in users. NotFoundError for an unknown user. */
   async followerCount(authorId: number): Promise<number> {
     checkUserId(authorId, 'author id');
-    const r = await this.run<{ n: string }>(`SELECT follower_count::text AS n FROM users WHERE id = $1`, [authorId]);
+    const r = await this.run<{ n: string }>(`SELECT follower_count::text AS n FROM users WHERE id = $1`, [authorId], PREPARED.followerCount);
     if (r.rows.length === 0) throw new NotFoundError(`user ${authorId} not found`);
     return Number(r.rows[0].n);
   }
@@ -508,6 +582,29 @@ export class FeedRepository {
     checkUserId(userId);
     const r = await this.run<{ id: string }>(`SELECT followee_id::text AS id FROM follows WHERE follower_id = $1 ORDER BY followee_id`, [userId]);
     return r.rows.map((row) => Number(row.id));
+  }
+
+  /** Everyone the user follows, ascending, and those of them with more than `threshold` followers
+   * (pulledFollowees), in one statement: what a read's followee set is loaded from. */
+  async followees(userId: number, threshold: number): Promise<Followees> {
+    return (await this.followeesOfMany([userId], threshold)).get(userId) as Followees;
+  }
+
+  /** followees() for many users in one statement (every user asked is in the map). */
+  async followeesOfMany(userIds: readonly number[], threshold: number): Promise<Map<number, Followees>> {
+    userIds.forEach((id) => checkUserId(id));
+    if (typeof threshold !== 'number' || !(threshold >= 0)) throw new BadRequestError(`threshold ${String(threshold)} is not a follower count`);
+    const out = new Map<number, Followees>();
+    for (const id of userIds) out.set(id, { all: [], over: [] });
+    if (userIds.length === 0) return out;
+    const r = await this.run<{ reader: string; id: string; over: boolean }>(FOLLOWEES_SQL, [[...out.keys()], followerCountBound(threshold)], PREPARED.followees);
+    for (const row of r.rows) {
+      const f = out.get(Number(row.reader)) as Followees;
+      const id = Number(row.id);
+      f.all.push(id);
+      if (row.over) f.over.push(id);
+    }
+    return out;
   }
 
   /** The followees with more than `threshold` followers (the celebrities whose recent-post lists a
@@ -525,14 +622,28 @@ export class FeedRepository {
 
   // ---- users ----
 
+  /** touchUser for many users in one statement (one commit): each last_seen_at moves forward to its
+   * `at` when more than granularityMs older. Unknown ids are skipped. Resolves the rows written. */
+  async touchUsers(touches: ReadonlyMap<number, number>, granularityMs = 0): Promise<number> {
+    checkMs(granularityMs, 'granularity');
+    if (touches.size === 0) return 0;
+    const ids: number[] = [];
+    const ats: Date[] = [];
+    for (const [id, at] of touches) {
+      ids.push(checkUserId(id));
+      ats.push(new Date(checkMs(at, 'seen at')));
+    }
+    const r = await this.run(TOUCH_USERS_SQL, [ids, ats, granularityMs], PREPARED.touchUsers);
+    return r.rowCount ?? 0;
+  }
+
   /** The user, or null when there is none. */
   async getUser(userId: number): Promise<UserRecord | null> {
     checkUserId(userId);
     const r = await this.run<{ id: string; handle: string; created_ms: string; seen_ms: string; follower_count: string; followee_count: string }>(
-      `SELECT id::text AS id, handle, ${ms('created_at')} AS created_ms, ${ms('last_seen_at')} AS seen_ms,
-              follower_count::text AS follower_count, followee_count::text AS followee_count
-       FROM users WHERE id = $1`,
+      GET_USER_SQL,
       [userId],
+      PREPARED.getUser,
     );
     const row = r.rows[0];
     if (!row) return null;
@@ -549,7 +660,7 @@ export class FeedRepository {
   /** Whether the user exists. */
   async userExists(userId: number): Promise<boolean> {
     checkUserId(userId);
-    const r = await this.run(`SELECT 1 FROM users WHERE id = $1`, [userId]);
+    const r = await this.run(`SELECT 1 FROM users WHERE id = $1`, [userId], PREPARED.userExists);
     return r.rowCount === 1;
   }
 
@@ -562,15 +673,7 @@ export class FeedRepository {
     checkUserId(userId);
     checkMs(at, 'seen at');
     checkMs(granularityMs, 'granularity');
-    const r = await this.run<{ known: boolean; touched: boolean }>(
-      `WITH t AS (
-         UPDATE users SET last_seen_at = $2
-         WHERE id = $1 AND last_seen_at < $3
-         RETURNING 1
-       )
-       SELECT EXISTS (SELECT 1 FROM t) AS touched, EXISTS (SELECT 1 FROM users WHERE id = $1) AS known`,
-      [userId, new Date(at), new Date(at - granularityMs)],
-    );
+    const r = await this.run<{ known: boolean; touched: boolean }>(TOUCH_USER_SQL, [userId, new Date(at), new Date(at - granularityMs)], PREPARED.touchUser);
     const row = r.rows[0];
     if (!row.known) throw new NotFoundError(`user ${userId} not found`);
     return row.touched;

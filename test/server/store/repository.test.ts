@@ -19,6 +19,7 @@ import {
   ForbiddenError,
   NotFoundError,
   POST_ID_ATTEMPTS,
+  PREPARED,
   REBUILD_TIMELINE_SQL,
   USER_POSTS_SQL,
   type PostIdSource,
@@ -355,6 +356,39 @@ describe.skipIf(SKIP)('following', () => {
     expect(await repo.pulledFollowees(reader, 1)).toEqual([mid, big]);
     expect(await repo.pulledFollowees(reader, 4)).toEqual([]);
     expect(await repo.followeesOf(fan3)).toEqual([big]);
+    // The read path's one statement: both lists at once.
+    expect(await repo.followees(reader, 3)).toEqual({ all: [small, mid, big], over: [big] });
+    expect(await repo.followees(reader, 1)).toEqual({ all: [small, mid, big], over: [mid, big] });
+    expect(await repo.followees(reader, 4)).toEqual({ all: [small, mid, big], over: [] });
+    expect(await repo.followees(888_888_888, 1)).toEqual({ all: [], over: [] });
+  });
+
+  it('runs the hot statements as named prepared statements, prepared once per connection', async () => {
+    const one = newStore(schema, { max: 1 });
+    const r1 = new FeedRepository(one);
+    const [reader, author] = await addUsers(2);
+    await r1.follow(reader, author);
+    for (let i = 0; i < 3; i++) {
+      expect(await r1.followees(reader, 0)).toEqual({ all: [author], over: [author] });
+      await r1.getUser(reader);
+      await r1.touchUsers(new Map([[reader, NOW]]));
+    }
+    const r = await one.pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements ORDER BY name`);
+    const names = r.rows.map((row) => row.name);
+    expect(names).toEqual(expect.arrayContaining([PREPARED.followees, PREPARED.getUser, PREPARED.touchUsers]));
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('touchUsers moves many last-seen times forward in one statement, like touchUser', async () => {
+    const ids = await addUsers(3, NOW - DAY);
+    const seen = async () => Promise.all(ids.map(async (id) => (await repo.getUser(id))!.lastSeenAt));
+    expect(await repo.touchUsers(new Map([[ids[0], NOW], [ids[1], NOW - 2 * DAY], [888_888_888, NOW]]))).toBe(1);
+    expect(await seen()).toEqual([NOW, NOW - DAY, NOW - DAY]);
+    // Within the granularity: not rewritten.
+    expect(await repo.touchUsers(new Map([[ids[0], NOW + 1000], [ids[2], NOW]]), 60_000)).toBe(1);
+    expect(await seen()).toEqual([NOW, NOW - DAY, NOW]);
+    expect(await repo.touchUsers(new Map())).toBe(0);
+    await expect(repo.touchUsers(new Map([[-1, NOW]]))).rejects.toThrow(BadRequestError);
   });
 });
 
