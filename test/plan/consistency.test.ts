@@ -3,52 +3,28 @@
 // the planned shards; the reasons, the binding constraint and the what-ifs are computed at one design
 // point on the table's p50 fleet; the what-ifs compare all of Redis memory; the lag model's rates
 // are on one footing; and the words count right.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { changeText } from '../../sim/plan/binding.js';
 import { lagEstimate, lagModel } from '../../sim/plan/fanout.js';
-import { likelyPoint, planSettings, type PlanOptions } from '../../sim/plan/inputs.js';
+import { likelyPoint, planSettings } from '../../sim/plan/inputs.js';
 import type { Load } from '../../sim/plan/load.js';
 import { loadAt } from '../../sim/plan/load.js';
 import { buildPlan, type PlanDocument } from '../../sim/plan/plan.js';
 import { evaluatePoint, reasonFor, RESOURCE_IDS, type PlanContext } from '../../sim/plan/resources.js';
 import { measureWorkload, peakFactors } from '../../sim/plan/workload.js';
 import { basePolicy, prepare, scenarioGraph } from '../../sim/run-scenario.js';
-import { loadScenario, parseScenario } from '../../sim/scenario/load.js';
+import { parseScenario } from '../../sim/scenario/load.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
+import { fixtures, load, OPTIONS, plan, resource } from './helpers.js';
 
-const fixtures = join(import.meta.dirname, '../fixtures/scenarios');
-const load = (name: string) => loadScenario(join(fixtures, name), { onIntervalNote: null });
-const OPTIONS: PlanOptions = { growth: 1, headroom: 0.3, samples: 100 };
-
-function plan(sc: Scenario, options: Partial<PlanOptions> = {}): PlanDocument {
-  return buildPlan({ scenario: sc, graph: scenarioGraph(sc), options: { ...OPTIONS, ...options } });
-}
-const resource = (doc: PlanDocument, id: string) => doc.resources.find((r) => r.id === id)!;
 const workloadRow = (doc: PlanDocument, id: string) => doc.workload.find((r) => r.id === id)!;
 
 /** plan-push.yaml with its text changed: a celebrity burst pushed to 600k followers, no intervals. */
 function pushWith(edit: (yaml: string) => string, name = 'variant.yaml'): Scenario {
-  const text = `name: plan-push
-seed: 11
-duration: 20m
-population: 2000000
-graph:
-  generate: { users: 20000, avgFollows: 40, alpha: 2.1, celebrities: [{ count: 2, followers: 0.3, name: star }] }
-activity:
-  postsPerUserPerDay: { dist: lognormal, mean: 3, sigma: 1 }
-  sessionsPerUserPerDay: 5
-  dormantShare: 0.5
-  diurnal: none
-events:
-  - at: 5m
-    celebrityBurst: { accounts: 2, window: 30s }
-infrastructure: { fanoutWorkers: 8, writesPerSecondPerWorker: 5000, redisShards: 8 }
-policy: { kind: push }
-slo: { fanoutLagP99: 5s, readP99: 100ms, redisMemory: 1TB }
-`;
-  return parseScenario(edit(text), name);
+  return parseScenario(edit(readFileSync(join(fixtures, 'plan-push.yaml'), 'utf8')), name);
 }
 
 describe('the simulation check runs the planned fleet', () => {

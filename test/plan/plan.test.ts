@@ -1,26 +1,16 @@
 // The plan's domain code: determinism, the closed forms against core/redis-memory and hand
 // computations, growth scaling, and the simulation check of the fan-out fleet.
-import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { timelineInstanceBytes } from '../../core/redis-memory.js';
-import { likelyPoint, planSettings, type PlanOptions } from '../../sim/plan/inputs.js';
-import { buildPlan, type PlanDocument } from '../../sim/plan/plan.js';
+import { likelyPoint, planSettings } from '../../sim/plan/inputs.js';
 import { evaluatePoint, type PlanContext } from '../../sim/plan/resources.js';
 import { measureWorkload } from '../../sim/plan/workload.js';
 import { basePolicy, prepare, runPolicy, scenarioGraph } from '../../sim/run-scenario.js';
 import { stringifyResult } from '../../sim/result.js';
-import { loadScenario, parseScenario } from '../../sim/scenario/load.js';
+import { parseScenario } from '../../sim/scenario/load.js';
 import type { Scenario } from '../../sim/scenario/types.js';
+import { load, plan, resource } from './helpers.js';
 
-const fixtures = join(import.meta.dirname, '../fixtures/scenarios');
-const load = (name: string) => loadScenario(join(fixtures, name), { onIntervalNote: null });
-const OPTIONS: PlanOptions = { growth: 1, headroom: 0.3, samples: 100 };
-
-function plan(sc: Scenario, options: Partial<PlanOptions> = {}): PlanDocument {
-  return buildPlan({ scenario: sc, graph: scenarioGraph(sc), options: { ...OPTIONS, ...options } });
-}
-
-const resource = (doc: PlanDocument, id: string) => doc.resources.find((r) => r.id === id)!;
 
 function context(sc: Scenario, growth = 1): PlanContext {
   return { scenario: sc, policy: basePolicy(sc), settings: planSettings(sc), growth, headroom: 0.3 };
