@@ -17,9 +17,18 @@ const HELP = `${USAGE}
   --out DIR     where to write report.json, report.md and report.html (default: RESULT.json's directory)
 `;
 
-/** The keys each document must have for its reports to be drawn. */
+/** The keys (dotted paths) each document must have for its reports to be drawn. */
 const REQUIRED: Record<string, string[]> = {
-  'feedlab.result/1': ['scenario', 'policy', 'summary', 'events', 'series'],
+  'feedlab.result/1': [
+    'scenario.name',
+    'scenario.population',
+    'policy',
+    'events',
+    ...['posts', 'fanout.lagSeconds', 'fanout.followerLagSeconds', 'fanout.writesPerSecond', 'fanout.backlog'].map((k) => `summary.${k}`),
+    ...['redis.memoryBytes', 'redis.naiveMemoryBytes', 'redis.perShard', 'reads.latencyMs', 'reads.redisOpsPerRead', 'slo.checks'].map((k) => `summary.${k}`),
+    ...['intervalSeconds', 'startSeconds', 'postsPerSecond', 'writesPerSecond', 'readsPerSecond', 'coldReadsPerSecond'].map((k) => `series.${k}`),
+    ...['backlogWrites', 'lagP99Seconds', 'readP99Ms', 'memoryBytes', 'naiveMemoryBytes', 'maxShardBytes'].map((k) => `series.${k}`),
+  ],
   'feedlab.sweep/1': ['scenario', 'rows', 'runs'],
   'feedlab.plan/1': ['scenario', 'settings', 'slo', 'columns', 'inputs', 'workload', 'resources', 'check', 'binding', 'whatIfs', 'problems', 'method'],
 };
@@ -50,9 +59,22 @@ function readDocument(path: string): ReportDocument {
   return doc as ReportDocument;
 }
 
+/** The value at a dotted path, or undefined where any step is missing or not an object. */
+function at(doc: unknown, path: string): unknown {
+  let v: unknown = doc;
+  for (const step of path.split('.')) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[step];
+  }
+  return v;
+}
+
 function checkKeys(doc: Record<string, unknown>, schema: string, path: string, prefix: string): void {
-  const missing = (REQUIRED[schema] ?? []).filter((k) => doc === null || typeof doc !== 'object' || doc[k] === undefined || doc[k] === null);
-  if (missing.length > 0) throw new InputError(`an incomplete ${schema} document: ${missing.map((k) => `"${prefix}${k}"`).join(', ')} missing`, path);
+  const missing = (REQUIRED[schema] ?? []).filter((k) => at(doc, k) === undefined || at(doc, k) === null);
+  if (missing.length > 0) {
+    const named = missing.slice(0, 4).map((k) => `"${prefix}${k}"`).join(', ');
+    throw new InputError(`an incomplete ${schema} document: ${named}${missing.length > 4 ? ` and ${missing.length - 4} more` : ''} missing`, path);
+  }
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -2,14 +2,15 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { feedlab, scratchDir } from '../cli/cli-helpers.js';
+import { feedlab, oneLine, scratchDir } from '../cli/cli-helpers.js';
 import { FIXTURE, PLAN_FIXTURE } from './docs.js';
 
-function oneLine(stderr: string): string {
-  const lines = stderr.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(stderr).not.toMatch(/\n\s+at /);
-  return lines[0];
+/** A saved document's text with something taken out of it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function stripped(file: string, edit: (doc: any) => void): string {
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  edit(doc);
+  return JSON.stringify(doc);
 }
 
 describe('feedlab report', () => {
@@ -92,8 +93,10 @@ describe('feedlab report', () => {
       ['broken.json', '{"schema": "feedlab.result/1", ', /broken\.json: not valid JSON/],
       ['other.json', '{"schema": "feedlab.graph-stats/1"}', /other\.json: schema "feedlab\.graph-stats\/1" has no report \(valid: feedlab\.result\/1, feedlab\.sweep\/1, feedlab\.plan\/1\)/],
       ['none.json', '[1, 2]', /none\.json: not a feedlab result document: no "schema"/],
-      ['short.json', '{"schema": "feedlab.result/1", "policy": "push"}', /short\.json: an incomplete feedlab\.result\/1 document: "scenario", "summary", "events", "series" missing/],
-      ['plan.json', '{"schema": "feedlab.plan/1", "scenario": {}}', /plan\.json: an incomplete feedlab\.plan\/1 document: "settings", "slo", "columns", .*"method" missing/],
+      ['short.json', '{"schema": "feedlab.result/1", "policy": "push"}', /short\.json: an incomplete feedlab\.result\/1 document: "scenario\.name", "scenario\.population", "events", "summary\.posts" and 22 more missing$/],
+      ['plan.json', '{"schema": "feedlab.plan/1", "scenario": {}}', /plan\.json: an incomplete feedlab\.plan\/1 document: "settings", "slo", "columns", "inputs" and 7 more missing$/],
+      // a real run's document with one nested figure removed
+      ['nested.json', stripped(join(runDir, 'report.json'), (d) => delete d.summary.fanout.lagSeconds), /nested\.json: an incomplete feedlab\.result\/1 document: "summary\.fanout\.lagSeconds" missing$/],
     ];
     for (const [name, text, message] of cases) {
       writeFileSync(join(bad, name), text);
