@@ -24,7 +24,7 @@
 // publish and the worker its batch, close the connections.
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { formatPolicy, parsePolicy, PolicySpecError, POLICY_FORMS, type FanoutPolicy } from '../core/fanout-policy.js';
+import { formatPolicy, parsePolicy, PolicySpecError, type FanoutPolicy } from '../core/fanout-policy.js';
 import { PostIdGenerator, MAX_WORKER_ID } from '../core/post-id.js';
 import { redactUrl } from '../core/service-url.js';
 import {

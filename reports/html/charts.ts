@@ -13,7 +13,6 @@ export function drawCharts(): void {
   const CHAR = 6.4; // average width of a 12px character, for laying out labels
   const LABEL_CHARS = 30;
   const GRID = '#e3e3e3';
-  const INK = '#333';
 
   const esc = (s: string): string => s.replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'));
   const num = (v: number, decimals: number): string => {

@@ -309,7 +309,7 @@ export class FanoutWorker {
   }
 
   private async created(e: PostCreated): Promise<EventOutcome> {
-    const { timelines, authorPosts, repo } = this.o;
+    const { authorPosts, repo } = this.o;
     const policy = this.policyNow;
     const threshold = this.effectiveThreshold(policy);
     const post: FeedPosition = { id: e.postId, createdAt: e.createdAt };
