@@ -1,7 +1,8 @@
 // Are the Redis and Postgres the server tests use reachable? When not, a test file skips with one
 // loud line, except under CI=true, where it runs and fails.
-import { closeRedis, connectRedis, redisUrlFromEnv } from '../../server/cache/redis.js';
-import { probeDatabase } from '../../server/store/pool.js';
+import { closeRedis, connectRedis, dropKeyspace, redisUrlFromEnv, type Keyspace } from '../../server/cache/redis.js';
+import type { RedisLike } from '../../server/cache/redis-like.js';
+import { probeDatabase, type Store } from '../../server/store/pool.js';
 
 export const CI = process.env.CI === 'true';
 
@@ -21,4 +22,18 @@ export async function skipWithoutServices(what: string): Promise<boolean> {
   const skip = down.length > 0 && !CI;
   if (skip) console.warn(`\n!!! SKIPPED ${what}: ${down.join('; ')} (under CI=true this fails) !!!\n`);
   return skip;
+}
+
+/** What a test file left in Redis under its keyspaces, removed, and the connection closed (if it was opened). */
+export async function dropRedisState(redis: RedisLike | undefined, ...keyspaces: Keyspace[]): Promise<void> {
+  if (!redis) return;
+  for (const keys of keyspaces) await dropKeyspace(redis, keys);
+  await closeRedis(redis);
+}
+
+/** A test file's Postgres schema dropped and its pool ended (if it was made). */
+export async function dropPostgresState(store: Store | undefined, schema: string): Promise<void> {
+  if (!store) return;
+  await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await store.pool.end();
 }

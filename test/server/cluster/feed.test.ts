@@ -19,7 +19,7 @@ import { connectRedisCluster, parseClusterNodes } from '../../../server/cache/cl
 import { pipelinePerNode } from '../../../server/cache/node-pipelines.js';
 import { PostBodyCache } from '../../../server/cache/post-bodies.js';
 import { EMPTY_SENTINEL } from '../../../server/cache/post-list.js';
-import { CacheConfigError, closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { CacheConfigError, connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { unlinkBySlot } from '../../../server/cache/slots.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { EventLogInputError } from '../../../server/events/errors.js';
@@ -35,7 +35,7 @@ import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { FanoutWorker } from '../../../server/worker/fanout.js';
 import { CliChild, ensureBuilt, runCli } from '../e2e/helpers.js';
-import { skipWithoutServices } from '../services.js';
+import { dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 import { clusterUnavailable, startLocalCluster, type LocalCluster } from './local-cluster.js';
 
 const unavailable = clusterUnavailable();
@@ -164,18 +164,9 @@ describe.skipIf(SKIP)('the reference server on a 3-master Redis Cluster', () => 
   afterAll(async () => {
     try {
       await app?.close();
-      if (cluster) {
-        await dropKeyspace(cluster, keys);
-        await closeRedis(cluster);
-      }
-      if (standalone) {
-        await dropKeyspace(standalone, keys);
-        await closeRedis(standalone);
-      }
-      if (store) {
-        await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await store.pool.end();
-      }
+      await dropRedisState(cluster, keys);
+      await dropRedisState(standalone, keys);
+      await dropPostgresState(store, schema);
     } finally {
       await lc?.stop();
     }

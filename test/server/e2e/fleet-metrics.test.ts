@@ -10,12 +10,13 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../../server/auth/token.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { FleetMetrics, addHdrToBuckets } from '../../../server/http/fleet-metrics.js';
 import { MetricsRegistry } from '../../../server/http/metrics.js';
 import { loadServeConfig, startServer } from '../../../server/serve.js';
 import { createStore, probeDatabase, type Store } from '../../../server/store/pool.js';
 import { MemoryMetrics } from '../../../server/worker/metrics.js';
+import { dropPostgresState, dropRedisState } from '../services.js';
 import { METRICS_KEY } from '../../../server/worker/process.js';
 import { CI, redisDown, sample, waitFor } from './helpers.js';
 
@@ -41,15 +42,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (redis) {
-    await dropKeyspace(redis, keys);
-    await dropKeyspace(redis, serverKeys);
-    await closeRedis(redis);
-  }
-  if (store) {
-    await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await store.pool.end();
-  }
+  await dropRedisState(redis, keys, serverKeys);
+  await dropPostgresState(store, schema);
 });
 
 function worker(lagPushMs: number[], extra: (m: MemoryMetrics) => void = () => {}): MemoryMetrics {

@@ -26,7 +26,7 @@ import type { PostView } from '../../../server/http/service.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
-import { CI, skipWithoutServices } from '../services.js';
+import { CI, dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 
 const SKIP = await skipWithoutServices('test/server/feed/feed.test.ts');
@@ -82,14 +82,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  if (redis) {
-    await dropKeyspace(redis, keys);
-    await closeRedis(redis);
-  }
-  if (store) {
-    await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await store.pool.end();
-  }
+  await dropRedisState(redis, keys);
+  await dropPostgresState(store, schema);
 });
 
 // ---- helpers ----

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signToken } from '../../../server/auth/token.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import {
   deriveCursorSecret,
@@ -22,7 +22,7 @@ import {
   type ServeConfig,
 } from '../../../server/serve.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
-import { CI, skipWithoutServices } from '../services.js';
+import { CI, dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 const SECRET = 'serve-test-token-secret-0123456789abcdef-0123';
 const ENV = { FEED_TOKEN_SECRET: SECRET };
@@ -121,14 +121,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (redis) {
-    await dropKeyspace(redis, keys);
-    await closeRedis(redis);
-  }
-  if (store) {
-    await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await store.pool.end();
-  }
+  await dropRedisState(redis, keys);
+  await dropPostgresState(store, schema);
 });
 
 function testConfig(extra: Record<string, string> = {}, flags: Record<string, string | boolean> = {}): ServeConfig {

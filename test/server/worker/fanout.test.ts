@@ -15,7 +15,7 @@ import { PostIdGenerator } from '../../../core/post-id.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { PostBodyCache } from '../../../server/cache/post-bodies.js';
 import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import type { PostEvent } from '../../../server/events/event-log.js';
 import type { CachedBody } from '../../../server/feed/hydration.js';
@@ -24,7 +24,7 @@ import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { FanoutWorker, pulledAuthors, type FanoutWorkerOptions } from '../../../server/worker/fanout.js';
 import { MemoryMetrics } from '../../../server/worker/metrics.js';
-import { CI, skipWithoutServices } from '../services.js';
+import { CI, dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 
 const SKIP = await skipWithoutServices('test/server/worker/fanout.test.ts');
@@ -126,14 +126,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (redis) {
-    await dropKeyspace(redis, keys);
-    await closeRedis(redis);
-  }
-  if (store) {
-    await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await store.pool.end();
-  }
+  await dropRedisState(redis, keys);
+  await dropPostgresState(store, schema);
 });
 
 describe.skipIf(SKIP)('fan-out worker', () => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostIdGenerator } from '../../../core/post-id.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
+import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { openRedisStreamsLog, type RedisStreamsLog } from '../../../server/events/redis-streams.js';
 import { migrate } from '../../../server/store/migrate.js';
@@ -23,7 +23,7 @@ import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { loadWorkerConfig } from '../../../server/worker/config.js';
 import { pruneIdleConsumers, readFleetMetrics, runWorker, setRuntimePolicy, type WorkerRunSummary } from '../../../server/worker/process.js';
-import { CI, skipWithoutServices } from '../services.js';
+import { CI, dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 
 const SKIP = await skipWithoutServices('test/server/worker/process.test.ts');
@@ -160,14 +160,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   if (eventLog) await eventLog.close();
-  if (redis) {
-    await dropKeyspace(redis, keys);
-    await closeRedis(redis);
-  }
-  if (store) {
-    await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await store.pool.end();
-  }
+  await dropRedisState(redis, keys);
+  await dropPostgresState(store, schema);
 });
 
 describe.skipIf(SKIP)('worker process', () => {
