@@ -1,12 +1,10 @@
 // feedlab serve: run the reference server's HTTP API (with the outbox relay, and optionally the
 // fan-out worker) in this process.
 import { TokenConfigError } from '../../server/auth/token.js';
-import { CacheConfigError, InfrastructureError as CacheUnavailableError } from '../../server/cache/redis.js';
-import { EventLogInputError, EventLogUnavailableError } from '../../server/events/errors.js';
 import { describeServeConfig, loadServeConfig, ServeConfigError, startServer, type ServeFlags } from '../../server/serve.js';
-import { DatabaseUnavailableError, SchemaMismatchError, StoreInputError } from '../../server/store/errors.js';
 import { parseCommandArgs } from '../args.js';
-import { EXIT_OK, InfrastructureError, InputError } from '../errors.js';
+import { EXIT_OK, InputError } from '../errors.js';
+import { SERVICE_OPTIONS, serviceCliError } from '../service-command.js';
 
 export const summary = 'run the reference server: HTTP API, outbox relay, optionally the fan-out worker (--with-worker)';
 
@@ -50,48 +48,22 @@ FEED_FOLLOWEE_TTL_MS (10000), KAFKA_BROKERS.
 `;
 
 const OPTIONS = {
+  ...SERVICE_OPTIONS,
   port: { type: 'string' },
   host: { type: 'string' },
   'with-worker': { type: 'boolean' },
   concurrency: { type: 'string' },
   'batch-size': { type: 'string' },
-  threshold: { type: 'string' },
-  policy: { type: 'string' },
-  'timeline-cap': { type: 'string' },
-  'lease-days': { type: 'string' },
-  'dormant-days': { type: 'string' },
-  bus: { type: 'string' },
   'node-id': { type: 'string' },
-  'redis-url': { type: 'string' },
-  'redis-cluster': { type: 'string' },
-  'database-url': { type: 'string' },
-  schema: { type: 'string' },
-  'key-prefix': { type: 'string' },
-  'stream-prefix': { type: 'string' },
-  quiet: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** The server's errors as the CLI's: bad configuration exits 2, an unusable service 3. */
+/** The server's errors as the CLI's; a port that cannot be listened on is bad input. */
 function asCliError(err: unknown): unknown {
-  if (
-    err instanceof ServeConfigError ||
-    err instanceof TokenConfigError ||
-    err instanceof CacheConfigError ||
-    err instanceof EventLogInputError ||
-    err instanceof StoreInputError ||
-    (err instanceof Error && err.name === 'WorkerConfigError')
-  ) {
-    return new InputError(`serve: ${err.message}`);
-  }
-  if (err instanceof CacheUnavailableError || err instanceof DatabaseUnavailableError || err instanceof EventLogUnavailableError || err instanceof SchemaMismatchError) {
-    return new InfrastructureError(`serve: ${err.message}`);
-  }
   const code = (err as { code?: string }).code;
   if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
     return new InputError(`serve: cannot listen there (${code}: ${(err as Error).message}); choose another --port or --host`);
   }
-  return err;
+  return serviceCliError('serve', err, (e) => e instanceof ServeConfigError || e instanceof TokenConfigError || (e instanceof Error && e.name === 'WorkerConfigError'));
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -1,12 +1,10 @@
 // feedlab worker: run fan-out workers (consumers of the post-event log) and optionally the outbox relay.
-import { CacheConfigError, InfrastructureError as CacheUnavailableError } from '../../server/cache/redis.js';
-import { EventLogInputError, EventLogUnavailableError } from '../../server/events/errors.js';
-import { DatabaseUnavailableError, SchemaMismatchError, StoreInputError } from '../../server/store/errors.js';
 import { describeWithCluster, readCacheCluster, SettingsReader } from '../../server/settings.js';
 import { describeWorkerConfig, loadWorkerConfig, WorkerConfigError, type WorkerFlags } from '../../server/worker/config.js';
 import { runWorker } from '../../server/worker/process.js';
 import { parseCommandArgs } from '../args.js';
-import { EXIT_OK, InfrastructureError, InputError } from '../errors.js';
+import { EXIT_OK, InputError } from '../errors.js';
+import { SERVICE_OPTIONS, serviceCliError } from '../service-command.js';
 
 export const summary = 'run fan-out workers: post events -> follower timelines / celebrity lists (--concurrency N, --relay)';
 
@@ -52,46 +50,19 @@ FEED_POLICY_POLL_MS, FEED_STATUS_MS.
 `;
 
 const OPTIONS = {
+  ...SERVICE_OPTIONS,
   concurrency: { type: 'string' },
   relay: { type: 'boolean' },
   migrate: { type: 'boolean' },
-  policy: { type: 'string' },
-  threshold: { type: 'string' },
   'batch-size': { type: 'string' },
   'page-size': { type: 'string' },
   pipelines: { type: 'string' },
-  'timeline-cap': { type: 'string' },
-  'lease-days': { type: 'string' },
-  'dormant-days': { type: 'string' },
-  bus: { type: 'string' },
   group: { type: 'string' },
   consumer: { type: 'string' },
-  'redis-url': { type: 'string' },
-  'redis-cluster': { type: 'string' },
-  'database-url': { type: 'string' },
-  schema: { type: 'string' },
-  'key-prefix': { type: 'string' },
-  'stream-prefix': { type: 'string' },
   json: { type: 'boolean' },
-  quiet: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** The server's errors as the CLI's: bad configuration exits 2, an unusable service 3. */
-function asCliError(err: unknown): unknown {
-  if (err instanceof WorkerConfigError || err instanceof CacheConfigError || err instanceof EventLogInputError || err instanceof StoreInputError) {
-    return new InputError(`worker: ${err.message}`);
-  }
-  if (
-    err instanceof CacheUnavailableError ||
-    err instanceof DatabaseUnavailableError ||
-    err instanceof EventLogUnavailableError ||
-    err instanceof SchemaMismatchError
-  ) {
-    return new InfrastructureError(`worker: ${err.message}`);
-  }
-  return err;
-}
+const asCliError = (err: unknown): unknown => serviceCliError('worker', err, (e) => e instanceof WorkerConfigError);
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('worker', argv, OPTIONS, USAGE);
