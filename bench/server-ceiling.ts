@@ -5,8 +5,8 @@
 // assemble, server/cache/post-list.ts readSlices, server/cache/post-bodies.ts getMany), issued
 // directly with ioredis: one pipeline of PEXPIRE (the lease renewal, which also tells presence) +
 // ZREVRANGEBYSCORE key +inf 0 WITHSCORES LIMIT 0 (limit + FETCH_SLACK) for the reader's timeline,
-// their own recent list and every celebrity list they merge; then one MGET of the bodies of the
-// page's newest `limit` entries. `inFlight` reads at a time per connection, so the commands of many
+// their own recent list and every celebrity list they merge, and GET of the reader's follows token;
+// then one MGET of the bodies of the page's newest `limit` entries. `inFlight` reads at a time per connection, so the commands of many
 // reads are pipelined on the wire.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Redis } from 'ioredis';
@@ -15,6 +15,8 @@ export interface CeilingJob {
   redisUrl: string;
   /** Per reader: the keys of the lists a read slices, the timeline first. */
   lists: string[][];
+  /** Per reader: the key of their follows token (read in the same pipeline). */
+  tokens: string[];
   /** Prefix of the body keys (`${prefix}post:ID`). */
   bodyPrefix: string;
   page: number;
@@ -32,15 +34,18 @@ export interface CeilingReport {
 }
 
 /** One read's commands; resolves with the number of bodies fetched. */
-export async function ceilingRead(redis: Redis, job: Pick<CeilingJob, 'bodyPrefix' | 'page' | 'fetch' | 'leaseMs'>, keys: readonly string[]): Promise<number> {
+export async function ceilingRead(redis: Redis, job: Pick<CeilingJob, 'bodyPrefix' | 'page' | 'fetch' | 'leaseMs'>, keys: readonly string[], token: string): Promise<number> {
   const p = redis.pipeline();
   for (const key of keys) {
     p.pexpire(key, job.leaseMs);
     p.zrevrangebyscore(key, '+inf', 0, 'WITHSCORES', 'LIMIT', 0, job.fetch);
   }
+  p.get(token);
   const replies = (await p.exec()) ?? [];
+  const [tokenErr] = replies[2 * keys.length] ?? [new Error('no reply to GET')];
+  if (tokenErr) throw tokenErr;
   const entries: { id: string; score: number }[] = [];
-  for (let i = 0; i < replies.length; i += 2) {
+  for (let i = 0; i < 2 * keys.length; i += 2) {
     const [perr, present] = replies[i];
     const [err, raw] = replies[i + 1];
     if (perr || err) throw perr ?? err;
@@ -70,7 +75,8 @@ export async function runCeiling(job: CeilingJob): Promise<CeilingReport> {
     let stop = false;
     const lane = async () => {
       while (!stop) {
-        const n = await ceilingRead(redis, job, job.lists[Math.floor(Math.random() * job.lists.length)]);
+        const u = Math.floor(Math.random() * job.lists.length);
+        const n = await ceilingRead(redis, job, job.lists[u], job.tokens[u]);
         if (counting) {
           reads++;
           bodies += n;

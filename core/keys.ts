@@ -11,6 +11,17 @@ export function authorPostsKey(authorId: number | string): string {
   return `feed:{u:${authorId}}:recent`;
 }
 
+/** A token the API changes whenever the user follows or unfollows someone: API instances holding
+ * the user's followee set reload it when the token moved (server/feed/followees.ts). */
+export function followsTokenKey(userId: number | string): string {
+  return `feed:{u:${userId}}:follows`;
+}
+
+/** The registry of authors the fan-out worker pulled within a lease, and its version (one hash
+ * tag, so one slot: the scripts of server/cache/pulled-authors.ts touch both). */
+export const PULLED_AUTHORS_KEY = 'feed:{pulled}:authors';
+export const PULLED_VERSION_KEY = 'feed:{pulled}:version';
+
 export function postBodyKey(postId: string): string {
   return `post:${postId}`;
 }

@@ -14,7 +14,7 @@
 //   FEED_TIMELINE_CAP (800), FEED_LIST_LENGTH (100), FEED_LEASE_DAYS (7), FEED_DORMANT_DAYS (14)
 //   FEED_NODE_ID         this instance's worker id in post ids, 0..1023 (0); distinct per instance
 //   FEED_KEY_PREFIX ('') FEED_STREAM_PREFIX (feedlab:events) FEED_PARTITIONS (16)
-//   FEED_PG_SCHEMA (public) FEED_PG_POOL (20) FEED_FOLLOWEE_TTL_MS (10000)
+//   FEED_PG_SCHEMA (public) FEED_PG_POOL (20) FEED_FOLLOWEE_TTL_MS (300000)
 //   FEED_PORT (8080) FEED_HOST (127.0.0.1)
 //
 // Start-up: migrations (idempotent, under an advisory lock), the Redis or Redis Cluster connection
@@ -48,6 +48,7 @@ import { DEFAULT_KAFKA_BROKERS, openKafkaLog } from './events/kafka.js';
 import { DEFAULT_STREAM_PREFIX, openRedisStreamsLog } from './events/redis-streams.js';
 import { OutboxRelay } from './events/relay.js';
 import { createFeedService, type RedisFeedService } from './feed/service.js';
+import { DEFAULT_FOLLOWEE_TTL_MS } from './feed/followees.js';
 import { buildApp } from './http/app.js';
 import { FleetMetrics } from './http/fleet-metrics.js';
 import { MetricsRegistry } from './http/metrics.js';
@@ -252,7 +253,7 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
     nodeId: read.integer(get('node-id', 'FEED_NODE_ID'), 0, 0, MAX_WORKER_ID),
     group: read.name(get(null, 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
-    followeeTtlMs: read.integer(get(null, 'FEED_FOLLOWEE_TTL_MS'), 10_000, 0, 3_600_000),
+    followeeTtlMs: read.integer(get(null, 'FEED_FOLLOWEE_TTL_MS'), DEFAULT_FOLLOWEE_TTL_MS, 0, 86_400_000),
     tokenSecret,
     cursorSecret: cursorEnv !== '' ? cursorEnv : deriveCursorSecret(tokenSecret),
     cursorSecretFrom: cursorEnv !== '' ? 'FEED_CURSOR_SECRET' : 'derived',

@@ -44,7 +44,7 @@ Secrets come from the environment only (a flag would show in the process list):
   FEED_TOKEN_SECRET   the HS256 secret of the bearer tokens, at least 32 bytes (required)
   FEED_CURSOR_SECRET  the MAC secret of feed cursors (default: derived from the token secret)
 More environment: FEED_LIST_LENGTH (100), FEED_PARTITIONS (16), FEED_PG_POOL (20),
-FEED_FOLLOWEE_TTL_MS (10000), KAFKA_BROKERS.
+FEED_FOLLOWEE_TTL_MS (300000), KAFKA_BROKERS.
 `;
 
 const OPTIONS = {

@@ -39,16 +39,16 @@ async function exec(p: ChainableCommander): Promise<PipelineReply[]> {
 }
 
 /**
- * Queue `count` items and run them: `add(p, i)` queues item i's commands, exactly `per` of them,
- * every one on the slot of keyOf(i). One pipeline on a standalone Redis, one per node on a
- * cluster, concurrently. The replies in item order, `per` per item, as one pipeline would give them.
+ * Queue `count` items and run them: `add(p, i)` queues item i's commands, exactly `per` of them
+ * (or per(i)), every one on the slot of keyOf(i). One pipeline on a standalone Redis, one per node
+ * on a cluster, concurrently. The replies in item order, as one pipeline would give them.
  */
 export async function pipelinePerNode(
   redis: RedisLike,
   count: number,
   keyOf: (i: number) => string,
   add: (p: ChainableCommander, i: number) => void,
-  per = 1,
+  per: number | ((i: number) => number) = 1,
 ): Promise<PipelineReply[]> {
   if (count === 0) return [];
   if (!isCluster(redis)) {
@@ -56,6 +56,10 @@ export async function pipelinePerNode(
     for (let i = 0; i < count; i++) add(p, i);
     return exec(p);
   }
+  // Where each item's replies start in the result.
+  const start = new Array<number>(count + 1);
+  start[0] = 0;
+  for (let i = 0; i < count; i++) start[i + 1] = start[i] + (typeof per === 'number' ? per : per(i));
   // Items by node: the slot map lists each slot's master then its replicas, the same node set
   // ioredis requires of a pipeline.
   const groups = new Map<string, number[]>();
@@ -65,16 +69,17 @@ export async function pipelinePerNode(
     if (group) group.push(i);
     else groups.set(node, [i]);
   }
-  const replies = new Array<PipelineReply>(count * per);
+  const replies = new Array<PipelineReply>(start[count]);
   const run = async (items: readonly number[]) => {
     const p = redis.pipeline();
     for (const i of items) add(p, i);
     const got = await exec(p);
-    for (let j = 0; j < items.length; j++) for (let k = 0; k < per; k++) replies[items[j] * per + k] = got[j * per + k];
+    let at = 0;
+    for (const i of items) for (let k = start[i]; k < start[i + 1]; k++) replies[k] = got[at++];
   };
   await Promise.all([...groups.values()].map(run));
   const redirected = (i: number) => {
-    for (let k = 0; k < per; k++) if (isRedirect(replies[i * per + k])) return true;
+    for (let k = start[i]; k < start[i + 1]; k++) if (isRedirect(replies[k])) return true;
     return false;
   };
   let todo: number[] = [];

@@ -280,10 +280,21 @@ function positions(raw: readonly string[]): FeedPosition[] {
  * number of digits (19 for every id minted after 2022-07-22, core/post-id.ts).
  */
 export async function readSlices(redis: RedisLike, requests: readonly SliceRequest[], options: SliceOptions): Promise<(FeedSlice<FeedPosition> | null)[]> {
+  return (await readSlicesAnd(redis, requests, options, [])).slices;
+}
+
+/** readSlices, with GETs of some other keys in the same round trip (their values in `values`). */
+export async function readSlicesAnd(
+  redis: RedisLike,
+  requests: readonly SliceRequest[],
+  options: SliceOptions,
+  gets: readonly string[],
+): Promise<{ slices: (FeedSlice<FeedPosition> | null)[]; values: (string | null)[] }> {
   const { limit } = options;
   const cursor = options.cursor ?? null;
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`page limit ${limit} must be a positive integer`);
-  if (requests.length === 0) return [];
+  const n = requests.length;
+  if (n + gets.length === 0) return { slices: [], values: [] };
   // Scores up to the cursor's ms inclusive (ties are filtered by id below); >= 0 leaves out the sentinel.
   const max = cursor ? cursor.createdAt : '+inf';
   const first = limit + (cursor ? TIE_SLACK : 0);
@@ -291,29 +302,38 @@ export async function readSlices(redis: RedisLike, requests: readonly SliceReque
   // or one per node on a cluster.
   const replies = await pipelinePerNode(
     redis,
-    requests.length,
-    (i) => requests[i].key,
+    n + gets.length,
+    (i) => (i < n ? requests[i].key : gets[i - n]),
     (p, i) => {
+      if (i >= n) {
+        p.get(gets[i - n]);
+        return;
+      }
       const r = requests[i];
       if (r.renewMs !== undefined) p.pexpire(r.key, r.renewMs);
       else p.exists(r.key);
       p.zrevrangebyscore(r.key, max, 0, 'WITHSCORES', 'LIMIT', 0, first);
     },
-    2,
+    (i) => (i < n ? 2 : 1),
   );
-  const out: (FeedSlice<FeedPosition> | null)[] = [];
-  for (let i = 0; i < requests.length; i++) {
+  const slices: (FeedSlice<FeedPosition> | null)[] = [];
+  for (let i = 0; i < n; i++) {
     const [existsErr, present] = replies[2 * i];
     const [rangeErr, raw] = replies[2 * i + 1];
     if (existsErr) throw existsErr;
     if (rangeErr) throw rangeErr;
     if (present !== 1) {
-      out.push(null);
+      slices.push(null);
       continue;
     }
-    out.push(await collect(redis, requests[i].key, raw as string[], first, cursor, limit, max));
+    slices.push(await collect(redis, requests[i].key, raw as string[], first, cursor, limit, max));
   }
-  return out;
+  const values = gets.map((_, j) => {
+    const [err, value] = replies[2 * n + j];
+    if (err) throw err;
+    return value as string | null;
+  });
+  return { slices, values };
 }
 
 /** Filter one list's first fetch by the cursor, and fetch on while ties used up the slack. */

@@ -3,8 +3,9 @@
 // filtered, refilled and hydrated.
 //
 // One page, steady state, is two Redis round trips: one pipeline reads a slice of every list
-// strictly older than the cursor and renews the leases (readSlices: PEXPIRE + ZREVRANGEBYSCORE per
-// list), and one MGET hydrates the page's bodies. In between core/feed-merge.ts's mergeFeed does
+// strictly older than the cursor, renews the leases (readSlices: PEXPIRE + ZREVRANGEBYSCORE per
+// list) and reads the reader's follows token (a moved token reloads the followee set first,
+// followees.ts), and one MGET hydrates the page's bodies. Postgres is not asked. In between core/feed-merge.ts's mergeFeed does
 // the k-way merge with duplicates removed by id.
 //
 // Filtering and refill. An entry is dropped when its post is deleted (the body cache holds a
@@ -44,7 +45,8 @@ import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
 import type { RedisLike } from '../cache/redis-like.js';
-import { readSlices, type SliceRequest } from '../cache/post-list.js';
+import { readSlices, readSlicesAnd, type SliceRequest } from '../cache/post-list.js';
+import { PulledAuthorRegistry, PulledAuthorsView } from '../cache/pulled-authors.js';
 import type { RebuildCoordinator } from '../cache/single-flight.js';
 import type { TimelineCache } from '../cache/timelines.js';
 import { MetricsRegistry, type Counter } from '../http/metrics.js';
@@ -52,7 +54,7 @@ import type { FeedPage, PageRequest, PostView } from '../http/service.js';
 import { BadRequestError, type FeedRepository } from '../store/repository.js';
 import { UserActivity } from './activity.js';
 import { CacheInconsistentError, cacheReady, isCacheUnavailable } from './faults.js';
-import { FolloweeCache, type Followees } from './followees.js';
+import { FolloweeCache, pulledOf, type Followees } from './followees.js';
 import { PostHydrator, viewOf, type Verdict } from './hydration.js';
 
 /** Entries read per list beyond the page size on the first read. */
@@ -74,6 +76,7 @@ export const METRIC_FALLBACK_READS = 'feedlab_feed_fallback_reads_total';
 export const METRIC_REFILLS = 'feedlab_feed_refill_reads_total';
 export const METRIC_DROPPED = 'feedlab_feed_dropped_entries_total';
 export const METRIC_DORMANT_RETURNS = 'feedlab_feed_dormant_returns_total';
+export const METRIC_FOLLOWEE_LOADS = 'feedlab_feed_followee_loads_total';
 
 export interface ReadPathOptions {
   repo: FeedRepository;
@@ -85,8 +88,10 @@ export interface ReadPathOptions {
   threshold: number;
   /** The dormancy window, ms (the worker's). */
   dormantMs: number;
-  /** How long a reader's followee set is reused (default 10 s). */
+  /** The oldest followee set a read uses (default 5 minutes; followees.ts). */
   followeeTtlMs?: number;
+  /** How often the copy of the registry of pulled authors is checked (default 1 s). */
+  pulledPollMs?: number;
   /** last_seen is written at most this often per reader (default 1 minute). */
   touchEveryMs?: number;
   metrics?: MetricsRegistry;
@@ -117,6 +122,7 @@ const position = (p: { id: PostId; createdAt: number }): FeedPosition => ({ id: 
 export class ReadPath {
   readonly redis: RedisLike;
   readonly followees: FolloweeCache;
+  readonly pulledAuthors: PulledAuthorsView;
   readonly activity: UserActivity;
   readonly hydrator: PostHydrator;
   readonly threshold: number;
@@ -148,7 +154,19 @@ export class ReadPath {
       dropped: registry.counter(METRIC_DROPPED, 'Feed entries dropped on read (deleted posts, authors no longer followed)'),
     };
     const onError = (what: string) => (err: unknown) => this.warn(what, err);
-    this.followees = new FolloweeCache({ repo: o.repo, redis: this.redis, keys: o.timelines.keys, threshold: this.threshold, ttlMs: o.followeeTtlMs, clock: this.clock });
+    this.followees = new FolloweeCache({
+      repo: o.repo,
+      redis: this.redis,
+      keys: o.timelines.keys,
+      threshold: this.threshold,
+      ttlMs: o.followeeTtlMs,
+      clock: this.clock,
+      onError: onError('followee reload'),
+      loads: registry.counter(METRIC_FOLLOWEE_LOADS, "Readers' followee sets loaded from Postgres, by reason (new, expired, refresh: in the background, token: followed or unfollowed, stranger)", {
+        labelNames: ['reason'],
+      }),
+    });
+    this.pulledAuthors = new PulledAuthorsView(new PulledAuthorRegistry(this.redis, o.timelines.keys, this.clock), { pollMs: o.pulledPollMs, clock: this.clock });
     this.activity = new UserActivity({
       repo: o.repo,
       timelines: o.timelines,
@@ -259,7 +277,7 @@ export class ReadPath {
     const stale = healTimeline || this.clock() - follows.info.loadedAt >= STRANGER_RELOAD_AFTER_MS;
     if (!follows.reloaded && stale && ids.some((id) => stranger(found.get(id)))) {
       follows.reloadedAfterFetch = follows.fetches;
-      follows.info = await this.followees.load(userId);
+      follows.info = await this.followees.load(userId, 'stranger');
       follows.reloaded = true;
     }
     const strangers: PostId[] = [];
@@ -285,17 +303,36 @@ export class ReadPath {
 
   private async cacheSource(userId: number): Promise<FeedSource> {
     const { timelines, authorPosts } = this.o;
-    const follows: FolloweeView = { info: await this.followees.get(userId), reloaded: false, fetches: 0, reloadedAfterFetch: -1 };
-    // The reader's own list first, then the pulled authors' (the reader never follows themself).
-    const authors = [userId, ...follows.info.pulled.filter((a) => a !== userId)];
-    const requests: SliceRequest[] = [{ key: timelines.key(userId) }, ...authors.map((a) => ({ key: authorPosts.key(a) }))];
-    const leases = [timelines.shape.leaseMs, ...authors.map(() => authorPosts.shape.leaseMs)];
+    const [info, marked] = await Promise.all([this.followees.get(userId), this.pulledAuthors.current()]);
+    const follows: FolloweeView = { info, reloaded: false, fetches: 0, reloadedAfterFetch: -1 };
+    let authors: number[] = [];
+    let requests: SliceRequest[] = [];
+    const plan = () => {
+      // The reader's own list first, then the pulled authors' (the reader never follows themself).
+      authors = [userId, ...pulledOf(follows.info, marked).filter((a) => a !== userId)];
+      requests = [{ key: timelines.key(userId) }, ...authors.map((a) => ({ key: authorPosts.key(a) }))];
+    };
+    plan();
+    const renewing = () => requests.map((r, i) => ({ key: r.key, renewMs: i === 0 ? timelines.shape.leaseMs : authorPosts.shape.leaseMs }));
     return {
       fetch: async (from, count, round) => {
         follows.fetches++;
-        // The first read renews every lease in the same round trip; refills only check presence.
-        const reqs = requests.map((r, i) => (round === 0 ? { key: r.key, renewMs: leases[i] } : r));
-        const slices = await readSlices(this.redis, reqs, { cursor: from, limit: count });
+        let slices: (FeedSlice<FeedPosition> | null)[];
+        if (round === 0) {
+          // The first read renews every lease and reads the reader's follows token in the same round trip.
+          const first = await readSlicesAnd(this.redis, renewing(), { cursor: from, limit: count }, [this.followees.tokenKey(userId)]);
+          slices = first.slices;
+          if (first.values[0] !== follows.info.token) {
+            // They followed or unfollowed someone (through any API instance) since the set was
+            // loaded: reload it, and read the lists it names.
+            follows.info = await this.followees.load(userId, 'token');
+            plan();
+            slices = await readSlices(this.redis, renewing(), { cursor: from, limit: count });
+          }
+        } else {
+          // Refills only check presence.
+          slices = await readSlices(this.redis, requests, { cursor: from, limit: count });
+        }
         const missing = slices.flatMap((s, i) => (s === null ? [i] : []));
         if (missing.length > 0) {
           await Promise.all(missing.map((i) => (i === 0 ? this.ensureTimeline(userId) : this.ensureRecentList(authors[i - 1]))));
@@ -317,10 +354,10 @@ export class ReadPath {
 
   private async postgresSource(userId: number): Promise<FeedSource> {
     const { timelines, repo } = this.o;
-    // Without the worker's marks (in Redis): the rebuild query covers every author at or under the
-    // threshold whatever their mark, and the lists below every author over it.
+    // Without the registry of pulled authors (in Redis): the rebuild query covers every author at or
+    // under the threshold whatever their mark, and the lists below every author over it.
     const follows: FolloweeView = { info: await this.followees.get(userId, false), reloaded: false, fetches: 0, reloadedAfterFetch: -1 };
-    const authors = [userId, ...follows.info.pulled.filter((a) => a !== userId)];
+    const authors = [userId, ...pulledOf(follows.info, null).filter((a) => a !== userId)];
     let timeline: FeedPosition[] | null = null;
     const known = new Map<PostId, PostView>();
     return {

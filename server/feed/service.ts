@@ -45,6 +45,8 @@ export interface FeedServiceOptions {
   /** The dormancy window, ms (the worker's). */
   dormantMs: number;
   followeeTtlMs?: number;
+  /** How often the copy of the registry of pulled authors is checked (default 1 s). */
+  pulledPollMs?: number;
   touchEveryMs?: number;
   /** Bound on each probe of ready() (default 1 s). */
   readyTimeoutMs?: number;
@@ -96,7 +98,7 @@ export class RedisFeedService implements FeedService {
 
   async follow(userId: UserId, followeeId: UserId): Promise<FollowChange> {
     const result = await this.o.repo.follow(userId, followeeId);
-    this.reads.followees.invalidate(userId);
+    await this.bestEffort('the follows token', () => this.reads.followees.followsChanged(userId));
     // A pushed author's recent posts go into the follower's timeline (a pulled author's list is
     // merged on read). Done on every call, so a retried follow repairs a backfill that failed.
     if (result.followeeFollowerCount <= this.reads.threshold) {
@@ -112,7 +114,7 @@ export class RedisFeedService implements FeedService {
 
   async unfollow(userId: UserId, followeeId: UserId): Promise<FollowChange> {
     const result = await this.o.repo.unfollow(userId, followeeId);
-    this.reads.followees.invalidate(userId);
+    await this.bestEffort('the follows token', () => this.reads.followees.followsChanged(userId));
     // Whatever of theirs the timeline holds is among their newest `cap` posts. Entries pushed while
     // this runs are dropped on read by the followee filter.
     await this.bestEffort('the unfollow cleanup', async () => {
@@ -199,6 +201,7 @@ export interface FeedServiceSettings {
   /** Longest wait for another process's rebuild of a list before answering from Postgres (default 5 s). */
   rebuildWaitMs?: number;
   followeeTtlMs?: number;
+  pulledPollMs?: number;
   touchEveryMs?: number;
   readyTimeoutMs?: number;
   metrics?: MetricsRegistry;

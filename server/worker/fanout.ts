@@ -19,15 +19,16 @@
 // Redis error) is simply handled again from the start.
 //
 // Threshold changes. An author that crosses the threshold upwards (push -> pull) needs nothing:
-// the posts already pushed stay in the timelines, the new ones are in the recent list, and the
-// read merge drops duplicates by id. An author that crosses it downwards (pull -> push) would lose
-// the posts that were only in the recent list for readers who no longer merge it, so a pulled
-// author is marked (`feed:{u:ID}:recent:pulled`, with the lease as TTL), and the first push after
-// a pull carries the author's recent posts (within the lease, at most a recent list's length,
-// from Postgres) along with the new one, into every follower's timeline; the mark is cleared only
-// once that backfill is complete, so a crash during it repeats it. A read path that merges the
-// lists of the followees over its threshold *or* marked pulled (pulledAuthors below) therefore
-// shows every post once, whichever threshold each side had at the time.
+// the posts already pushed stay in the timelines, the new ones are in the recent list (and the
+// author is marked pulled, below), and the read merge drops duplicates by id. An author that
+// crosses it downwards (pull -> push) would lose the posts that were only in the recent list for
+// readers who no longer merge it, so every pull marks the author in the registry of pulled authors
+// (server/cache/pulled-authors.ts, for the lease), and the first push after a pull carries the
+// author's recent posts (within the lease, at most a recent list's length, from Postgres) along
+// with the new one, into every follower's timeline; the mark is cleared only once that backfill is
+// complete, so a crash during it repeats it. A read path that merges the lists of the followees
+// over its threshold *or* marked pulled therefore shows every post once, whichever threshold each
+// side had at the time.
 //
 // PostDeleted: the post leaves the author's recent list and its cached body; timeline entries are
 // filtered out at read time (hydration reports the post deleted) and age out under the cap.
@@ -38,10 +39,8 @@ import type { AuthorPostsCache } from '../cache/author-posts.js';
 import { LuaScript } from '../cache/lua.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
 import { TOMBSTONE, type CachedBody } from '../feed/hydration.js';
-import { derivedKey, type Keyspace } from '../cache/redis.js';
 import type { RedisLike } from '../cache/redis-like.js';
-import { mgetBySlot } from '../cache/slots.js';
-import { authorPostsKey } from '../../core/keys.js';
+import { PulledAuthorRegistry } from '../cache/pulled-authors.js';
 import type { BatchTiming, PushResult, TimelineCache } from '../cache/timelines.js';
 import type { BatchHandler, DeliveredEvent, PostCreated, PostDeleted, PostEvent } from '../events/event-log.js';
 import { backoffDelay, sleep, type BackoffOptions } from '../events/backoff.js';
@@ -116,32 +115,6 @@ export interface EventOutcome {
   readonly lagMs: number | null;
 }
 
-/** The key marking an author as pulled (beside the recent list, same hash slot). */
-export function pulledMarkerKey(keys: Keyspace, authorId: number | string): string {
-  return derivedKey(keys.key(authorPostsKey(authorId)), 'pulled');
-}
-
-/**
- * Which of these authors the worker last fanned out by pull (their recent posts may be only in
- * their recent lists): one MGET (one per slot on a cluster). For the read path, beside
- * "followers > threshold".
- */
-export async function pulledAuthors(redis: RedisLike, keys: Keyspace, authorIds: readonly number[]): Promise<Set<number>> {
-  if (authorIds.length === 0) return new Set();
-  const values = await mgetBySlot(redis, authorIds.map((id) => pulledMarkerKey(keys, id)));
-  const out = new Set<number>();
-  values.forEach((v, i) => v !== null && out.add(authorIds[i]));
-  return out;
-}
-
-// Clears the pulled mark only if no pull has set it again since it was read (a later batch of the
-// same partition may be handled by another consumer at the same time).
-const CLEAR_MARK = new LuaScript(
-  'fanout-clear-pulled-mark',
-  `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`,
-);
-
 // A deterministic uniform draw per (post, reader) for the reader-side cap: the same delivery
 // decides the same way on every redelivery.
 function mix32(x: number): number {
@@ -188,6 +161,7 @@ export class FanoutWorker {
   private readonly eventConcurrency: number;
   private readonly metrics: MetricsSink;
   private readonly clock: () => number;
+  private registry?: PulledAuthorRegistry;
   private readonly dormantMs: number;
 
   constructor(private readonly o: FanoutWorkerOptions) {
@@ -205,6 +179,11 @@ export class FanoutWorker {
   /** The policy the next event is decided by. */
   get policy(): FanoutPolicy {
     return this.policyNow;
+  }
+
+  /** Authors marked pulled (their recent lists merged by every reader who follows them). */
+  get pulled(): PulledAuthorRegistry {
+    return (this.registry ??= new PulledAuthorRegistry(this.o.authorPosts.redis, this.o.authorPosts.keys, this.clock));
   }
 
   /** The threshold in effect (an adaptive policy moves it between its floor and its threshold). */
@@ -325,9 +304,8 @@ export class FanoutWorker {
       return { ...base, path: 'skip', followers: 0, visited: 0, ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded: false, lagMs: null };
     }
 
-    const marker = pulledMarkerKey(authorPosts.keys, e.authorId);
     if (pullsAuthor(policy, followers, threshold)) {
-      const [added] = await Promise.all([authorPosts.add(e.authorId, post), authorPosts.redis.set(marker, e.postId, 'PX', authorPosts.shape.leaseMs)]);
+      const [added] = await Promise.all([authorPosts.add(e.authorId, post), this.pulled.mark(e.authorId, this.clock() + authorPosts.shape.leaseMs)]);
       const listAdded = added.added > 0;
       // A redelivery that found the post already there wrote nothing: no lag sample.
       const lagMs = listAdded || added.state === 'missing' ? this.clock() - e.createdAt : null;
@@ -342,7 +320,7 @@ export class FanoutWorker {
     const page = (after: number | null) => repo.followersPage(e.authorId, after, this.pageSize, activeSince);
     const firstPage = page(null);
     firstPage.catch(() => {});
-    const [added, wasPulled] = await Promise.all([authorPosts.add(e.authorId, post), authorPosts.redis.get(marker)]);
+    const [added, wasPulled] = await Promise.all([authorPosts.add(e.authorId, post), this.pulled.markOf(e.authorId)]);
     const listAdded = added.added > 0;
     if (listAdded) this.metrics.count('listWrites');
 
@@ -370,7 +348,7 @@ export class FanoutWorker {
     }
     if (wasPulled !== null) {
       // Backfill complete: from now on the pushed timelines hold the author's posts.
-      await CLEAR_MARK.run(authorPosts.redis, [marker], [wasPulled]);
+      await this.pulled.clear(e.authorId, wasPulled);
       this.metrics.count('pathTransitions');
     }
 

@@ -23,7 +23,8 @@ import { RebuildCoordinator } from '../../../server/cache/single-flight.js';
 import { groupBySlot, mgetBySlot, unlinkBySlot } from '../../../server/cache/slots.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { isCacheUnavailable } from '../../../server/feed/faults.js';
-import { pulledMarkKey } from '../../../server/feed/followees.js';
+import { PulledAuthorRegistry } from '../../../server/cache/pulled-authors.js';
+import { FolloweeCache } from '../../../server/feed/followees.js';
 import { clusterUnavailable, startLocalCluster, type LocalCluster } from './local-cluster.js';
 
 const unavailable = clusterUnavailable();
@@ -98,12 +99,16 @@ describe.skipIf(unavailable !== null)('the caches on a 3-master Redis Cluster', 
     const lists = new AuthorPostsCache(client, ks);
     const rebuilds = new RebuildCoordinator(client, ks);
     const bodies = new PostBodyCache(client, ks);
+    const registry = new PulledAuthorRegistry(client, ks);
+    const followees = new FolloweeCache({ repo: null as never, redis: client, keys: ks, threshold: 1 });
     for (const u of [1, 42, 123_456_789]) {
-      // Every multi-key call (add, rebuild, remove scripts; lock; pulled mark) stays on one slot.
+      // Every multi-key call (add, rebuild, remove scripts; lock; the pulled-author registry's
+      // scripts) stays on one slot; the follows token lives beside the timeline.
       const groups = [
         addCall(timelines.key(u), []).keys,
-        [timelines.key(u), rebuildKeys(timelines.key(u)).marker, rebuildKeys(timelines.key(u)).pending, rebuilds.lockKey(`feed:{u:${u}}:home`)],
-        addCall(lists.key(u), []).keys.concat([pulledMarkKey(ks, u), rebuilds.lockKey(`feed:{u:${u}}:recent`)]),
+        [timelines.key(u), rebuildKeys(timelines.key(u)).marker, rebuildKeys(timelines.key(u)).pending, rebuilds.lockKey(`feed:{u:${u}}:home`), followees.tokenKey(u)],
+        addCall(lists.key(u), []).keys.concat([rebuilds.lockKey(`feed:{u:${u}}:recent`)]),
+        [registry.key, registry.versionKey],
       ];
       for (const keys of groups) {
         const server = await Promise.all(keys.map((k) => client.cluster('KEYSLOT', k)));

@@ -17,8 +17,8 @@ import { signToken } from '../../../server/auth/token.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
-import { pulledMarkKey } from '../../../server/feed/followees.js';
-import { METRIC_BODY_LOOKUPS, METRIC_FALLBACK_READS, METRIC_REBUILDS, METRIC_REFILLS } from '../../../server/feed/read-path.js';
+import { PulledAuthorRegistry } from '../../../server/cache/pulled-authors.js';
+import { METRIC_BODY_LOOKUPS, METRIC_FALLBACK_READS, METRIC_FOLLOWEE_LOADS, METRIC_REBUILDS, METRIC_REFILLS } from '../../../server/feed/read-path.js';
 import { createFeedService, type RedisFeedService } from '../../../server/feed/service.js';
 import { buildApp } from '../../../server/http/app.js';
 import { Counter, MetricsRegistry } from '../../../server/http/metrics.js';
@@ -64,6 +64,8 @@ function newService(client: Redis, registry: MetricsRegistry): RedisFeedService 
     leaseMs: LEASE_MS,
     dormantMs: 14 * DAY,
     metrics: registry,
+    // Every read checks the registry of pulled authors (a deployment checks it once a second).
+    pulledPollMs: 0,
   });
 }
 
@@ -148,7 +150,7 @@ async function follow(user: number, followee: number): Promise<void> {
 async function fanout(authorId: number, post: FeedPosition): Promise<void> {
   const followers = (await repo.followersPage(authorId, null, 100_000)).ids;
   if ((await repo.followerCount(authorId)) <= THRESHOLD) await timelines.push(followers, post);
-  else await redis.set(pulledMarkKey(keys, authorId), post.id, 'PX', LEASE_MS);
+  else await new PulledAuthorRegistry(redis, keys).mark(authorId, Date.now() + LEASE_MS);
   await authorPosts.add(authorId, post);
 }
 
@@ -272,6 +274,34 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     expect((await call(celeb, 'DELETE', `/v1/posts/${expected[0]}`)).status).toBe(204);
     expect(await redis.zscore(authorPosts.key(celeb), expected[0])).toBeNull();
     expect((await page(reader, 5)).posts.map((p) => p.id)).toEqual(expected.slice(1, 6));
+  });
+
+  it('shows a follow or unfollow made through another API instance on the next read here, with the followee set cached', async () => {
+    const [reader, regular] = await users(2);
+    const celeb = await celebrity();
+    await follow(reader, regular);
+    const c1 = await posted(celeb, 'c1');
+    const r1 = await posted(regular, 'r1');
+    expect((await page(reader, 10)).posts.map((p) => p.id)).toEqual([r1.id]);
+
+    // Another instance (its own process-local caches), the default 5-minute followee TTL here.
+    const other = newService(redis, new MetricsRegistry());
+    const loads = () => counter(METRIC_FOLLOWEE_LOADS, { reason: 'token' });
+    const before = loads();
+    await other.follow(reader, celeb);
+    expect((await page(reader, 10)).posts.map((p) => p.id)).toEqual(sortNewestFirst([r1, c1]));
+    expect(loads()).toBe(before + 1);
+    // Unchanged token: the set stays cached.
+    await page(reader, 10);
+    expect(loads()).toBe(before + 1);
+
+    // An unfollow there: the celebrity's list is no longer merged here, and an entry of the
+    // regular author pushed after the other instance's cleanup is filtered out.
+    await other.unfollow(reader, celeb);
+    await other.unfollow(reader, regular);
+    const late = await repo.createPost(regular, 'late', new PostIdGenerator(nextWorkerId++ % 1024));
+    await timelines.push([reader], late);
+    expect((await page(reader, 10)).posts).toEqual([]);
   });
 
   it('stops showing an unfollowed author\'s posts, pushed or pulled, also one pushed during the unfollow', async () => {
@@ -583,22 +613,24 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     expect((await page(reader, 5)).posts.map((p) => p.id)).toEqual([post.id]);
   });
 
-  it('merges the list of an author the worker marked pulled although under the threshold', async () => {
+  it('merges the list of an author the worker marked pulled although under the threshold, into a followee set cached before the mark', async () => {
     const [reader, author] = await users(2);
     await follow(reader, author);
     await page(reader, 5);
+    const loads = service.reads.followees.size;
     // The post went only into the author's recent list (pulled when the threshold was lower),
     // and the author carries the worker's mark until its next push backfills.
     const created = await repo.createPost(author, 'pulled', new PostIdGenerator(nextWorkerId++ % 1024));
     await authorPosts.add(author, created);
-    await redis.set(pulledMarkKey(keys, author), created.id, 'PX', LEASE_MS);
-    service.reads.followees.invalidate(reader);
+    const registry = new PulledAuthorRegistry(redis, keys);
+    await registry.mark(author, Date.now() + LEASE_MS);
     expect((await page(reader, 5)).posts.map((p) => p.id)).toEqual([created.id]);
-
-    // The worker's key, if the worker is built.
-    const fanoutPath = '../../../server/worker/fanout.js';
-    const worker = await import(fanoutPath).catch(() => null);
-    if (worker?.pulledMarkerKey) expect(pulledMarkKey(keys, author)).toBe(worker.pulledMarkerKey(keys, author));
+    expect(service.reads.followees.size).toBe(loads);
+    // Cleared: the list is no longer merged (the worker clears a mark only once its backfill has
+    // pushed the author's posts into the timelines; here nothing did).
+    const lapses = await registry.markOf(author);
+    expect(await registry.clear(author, lapses as number)).toBe(true);
+    expect((await page(reader, 5)).posts).toEqual([]);
   });
 
   it('hydrates from the body cache after the first read', async () => {

@@ -1,51 +1,82 @@
-// FolloweeCache's batched loads: one statement and one marks MGET for the loads asked together,
-// each reader's pulled set still its over-threshold followees plus the marked ones.
+// FolloweeCache: batched loads (one token MGET and one statement for the loads asked together),
+// the token read before the statement, the age rules (used, reloaded in the background, reloaded
+// before use), and pulledOf's union of the over-threshold followees with the registry's marks.
 import { describe, expect, it } from 'vitest';
 import { keyspace } from '../../../server/cache/redis.js';
+import { MetricsRegistry } from '../../../server/http/metrics.js';
 import type { RedisLike } from '../../../server/cache/redis-like.js';
-import { FolloweeCache, MAX_BATCH, pulledMarkKey } from '../../../server/feed/followees.js';
-import { BadRequestError, type FeedRepository, type Followees } from '../../../server/store/repository.js';
+import { FolloweeCache, MAX_BATCH, pulledOf, type Followees } from '../../../server/feed/followees.js';
+import { BadRequestError, type FeedRepository, type Followees as FolloweeRows } from '../../../server/store/repository.js';
 
 const keys = keyspace('t:');
+const TTL = 60_000;
 
-/** Reader -> followees; authors over the threshold; marked authors. */
-function world(follows: Record<number, number[]>, over: number[], marked: number[], opts: { redisDown?: boolean } = {}) {
+/** Reader -> followees; authors over the threshold; tokens by reader. */
+function world(follows: Record<number, number[]>, over: number[], opts: { redisDown?: boolean; tokens?: Record<number, string> } = {}) {
+  const log: string[] = [];
   const statements: number[][] = [];
   const mgets: string[][] = [];
+  const tokens = new Map(Object.entries(opts.tokens ?? {}).map(([k, v]) => [keys.key(`feed:{u:${k}}:follows`), v]));
+  let hold: Promise<void> | null = null;
   const repo = {
-    async followeesOfMany(ids: readonly number[]): Promise<Map<number, Followees>> {
+    async followeesOfMany(ids: readonly number[]): Promise<Map<number, FolloweeRows>> {
+      log.push('statement');
       statements.push([...ids]);
       await new Promise((r) => setTimeout(r, 2));
+      if (hold) await hold;
       return new Map(ids.map((id) => [id, { all: [...(follows[id] ?? [])], over: (follows[id] ?? []).filter((a) => over.includes(a)) }]));
     },
   } as unknown as FeedRepository;
-  const markKeys = new Set(marked.map((a) => pulledMarkKey(keys, a)));
   const redis = {
     status: opts.redisDown ? 'reconnecting' : 'ready',
     async mget(k: string[]) {
+      log.push('mget');
       mgets.push(k);
       if (opts.redisDown) throw new Error('Connection is closed.');
-      return k.map((key) => (markKeys.has(key) ? '1' : null));
+      return k.map((key) => tokens.get(key) ?? null);
+    },
+    async set(key: string, value: string) {
+      tokens.set(key, value);
+      return 'OK';
     },
   } as unknown as RedisLike;
-  const cache = new FolloweeCache({ repo, redis, keys, threshold: 10 });
-  return { cache, statements, mgets };
+  let now = 1_000_000;
+  const loads = new MetricsRegistry().counter('loads_total', 'loads', { labelNames: ['reason'] });
+  const cache = new FolloweeCache({ repo, redis, keys, threshold: 10, ttlMs: TTL, clock: () => now, loads });
+  return {
+    cache,
+    loads,
+    statements,
+    mgets,
+    log,
+    tokens,
+    advance: (ms: number) => (now += ms),
+    holdStatements: () => {
+      let release!: () => void;
+      hold = new Promise((r) => (release = r));
+      return () => {
+        hold = null;
+        release();
+      };
+    },
+  };
 }
 
 describe('FolloweeCache', () => {
-  it('loads the readers asked together in one statement and one MGET, marks honoured per reader', async () => {
-    const { cache, statements, mgets } = world({ 1: [10, 11, 12], 2: [11, 13], 3: [], 4: [12, 14] }, [10], [12, 13]);
+  it('loads the readers asked together with one token MGET, then one statement', async () => {
+    const { cache, statements, mgets, log } = world({ 1: [10, 11, 12], 2: [11, 13], 3: [], 4: [12, 14] }, [10], { tokens: { 2: 'tok2' } });
     const [a, b, c, d] = await Promise.all([1, 2, 3, 4].map((id) => cache.get(id)));
     expect(statements).toEqual([[1, 2, 3, 4]]);
-    expect(mgets).toHaveLength(1);
-    expect(new Set(mgets[0])).toEqual(new Set([11, 12, 13, 14].map((x) => pulledMarkKey(keys, x)))); // each author once, not the over ones
-    expect(mgets[0]).toHaveLength(4);
+    expect(mgets).toEqual([[1, 2, 3, 4].map((id) => cache.tokenKey(id))]);
+    // The token is read before the rows: a follow committed after the statement moves it later.
+    expect(log).toEqual(['mget', 'statement']);
     expect([...a.all]).toEqual([10, 11, 12]);
-    expect(a.pulled).toEqual([10, 12]); // over the threshold, and marked
-    expect(b.pulled).toEqual([13]);
-    expect(c.pulled).toEqual([]);
-    expect(d.pulled).toEqual([12]);
-    expect([a, b, c, d].every((f) => f.marks)).toBe(true);
+    expect(a.over).toEqual([10]);
+    expect(b.token).toBe('tok2');
+    expect(a.token).toBeNull();
+    expect(c.all.size).toBe(0);
+    expect(d.over).toEqual([]);
+    expect([a, b, c, d].every((f) => f.tokened)).toBe(true);
     // Cached: no statement for the next reads.
     await Promise.all([1, 2, 3, 4].map((id) => cache.get(id)));
     expect(statements).toHaveLength(1);
@@ -55,30 +86,94 @@ describe('FolloweeCache', () => {
     const n = 3 * MAX_BATCH + 5;
     const follows: Record<number, number[]> = {};
     for (let i = 1; i <= n; i++) follows[i] = [100_000 + i];
-    const { cache, statements } = world(follows, [], [100_001]);
+    const { cache, statements } = world(follows, [100_001]);
     const loaded = await Promise.all(Array.from({ length: n }, (_, i) => cache.get(i + 1)));
+    expect(statements.length).toBeGreaterThanOrEqual(4);
     expect(statements.every((s) => s.length <= MAX_BATCH)).toBe(true);
     expect(statements.flat().sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    expect(loaded[0].pulled).toEqual([100_001]);
-    expect(loaded[1].pulled).toEqual([]);
+    expect(loaded[0].over).toEqual([100_001]);
+    expect(loaded[1].over).toEqual([]);
   });
 
-  it('without Redis: Postgres only, not kept; a Postgres-only load asks no marks', async () => {
-    const down = world({ 1: [10, 11] }, [10], [11], { redisDown: true });
+  it('uses a set younger than half the TTL as it is, reloads an older one in the background while using it, and waits for one past the TTL', async () => {
+    const w = world({ 1: [10] }, []);
+    const first = await w.cache.get(1);
+    w.advance(TTL / 2 - 1);
+    expect(await w.cache.get(1)).toBe(first);
+    expect(w.statements).toHaveLength(1);
+
+    // Past half the TTL: answered at once from the cache, even while the reload hangs.
+    w.advance(1);
+    const release = w.holdStatements();
+    const during = await w.cache.get(1);
+    expect(during).toBe(first);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(w.statements).toHaveLength(2);
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    const refreshed = await w.cache.get(1);
+    expect(refreshed).not.toBe(first);
+    expect(w.statements).toHaveLength(2);
+
+    // Past the TTL: the read waits for a fresh load.
+    w.advance(TTL);
+    const release2 = w.holdStatements();
+    let settled = false;
+    const waiting = w.cache.get(1).then((f) => ((settled = true), f));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(settled).toBe(false);
+    release2();
+    expect((await waiting).loadedAt).toBeGreaterThan(refreshed.loadedAt);
+    expect(['new', 'refresh', 'expired', 'token', 'stranger'].map((reason) => w.loads.get({ reason }))).toEqual([1, 1, 1, 0, 0]);
+  });
+
+  it('followsChanged forgets the set here and moves the token other instances compare', async () => {
+    const w = world({ 1: [10] }, []);
+    const before = await w.cache.get(1);
+    expect(before.token).toBeNull();
+    await w.cache.followsChanged(1);
+    const token = w.tokens.get(w.cache.tokenKey(1));
+    expect(token).toMatch(/^[A-Za-z0-9_-]{12}$/);
+    const after = await w.cache.get(1);
+    expect(w.statements).toHaveLength(2);
+    expect(after.token).toBe(token);
+    await w.cache.followsChanged(1);
+    expect(w.tokens.get(w.cache.tokenKey(1))).not.toBe(token);
+  });
+
+  it('without Redis: Postgres only, not kept; a Postgres-only load reads no token', async () => {
+    const down = world({ 1: [10, 11] }, [10], { redisDown: true });
     const f = await down.cache.get(1);
-    expect(f.marks).toBe(false);
-    expect(f.pulled).toEqual([10]);
+    expect(f.tokened).toBe(false);
+    expect(f.over).toEqual([10]);
     expect(down.cache.size).toBe(0);
-    const up = world({ 1: [10, 11] }, [10], [11]);
+    const up = world({ 1: [10, 11] }, [10]);
     const pgOnly = await up.cache.get(1, false);
-    expect(pgOnly.pulled).toEqual([10]);
+    expect(pgOnly.over).toEqual([10]);
     expect(up.mgets).toHaveLength(0);
+    expect(up.cache.size).toBe(0);
   });
 
   it('refuses a bad user id alone, not the batch it would join', async () => {
-    const { cache } = world({ 1: [10] }, [], []);
+    const { cache } = world({ 1: [10] }, []);
     const [bad, good] = await Promise.allSettled([cache.get(-1), cache.get(1)]);
     expect(bad.status === 'rejected' && bad.reason).toBeInstanceOf(BadRequestError);
     expect(good.status === 'fulfilled' && [...good.value.all]).toEqual([10]);
+  });
+});
+
+describe('pulledOf', () => {
+  const f = (all: number[], over: number[]): Followees => ({ all: new Set(all), over, token: null, loadedAt: 0, tokened: true });
+
+  it('is the over-threshold followees plus the marked ones the reader follows, ascending', () => {
+    expect(pulledOf(f([3, 5, 7, 9], [7]), new Set([9, 3, 100]))).toEqual([3, 7, 9]);
+    // A registry larger than the followee set is walked from the followee side: same answer.
+    expect(pulledOf(f([3, 5], [5]), new Set([1, 2, 3, 4, 6, 8, 10]))).toEqual([3, 5]);
+    expect(pulledOf(f([3, 5], [5]), new Set([5]))).toEqual([5]);
+  });
+
+  it('without the registry (Redis down) or with nobody marked: the over-threshold followees only', () => {
+    expect(pulledOf(f([3, 5], [5]), null)).toEqual([5]);
+    expect(pulledOf(f([3, 5], []), new Set())).toEqual([]);
   });
 });

@@ -22,7 +22,8 @@ import type { CachedBody } from '../../../server/feed/hydration.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
-import { FanoutWorker, pulledAuthors, type FanoutWorkerOptions } from '../../../server/worker/fanout.js';
+import { FanoutWorker, type FanoutWorkerOptions } from '../../../server/worker/fanout.js';
+import { PulledAuthorRegistry } from '../../../server/cache/pulled-authors.js';
 import { MemoryMetrics } from '../../../server/worker/metrics.js';
 import { CI, dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
@@ -172,7 +173,7 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect((await authorPosts.readSlice(a.author, { limit: 10 }))?.entries).toEqual([{ id: e.postId, createdAt: e.createdAt }]);
     expect(metrics.counter('postsPulled')).toBe(1);
     expect(metrics.summary('fanoutLagPullMs').count).toBe(1);
-    expect(await pulledAuthors(redis, keys, [a.author])).toEqual(new Set([a.author]));
+    expect(await new PulledAuthorRegistry(redis, keys).marked([a.author])).toEqual(new Set([a.author]));
   });
 
   it('moves the next post to the other path when the threshold changes, and a read of both paths shows each post once', async () => {
@@ -202,7 +203,7 @@ describe.skipIf(SKIP)('fan-out worker', () => {
       expect(await feed(r, [])).toEqual([p3.postId, p2.postId, p1.postId]);
     }
     expect(await cards(a.followers)).toEqual(a.followers.map(() => 3));
-    expect(await pulledAuthors(redis, keys, [a.author])).toEqual(new Set());
+    expect(await new PulledAuthorRegistry(redis, keys).marked([a.author])).toEqual(new Set());
 
     // A later push carries nothing extra.
     const p4 = await post(a.author, 'four');

@@ -1,0 +1,106 @@
+// The registry of pulled authors on this machine's Redis: marks renewed but never shortened, a
+// clear that loses to a pull made meanwhile, lapsed marks ignored and dropped, the version moving
+// exactly when the membership does, and an API instance's copy re-read only when it moved.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PulledAuthorRegistry, PulledAuthorsView } from '../../../server/cache/pulled-authors.js';
+import { closeRedis, connectRedis, dropKeyspace, keyspace, type Keyspace } from '../../../server/cache/redis.js';
+import { CI, REDIS_URL, redisUnreachable } from './reachable.js';
+
+const unreachable = await redisUnreachable('test/server/cache/pulled-authors.test.ts');
+
+const run = `feedlab:test:${process.pid}-${randomUUID().slice(0, 8)}:pulled`;
+let n = 0;
+/** A key space of its own per test: the registry is one key per space. */
+const fresh = (): Keyspace => keyspace(`${run}:${n++}:`);
+
+describe.skipIf(unreachable !== null && !CI)('the registry of pulled authors on this machine\'s Redis', () => {
+  let redis: Redis;
+  let now = 1_800_000_000_000;
+  const clock = () => now;
+
+  beforeAll(async () => {
+    redis = await connectRedis({ url: REDIS_URL });
+  });
+
+  afterAll(async () => {
+    if (!redis) return;
+    for (let i = 0; i < n; i++) await dropKeyspace(redis, keyspace(`${run}:${i}:`));
+    await closeRedis(redis);
+  });
+
+  it('marks an author until a time, renews but never shortens it, and moves the version only for a new member', async () => {
+    const r = new PulledAuthorRegistry(redis, fresh(), clock);
+    expect(await r.version()).toBeNull();
+    expect(await r.mark(7, now + 1_000)).toBe(true);
+    expect(await r.version()).toBe('1');
+    expect(await r.markOf(7)).toBe(now + 1_000);
+    expect(await r.mark(7, now + 5_000)).toBe(false);
+    expect(await r.mark(7, now + 2_000)).toBe(false); // an older pull handled late
+    expect(await r.markOf(7)).toBe(now + 5_000);
+    expect(await r.version()).toBe('1');
+    expect(await r.mark(9, now + 1_000)).toBe(true);
+    expect(await r.version()).toBe('2');
+    expect(await r.members()).toEqual(new Set([7, 9]));
+    expect(await r.marked([1, 7, 8, 9])).toEqual(new Set([7, 9]));
+  });
+
+  it('clears only with the score read before: a pull renewed meanwhile keeps its mark', async () => {
+    const r = new PulledAuthorRegistry(redis, fresh(), clock);
+    await r.mark(7, now + 1_000);
+    const read = (await r.markOf(7)) as number;
+    await r.mark(7, now + 3_000); // a pull handled by another consumer during the backfill
+    expect(await r.clear(7, read)).toBe(false);
+    expect(await r.markOf(7)).toBe(now + 3_000);
+    expect(await r.version()).toBe('1');
+    expect(await r.clear(7, now + 3_000)).toBe(true);
+    expect(await r.markOf(7)).toBeNull();
+    expect(await r.version()).toBe('2');
+    expect(await r.clear(7, now + 3_000)).toBe(false);
+    expect(await r.version()).toBe('2');
+  });
+
+  it('ignores a lapsed mark, and the next mark drops it (moving the version)', async () => {
+    const r = new PulledAuthorRegistry(redis, fresh(), clock);
+    await r.mark(7, now + 1_000);
+    await r.mark(8, now + 10_000);
+    now += 1_000;
+    expect(await r.markOf(7)).toBeNull();
+    expect(await r.marked([7, 8])).toEqual(new Set([8]));
+    expect(await r.members()).toEqual(new Set([8]));
+    expect(await redis.zcard(r.key)).toBe(2);
+    expect(await r.mark(8, now + 10_000)).toBe(false);
+    expect(await redis.zcard(r.key)).toBe(1);
+    expect(await r.version()).toBe('3');
+    // A lapsed author marked again is a new member.
+    expect(await r.mark(7, now + 1_000)).toBe(true);
+  });
+
+  it('an instance\'s copy asks for the version at most once per poll interval and re-reads the members only when it moved', async () => {
+    const r = new PulledAuthorRegistry(redis, fresh(), clock);
+    await r.mark(7, now + 60_000);
+    const view = new PulledAuthorsView(r, { pollMs: 1_000, clock });
+    const versions = vi.spyOn(r, 'version');
+    const members = vi.spyOn(r, 'members');
+    // Concurrent reads share one poll.
+    const [a, b] = await Promise.all([view.current(), view.current()]);
+    expect(a).toEqual(new Set([7]));
+    expect(b).toBe(a);
+    expect([versions.mock.calls.length, members.mock.calls.length]).toEqual([1, 1]);
+
+    await r.mark(9, now + 60_000);
+    now += 999;
+    expect(await view.current()).toEqual(new Set([7])); // within the interval: the copy
+    now += 1;
+    expect(await view.current()).toEqual(new Set([7, 9]));
+    expect([versions.mock.calls.length, members.mock.calls.length]).toEqual([2, 2]);
+    now += 1_000;
+    await view.current(); // version unchanged: the members are not read again
+    expect([versions.mock.calls.length, members.mock.calls.length]).toEqual([3, 2]);
+  });
+
+  it('refuses a negative poll interval', () => {
+    expect(() => new PulledAuthorsView(new PulledAuthorRegistry(redis, fresh()), { pollMs: -1 })).toThrow('poll interval -1 ms must be 0 or more');
+  });
+});
