@@ -619,7 +619,9 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
       `feed reads over HTTP, open loop (constant arrival rate for ${OPEN_MS / 1000} s after ${OPEN_WARMUP_MS / 1000} s at the same rate not measured, as the closed loop warms up; latency from the intended send time, coordinated omission corrected):`,
     );
     let p99Half = NaN;
-    for (const share of [0.5, 0.9]) {
+    // Diagnosis only (e.g. "0.1 0.5 0.9"): other shares of the maximum for the open loop.
+    const shares = (process.env.FEEDLAB_BENCH_OPEN_SHARES ?? '0.5 0.9').split(/[\s,]+/).filter(Boolean).map(Number).filter((x) => x > 0 && x <= 1);
+    for (const share of shares) {
       await quiet.wait();
       // As the closed loop does: the first second after an idle phase is not the steady state.
       await openLoop(conns, pick, Math.round(maxHttp * share), OPEN_WARMUP_MS, cpu);

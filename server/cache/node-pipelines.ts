@@ -13,7 +13,14 @@
 // keys move in milliseconds); past that the error is the item's reply, and the caller fails as
 // for any other error (a fan-out event is delivered again). Only idempotent commands may go
 // through here, which every caller's are (the cache scripts, PEXPIRE, reads, SET).
-import type { ChainableCommander } from 'ioredis';
+//
+// On a standalone Redis the batch is not an ioredis Pipeline but the same commands sent one by
+// one while the socket is corked: one write, the replies in order, as a pipeline gives them.
+// Measured here (batches of 8 GETs, 4 in flight): ioredis's Pipeline objects made half of the
+// young objects survive each scavenge, every scavenge took 5-7 ms, and a server reading feeds
+// paused that long every ~65 ms; corked commands ran 1.7x the batches with 0.2 ms scavenges.
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { Socket } from 'node:net';
 import { keySlot } from '../../core/keys.js';
 import { isCluster, type RedisLike } from './redis-like.js';
 
@@ -38,6 +45,36 @@ async function exec(p: ChainableCommander): Promise<PipelineReply[]> {
   return replies as PipelineReply[];
 }
 
+/** A stand-in for a pipeline: each command called on it is sent at once, its outcome kept in order. */
+function recorder(redis: Redis, replies: Promise<PipelineReply>[]): ChainableCommander {
+  const ok = (value: unknown): PipelineReply => [null, value];
+  const failed = (err: unknown): PipelineReply => [err instanceof Error ? err : new Error(String(err)), null];
+  const target = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const proxy: ChainableCommander = new Proxy({} as ChainableCommander, {
+    get: (_, name: string) =>
+      (...args: unknown[]) => {
+        replies.push(target[name](...args).then(ok, failed));
+        return proxy;
+      },
+  });
+  return proxy;
+}
+
+/** The items' commands on a corked socket (one write), their outcomes in order. */
+function corked(redis: Redis, count: number, add: (p: ChainableCommander, i: number) => void): Promise<PipelineReply[]> {
+  const replies: Promise<PipelineReply>[] = [];
+  const batch = recorder(redis, replies);
+  // Not connected yet: the commands wait in ioredis's offline queue, as a pipeline's would.
+  const socket = redis.status === 'ready' ? (redis.stream as Socket | undefined) : undefined;
+  socket?.cork();
+  try {
+    for (let i = 0; i < count; i++) add(batch, i);
+  } finally {
+    socket?.uncork();
+  }
+  return Promise.all(replies);
+}
+
 /**
  * Queue `count` items and run them: `add(p, i)` queues item i's commands, exactly `per` of them
  * (or per(i)), every one on the slot of keyOf(i). One pipeline on a standalone Redis, one per node
@@ -51,11 +88,7 @@ export async function pipelinePerNode(
   per: number | ((i: number) => number) = 1,
 ): Promise<PipelineReply[]> {
   if (count === 0) return [];
-  if (!isCluster(redis)) {
-    const p = redis.pipeline();
-    for (let i = 0; i < count; i++) add(p, i);
-    return exec(p);
-  }
+  if (!isCluster(redis)) return corked(redis, count, add);
   // Where each item's replies start in the result.
   const start = new Array<number>(count + 1);
   start[0] = 0;

@@ -514,18 +514,19 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
       leaseMs: LEASE_MS, dormantMs: 14 * DAY, metrics: registry, onWarning: (l) => warnings.push(l),
     });
     try {
-      // Connected, but every pipeline dies as a dropped connection would.
-      vi.spyOn(flaky, 'pipeline').mockImplementation(() => {
-        throw new Error('Connection is closed.');
+      // Connected, but every command dies as on a dropped connection.
+      vi.spyOn(flaky, 'sendCommand').mockImplementation((command) => {
+        command.reject(new Error('Connection is closed.'));
+        return command.promise;
       });
       const answer = await other.homeFeed(reader, { limit: 10, cursor: null });
       expect(answer.posts.map((p) => p.id)).toEqual(want);
       expect((registry.get(METRIC_FALLBACK_READS) as Counter).get()).toBe(1);
       expect(warnings.some((w) => /Redis unavailable \(Connection is closed\.\): answering home feeds from Postgres/.test(w))).toBe(true);
       // The next reads within the back-off do not try Redis at all.
-      const tries = vi.mocked(flaky.pipeline).mock.calls.length;
+      const tries = vi.mocked(flaky.sendCommand).mock.calls.length;
       expect((await other.homeFeed(reader, { limit: 2, cursor: null })).posts.map((p) => p.id)).toEqual(want.slice(0, 2));
-      expect(vi.mocked(flaky.pipeline).mock.calls.length).toBe(tries);
+      expect(vi.mocked(flaky.sendCommand).mock.calls.length).toBe(tries);
     } finally {
       vi.restoreAllMocks();
       await closeRedis(flaky);

@@ -1,0 +1,42 @@
+// A batch on a standalone Redis (server/cache/node-pipelines.ts): the commands go out in one socket
+// write, as a pipeline's would, and come back in order with each command's own error in its place.
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pipelinePerNode } from '../../../server/cache/node-pipelines.js';
+import { closeRedis, connectRedis, dropKeyspace, keyspace } from '../../../server/cache/redis.js';
+import { CI, REDIS_URL, redisUnreachable } from './reachable.js';
+
+const unreachable = await redisUnreachable('test/server/cache/node-pipelines.test.ts');
+const ks = keyspace(`feedlab:test:${process.pid}-${randomUUID().slice(0, 8)}:batch:`);
+
+describe.skipIf(unreachable !== null && !CI)('command batches on this machine\'s Redis', () => {
+  let redis: Redis;
+
+  beforeAll(async () => {
+    redis = await connectRedis({ url: REDIS_URL });
+  });
+
+  afterAll(async () => {
+    if (!redis) return;
+    await dropKeyspace(redis, ks);
+    await closeRedis(redis);
+  });
+
+  it('sends the batch in one write and answers in order, a failed command\'s error in its place', async () => {
+    const keys = ['a', 'b', 'c'].map((k) => ks.key(k));
+    await redis.set(keys[0], 'one');
+    await redis.zadd(keys[1], 1, 'm'); // GET on a sorted set: WRONGTYPE
+    const socket = redis.stream as Socket;
+    const writes = vi.spyOn(socket, '_writev' as never);
+    const single = vi.spyOn(socket, '_write' as never);
+    try {
+      const replies = await pipelinePerNode(redis, 3, (i) => keys[i], (p, i) => p.get(keys[i]).exists(keys[i]), 2);
+      expect(writes.mock.calls.length + single.mock.calls.length).toBe(1);
+      expect(replies.map(([err, v]) => (err ? err.message.split(' ')[0] : v))).toEqual(['one', 1, 'WRONGTYPE', 1, null, 0]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+});
