@@ -21,7 +21,7 @@
 import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { decodeCursor, encodeCursor, type CursorSecret, type FeedPosition } from '../../core/cursor.js';
 import { isPostId } from '../../core/post-id.js';
-import { bearerToken, checkTokenSecret, parseUserId, verifyToken, type TokenSecret } from '../auth/token.js';
+import { bearerToken, checkTokenSecret, parseUserId, TokenVerifier, type TokenSecret } from '../auth/token.js';
 import { httpFailure } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
 import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
@@ -181,6 +181,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
   const now = options.now ?? Date.now;
   const leewaySeconds = options.tokenLeewaySeconds ?? 0;
+  const tokens = new TokenVerifier(tokenSecret);
   const registry = options.metrics ?? new MetricsRegistry();
 
   const requests: Counter = registry.counter(METRIC_HTTP_REQUESTS, 'HTTP requests answered, by route pattern and status', {
@@ -239,7 +240,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   async function authenticate(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request.headers.authorization);
-    request.userId = verifyToken(token, tokenSecret, { now: now(), leewaySeconds }).userId;
+    request.userId = tokens.verify(token, { now: now(), leewaySeconds }).userId;
   }
 
   function cursorOf(text: string | undefined): FeedPosition | null {

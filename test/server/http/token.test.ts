@@ -10,6 +10,7 @@ import {
   TokenConfigError,
   TokenError,
   tokenSecretFromEnv,
+  TokenVerifier,
   verifyToken,
   type TokenErrorReason,
 } from '../../../server/auth/token.js';
@@ -131,6 +132,44 @@ describe('signToken / verifyToken', () => {
     expect(parseUserId('9007199254740991')).toBe(Number.MAX_SAFE_INTEGER);
     expect(parseUserId('9007199254740992')).toBeUndefined();
     expect(parseUserId('007')).toBeUndefined();
+  });
+});
+
+describe('TokenVerifier (the server\'s verifyToken, remembering tokens that passed)', () => {
+  it('answers a token it verified from memory, but still refuses it once expired, and never remembers a refused one', () => {
+    const v = new TokenVerifier(SECRET);
+    const token = signToken(7, SECRET, { ttlSeconds: 60, now: NOW });
+    const hmac = vi.spyOn(Buffer, 'from');
+    expect(v.verify(token, { now: NOW }).userId).toBe(7);
+    const calls = hmac.mock.calls.length;
+    expect(v.verify(token, { now: NOW + 59_999 }).userId).toBe(7);
+    expect(hmac.mock.calls.length).toBe(calls); // no decoding or signature check the second time
+    hmac.mockRestore();
+    expect(reason(() => v.verify(token, { now: NOW + 60_000 }))).toBe('expired');
+    expect(v.verify(token, { now: NOW + 60_000, leewaySeconds: 5 }).userId).toBe(7);
+
+    // A token not yet valid is refused each time, and a valid one from its nbf on.
+    const later = signed(HS, { sub: '8', exp, nbf: NOW / 1000 + 10 });
+    expect(reason(() => v.verify(later, { now: NOW }))).toBe('not-yet-valid');
+    expect(v.verify(later, { now: NOW + 10_000 }).userId).toBe(8);
+    expect(reason(() => v.verify(later, { now: NOW + 9_000 }))).toBe('not-yet-valid');
+
+    // The same claims with another signature are verified on their own (and refused).
+    const forged = `${token.slice(0, token.lastIndexOf('.'))}.${signToken(7, 'another-secret-0123456789abcdef-0123456789', { now: NOW }).split('.')[2]}`;
+    expect(reason(() => v.verify(forged, { now: NOW }))).toBe('signature');
+    expect(reason(() => v.verify(forged, { now: NOW }))).toBe('signature');
+  });
+
+  it('keeps at most the given number of tokens, the oldest verified going first', () => {
+    const v = new TokenVerifier(SECRET, 2);
+    const [a, b, c] = [1, 2, 3].map((u) => signToken(u, SECRET, { now: NOW }));
+    for (const t of [a, b, c]) v.verify(t, { now: NOW });
+    const verify = vi.spyOn(Buffer, 'from');
+    v.verify(c, { now: NOW });
+    expect(verify.mock.calls.length).toBe(0);
+    v.verify(a, { now: NOW }); // forgotten: verified again
+    expect(verify.mock.calls.length).toBeGreaterThan(0);
+    verify.mockRestore();
   });
 });
 
