@@ -3,26 +3,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { pipelinePerNode } from '../../../server/cache/node-pipelines.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace } from '../../../server/cache/redis.js';
-import { CI, REDIS_URL, redisUnreachable } from './reachable.js';
+import { keyspace } from '../../../server/cache/redis.js';
+import { CI, redisUnreachable, useRedis } from './reachable.js';
 
 const unreachable = await redisUnreachable('test/server/cache/node-pipelines.test.ts');
 const ks = keyspace(`feedlab:test:${process.pid}-${randomUUID().slice(0, 8)}:batch:`);
 
 describe.skipIf(unreachable !== null && !CI)('command batches on this machine\'s Redis', () => {
   let redis: Redis;
-
-  beforeAll(async () => {
-    redis = await connectRedis({ url: REDIS_URL });
-  });
-
-  afterAll(async () => {
-    if (!redis) return;
-    await dropKeyspace(redis, ks);
-    await closeRedis(redis);
-  });
+  useRedis(ks, (r) => (redis = r));
 
   it('sends the batch in one write and answers in order, a failed command\'s error in its place', async () => {
     const keys = ['a', 'b', 'c'].map((k) => ks.key(k));

@@ -3,11 +3,11 @@
 // Without a reachable Redis the tests are skipped with one loud line, except under CI=true.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makePostId } from '../../../core/post-id.js';
 import { PostBodyCache, DEFAULT_POST_BODY_TTL_MS } from '../../../server/cache/post-bodies.js';
-import { closeRedis, connectRedis, dropKeyspace, keyspace } from '../../../server/cache/redis.js';
-import { CI, REDIS_URL, redisUnreachable } from './reachable.js';
+import { keyspace } from '../../../server/cache/redis.js';
+import { CI, redisUnreachable, useRedis } from './reachable.js';
 
 const unreachable = await redisUnreachable('test/server/cache/post-bodies.test.ts');
 
@@ -22,16 +22,7 @@ interface Body {
 
 describe.skipIf(unreachable !== null && !CI)('post bodies on this machine\'s Redis', () => {
   let redis: Redis;
-
-  beforeAll(async () => {
-    redis = await connectRedis({ url: REDIS_URL });
-  });
-
-  afterAll(async () => {
-    if (!redis) return;
-    await dropKeyspace(redis, ks);
-    await closeRedis(redis);
-  });
+  useRedis(ks, (r) => (redis = r));
 
   it('hydrates a page in one MGET, returning the missing ids in order, each once', async () => {
     const bodies = new PostBodyCache<Body>(redis, ks, { ttlMs: 60_000 });
