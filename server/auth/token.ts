@@ -203,7 +203,7 @@ function checkTokenTime(exp: number, nbf: number | undefined, options: VerifyOpt
   }
 }
 
-/** Tokens already verified in this process at most (the oldest verified go first). */
+/** Tokens already verified in this process at most (the least recently used go first). */
 export const VERIFIED_TOKENS_KEPT = 10_000;
 
 /**
@@ -231,6 +231,9 @@ export class TokenVerifier {
         this.verified.delete(token);
         throw err;
       }
+      // Most recently used last: the tokens of busy clients stay.
+      this.verified.delete(token);
+      this.verified.set(token, known);
       return known;
     }
     const fresh = verifyToken(token, this.secret, options);

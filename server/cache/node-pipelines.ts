@@ -64,7 +64,8 @@ function recorder(redis: Redis, replies: Promise<PipelineReply>[]): ChainableCom
 function corked(redis: Redis, count: number, add: (p: ChainableCommander, i: number) => void): Promise<PipelineReply[]> {
   const replies: Promise<PipelineReply>[] = [];
   const batch = recorder(redis, replies);
-  // Not connected yet: the commands wait in ioredis's offline queue, as a pipeline's would.
+  // Not connected: nothing to cork; each command is answered at once with ioredis's error (the
+  // offline queue is off, server/cache/redis.ts), as a pipeline's would be.
   const socket = redis.status === 'ready' ? (redis.stream as Socket | undefined) : undefined;
   socket?.cork();
   try {

@@ -8,9 +8,9 @@
 // API instances keep a copy (PulledAuthorsView) and re-read the members only when the version
 // moved: a read costs one GET a second, not one lookup per followee.
 //
-// Marks are renewed on every pulled post (the score only grows, ZADD GT) and cleared only with the
-// score that was read before a backfill: a pull marked meanwhile keeps its mark. Lapsed members
-// are dropped by the next mark and ignored by every lookup.
+// Marks are renewed on every pulled post (the score grows with every mark) and cleared only with
+// the score that was read before a backfill: a pull marked meanwhile keeps its mark. Lapsed
+// members are dropped by the next mark and ignored by every lookup.
 import { PULLED_AUTHORS_KEY, PULLED_VERSION_KEY } from '../../core/keys.js';
 import { LuaScript } from './lua.js';
 import type { Keyspace } from './redis.js';
@@ -21,12 +21,16 @@ import { SingleFlight } from './single-flight.js';
 export const DEFAULT_PULLED_POLL_MS = 1_000;
 
 // KEYS: registry, version. ARGV: author, lapses at (ms), now (ms). Returns 1 when the author was
-// not marked before (the version moved), else 0.
+// not marked before (the version moved), else 0. Every mark moves the score up, by 1 ms when the
+// asked lapse time is not later (a pull in the same ms, a consumer whose clock is behind), so a
+// backfill's clear, which compares the score it read, never removes a mark made after that read.
 const MARK = new LuaScript(
   'pulled-authors-mark',
   `local lapsed = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 local had = redis.call('ZSCORE', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+local score = tonumber(ARGV[2])
+if had and tonumber(had) >= score then score = tonumber(had) + 1 end
+redis.call('ZADD', KEYS[1], score, ARGV[1])
 if lapsed > 0 or not had then redis.call('INCR', KEYS[2]) end
 if had then return 0 end
 return 1`,
@@ -57,8 +61,8 @@ export class PulledAuthorRegistry {
     this.versionKey = keys.key(PULLED_VERSION_KEY);
   }
 
-  /** Mark an author pulled until `lapsesAt` (ms; an earlier mark is extended, never shortened).
-   * True when they were not marked. */
+  /** Mark an author pulled until `lapsesAt` (ms; a mark lapsing later is moved 1 ms further
+   * instead: never shortened, always changed). True when they were not marked. */
   async mark(authorId: number, lapsesAt: number): Promise<boolean> {
     return (await MARK.run(this.redis, [this.key, this.versionKey], [authorId, Math.floor(lapsesAt), this.clock()])) === 1;
   }

@@ -1,13 +1,13 @@
 // Multi-key commands over keys of many slots. A Redis Cluster refuses a multi-key command whose
-// keys hash to different slots (CROSSSLOT), and post bodies (`post:ID`) and pulled marks carry
-// different hash tags on purpose, so they spread over the cluster. On a cluster, MGET and UNLINK
-// are therefore split into one command per slot, issued concurrently (the client routes each to
-// its slot's master, and those to one node share its connection), and the replies are put back in
-// the order asked. A standalone Redis keeps one command for the lot.
+// keys hash to different slots (CROSSSLOT), and post bodies (`post:ID`, no hash tag, on purpose)
+// and the follows tokens of many readers (one hash tag each) spread over the cluster. On a
+// cluster, MGET and UNLINK are therefore split into one command per slot, issued concurrently (the
+// client routes each to its slot's master, and those to one node share its connection), and the
+// replies are put back in the order asked. A standalone Redis keeps one command for the lot.
 import { keySlot } from '../../core/keys.js';
 import { isCluster, type RedisLike } from './redis-like.js';
 
-/** Keys per MGET at most: a feed page never comes near; a reader's followee marks can. */
+/** Keys per MGET at most: a feed page never comes near; a bulk read of many keys can. */
 export const MGET_CHUNK = 1_000;
 
 /** Indices of `keys` grouped by cluster slot (core/keys keySlot, which honours hash tags). */

@@ -17,12 +17,12 @@
 // Staleness. Every follow or unfollow sets the reader's follows token in Redis to a new random
 // value (followsChanged); a set is loaded after reading the token, and a read checks the token in
 // the same round trip as its lists (ReadPath): a set whose token moved is reloaded before the page
-// is assembled, so a change made through any API instance shows on the next read. What the token
-// cannot see (a follow whose token write failed while Redis was down, follows loaded into
-// Postgres behind the API's back, follower counts crossing the threshold) is picked up by age: a
-// set older than half of ttlMs (default 5 minutes) is reloaded in the background while it is still
-// used, and one older than ttlMs is reloaded before use. A load that raced with an invalidation is
-// used for its own request but not kept.
+// is assembled (reload: a load of its own, not one already in flight), so a change made through
+// any API instance shows on the next read. What the token cannot see (a follow whose token write
+// failed while Redis was down, follows loaded into Postgres behind the API's back) is picked up by
+// age: a set older than half of ttlMs (default 5 minutes) is reloaded in the background while it
+// is still used, and one older than ttlMs is reloaded before use. A load that raced with an
+// invalidation is used for its own request but not kept.
 //
 // Loads are batched: those asked in the same event-loop turn, or while MAX_BATCHES are in flight,
 // go out together, one MGET of the tokens and one Postgres statement per batch of up to MAX_BATCH
@@ -157,6 +157,13 @@ export class FolloweeCache {
       this.o.loads?.inc({ reason });
       return this.fetch(userId, version, withToken);
     });
+  }
+
+  /** Load anew, not joining a load in flight (a background refresh may have read Postgres before
+   * the change that prompted this: a moved token, a post of an author missing from the set). */
+  reload(userId: number, reason: LoadReason): Promise<Followees> {
+    this.invalidate(userId);
+    return this.load(userId, reason);
   }
 
   /** Forget the reader's entry in this process (they followed or unfollowed someone here). */

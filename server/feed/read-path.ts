@@ -277,7 +277,7 @@ export class ReadPath {
     const stale = healTimeline || this.clock() - follows.info.loadedAt >= STRANGER_RELOAD_AFTER_MS;
     if (!follows.reloaded && stale && ids.some((id) => stranger(found.get(id)))) {
       follows.reloadedAfterFetch = follows.fetches;
-      follows.info = await this.followees.load(userId, 'stranger');
+      follows.info = await this.followees.reload(userId, 'stranger');
       follows.reloaded = true;
     }
     const strangers: PostId[] = [];
@@ -325,7 +325,7 @@ export class ReadPath {
           if (first.values[0] !== follows.info.token) {
             // They followed or unfollowed someone (through any API instance) since the set was
             // loaded: reload it, and read the lists it names.
-            follows.info = await this.followees.load(userId, 'token');
+            follows.info = await this.followees.reload(userId, 'token');
             plan();
             slices = await readSlices(this.redis, renewing(), { cursor: from, limit: count });
           }

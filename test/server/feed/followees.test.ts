@@ -127,6 +127,22 @@ describe('FolloweeCache', () => {
     expect(['new', 'refresh', 'expired', 'token', 'stranger'].map((reason) => w.loads.get({ reason }))).toEqual([1, 1, 1, 0, 0]);
   });
 
+  it('reload does not join a background refresh that read Postgres before the change it is for', async () => {
+    const follows: Record<number, number[]> = { 1: [10] };
+    const w = world(follows, []);
+    await w.cache.get(1);
+    w.advance(TTL / 2);
+    const release = w.holdStatements();
+    await w.cache.get(1); // starts the background refresh, whose statement is now under way
+    await new Promise((r) => setTimeout(r, 5));
+    follows[1] = [10, 20]; // a follow committed after that statement read its rows
+    const fresh = w.cache.reload(1, 'stranger');
+    release();
+    expect([...(await fresh).all]).toEqual([10, 20]);
+    expect(w.statements).toHaveLength(3);
+    expect([...(await w.cache.get(1)).all]).toEqual([10, 20]); // the refresh's older rows were not kept
+  });
+
   it('followsChanged forgets the set here and moves the token other instances compare', async () => {
     const w = world({ 1: [10] }, []);
     const before = await w.cache.get(1);

@@ -160,14 +160,18 @@ describe('TokenVerifier (the server\'s verifyToken, remembering tokens that pass
     expect(reason(() => v.verify(forged, { now: NOW }))).toBe('signature');
   });
 
-  it('keeps at most the given number of tokens, the oldest verified going first', () => {
+  it('keeps at most the given number of tokens, the least recently used going first', () => {
     const v = new TokenVerifier(SECRET, 2);
     const [a, b, c] = [1, 2, 3].map((u) => signToken(u, SECRET, { now: NOW }));
-    for (const t of [a, b, c]) v.verify(t, { now: NOW });
+    v.verify(a, { now: NOW });
+    v.verify(b, { now: NOW });
+    v.verify(a, { now: NOW }); // a used again: b is now the least recent
+    v.verify(c, { now: NOW });
     const verify = vi.spyOn(Buffer, 'from');
+    v.verify(a, { now: NOW });
     v.verify(c, { now: NOW });
     expect(verify.mock.calls.length).toBe(0);
-    v.verify(a, { now: NOW }); // forgotten: verified again
+    v.verify(b, { now: NOW }); // forgotten: verified again
     expect(verify.mock.calls.length).toBeGreaterThan(0);
     verify.mockRestore();
   });
