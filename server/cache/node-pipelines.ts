@@ -3,7 +3,7 @@
 // on several, so on a cluster the commands are grouped by the node serving their slot (the
 // client's slot map) and each node gets its own pipeline, all in flight at once: a fan-out batch
 // of 1,000 followers over three masters is three pipelines, one round trip of wall time. A
-// standalone Redis gets the one pipeline it always had.
+// standalone Redis gets one write of all the commands (corked, below).
 //
 // Slots move (resharding, failover). A command sent by a stale slot map is answered MOVED, one on
 // a slot being migrated ASK, or TRYAGAIN when its keys are split between the two nodes for the
@@ -78,8 +78,9 @@ function corked(redis: Redis, count: number, add: (p: ChainableCommander, i: num
 
 /**
  * Queue `count` items and run them: `add(p, i)` queues item i's commands, exactly `per` of them
- * (or per(i)), every one on the slot of keyOf(i). One pipeline on a standalone Redis, one per node
- * on a cluster, concurrently. The replies in item order, as one pipeline would give them.
+ * (or per(i)), every one on the slot of keyOf(i). One corked write on a standalone Redis, one
+ * pipeline per node on a cluster, concurrently. The replies in item order, as one pipeline would
+ * give them.
  */
 export async function pipelinePerNode(
   redis: RedisLike,

@@ -2,11 +2,11 @@
 // the authors they pull and with their own recent list, paged by the (createdAt, id) cursor,
 // filtered, refilled and hydrated.
 //
-// One page, steady state, is two Redis round trips: one pipeline reads a slice of every list
-// strictly older than the cursor, renews the leases (readSlices: PEXPIRE + ZREVRANGEBYSCORE per
-// list) and reads the reader's follows token (a moved token reloads the followee set first,
-// followees.ts), and one MGET hydrates the page's bodies. Postgres is not asked. In between core/feed-merge.ts's mergeFeed does
-// the k-way merge with duplicates removed by id.
+// One page, steady state, is two Redis round trips and no Postgres: one pipeline reads a slice of
+// every list strictly older than the cursor, renews the leases (readSlices: PEXPIRE +
+// ZREVRANGEBYSCORE per list) and reads the reader's follows token (a moved token reloads the
+// followee set first, followees.ts), and one MGET hydrates the page's bodies. In between
+// core/feed-merge.ts's mergeFeed does the k-way merge with duplicates removed by id.
 //
 // Filtering and refill. An entry is dropped when its post is deleted (the body cache holds a
 // tombstone, or Postgres says so), when no such post exists, or when its author is neither the

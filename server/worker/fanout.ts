@@ -36,10 +36,8 @@ import { keepForReader, nextAdaptiveThreshold, pullsAuthor, type FanoutPolicy } 
 import type { FeedPosition } from '../../core/cursor.js';
 import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
-import { LuaScript } from '../cache/lua.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
 import { TOMBSTONE, type CachedBody } from '../feed/hydration.js';
-import type { RedisLike } from '../cache/redis-like.js';
 import { PulledAuthorRegistry } from '../cache/pulled-authors.js';
 import type { BatchTiming, PushResult, TimelineCache } from '../cache/timelines.js';
 import type { BatchHandler, DeliveredEvent, PostCreated, PostDeleted, PostEvent } from '../events/event-log.js';
