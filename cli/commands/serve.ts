@@ -47,7 +47,7 @@ More environment: FEED_LIST_LENGTH (100), FEED_PARTITIONS (16), FEED_PG_POOL (20
 FEED_FOLLOWEE_TTL_MS (300000), KAFKA_BROKERS.
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...SERVICE_OPTIONS,
   port: { type: 'string' },
   host: { type: 'string' },

@@ -49,7 +49,7 @@ FEED_EVENT_CONCURRENCY, FEED_EVENT_BATCH, FEED_CLAIM_IDLE_MS, FEED_PARTITIONS, F
 FEED_POLICY_POLL_MS, FEED_STATUS_MS.
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...SERVICE_OPTIONS,
   concurrency: { type: 'string' },
   relay: { type: 'boolean' },
