@@ -9,5 +9,6 @@ COPY cli cli
 COPY reports reports
 COPY bench bench
 COPY scenarios scenarios
-RUN npm ci && npm prune --omit=dev
+# --ignore-scripts: without it npm prune runs the prepare script (the build) again, after removing tsc.
+RUN npm ci && npm prune --omit=dev --ignore-scripts
 ENTRYPOINT ["node", "dist/cli/main.js"]
