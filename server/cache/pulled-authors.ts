@@ -5,8 +5,8 @@
 //
 // One sorted set, member = author id, score = when the mark lapses (ms), beside a version counter
 // bumped whenever the membership changes; both share one hash tag, so the scripts touch one slot.
-// API instances keep a copy (PulledAuthorsView) and re-read the members only when the version
-// moved: a read costs one GET a second, not one lookup per followee.
+// API instances keep a copy (PulledAuthorsView): one GET of the version a second, and when it
+// moved, a read of the marks made since; not one lookup per followee.
 //
 // Marks are renewed on every pulled post (the score grows with every mark) and cleared only with
 // the score that was read before a backfill: a pull marked meanwhile keeps its mark. Lapsed
@@ -97,31 +97,53 @@ export class PulledAuthorRegistry {
 
   /** Every marked author. */
   async members(): Promise<Set<number>> {
-    const ids = await this.redis.zrangebyscore(this.key, `(${this.clock()}`, '+inf');
-    return new Set(ids.map(Number));
+    return new Set((await this.markedAfter(this.clock())).keys());
+  }
+
+  /** Marked authors whose mark lapses after `after` (ms, exclusive; -Infinity for all), with that time. */
+  async markedAfter(after: number): Promise<Map<number, number>> {
+    const flat = await this.redis.zrangebyscore(this.key, Number.isFinite(after) ? `(${after}` : '-inf', '+inf', 'WITHSCORES');
+    const out = new Map<number, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) out.set(Number(flat[i]), Number(flat[i + 1]));
+    return out;
   }
 }
 
+/** How often a view reads the whole registry again (default): clears and lapses reach it then. */
+export const DEFAULT_PULLED_RESYNC_MS = 60_000;
+/** A partial read starts this far below the latest lapse time seen: a mark by a worker whose clock
+ * is up to this much behind is still caught. */
+export const PULLED_CLOCK_SKEW_MS = 10_000;
+
 /**
  * An API instance's copy of the registry. current() answers from the copy when it was checked
- * within pollMs; else it asks for the version (one GET, shared by the reads waiting meanwhile) and
- * re-reads the members only when the version moved. A read therefore sees every mark made more than
- * pollMs before it began.
+ * within pollMs; else it asks for the version (one GET, shared by the reads waiting meanwhile).
+ * When the version moved, it reads only the marks that lapse after the latest lapse time it has
+ * seen (less PULLED_CLOCK_SKEW_MS): every mark made since, new or renewed, lapses later than the
+ * marks already seen, so a registry of many authors is not read whole every second. Clears and
+ * lapses reach the copy at the next whole read (every resyncMs); until then it holds a few authors
+ * too many, whose lists a read merges for nothing (the merge drops duplicates). A read therefore
+ * sees every mark made more than pollMs before it began.
  */
 export class PulledAuthorsView {
   readonly pollMs: number;
+  readonly resyncMs: number;
   private members: ReadonlySet<number> | null = null;
   private version: string | null = null;
+  private latest = -Infinity;
   private checkedAt = -Infinity;
+  private syncedAt = -Infinity;
   private readonly flights = new SingleFlight<ReadonlySet<number>>();
   private readonly clock: () => number;
 
   constructor(
     readonly registry: PulledAuthorRegistry,
-    options: { pollMs?: number; clock?: () => number } = {},
+    options: { pollMs?: number; resyncMs?: number; clock?: () => number } = {},
   ) {
     this.pollMs = options.pollMs ?? DEFAULT_PULLED_POLL_MS;
     if (!(this.pollMs >= 0)) throw new RangeError(`poll interval ${this.pollMs} ms must be 0 or more`);
+    this.resyncMs = options.resyncMs ?? DEFAULT_PULLED_RESYNC_MS;
+    if (!(this.resyncMs >= 0)) throw new RangeError(`resync interval ${this.resyncMs} ms must be 0 or more`);
     this.clock = options.clock ?? Date.now;
   }
 
@@ -134,12 +156,27 @@ export class PulledAuthorsView {
   private async poll(): Promise<ReadonlySet<number>> {
     const startedAt = this.clock();
     const version = await this.registry.version();
-    if (!this.members || version !== this.version) {
-      // Members read after the version: a change after both moves the version again.
-      this.members = await this.registry.members();
-      this.version = version;
+    // Marks read after the version: a change after both moves the version again.
+    const held = this.members;
+    if (!held || startedAt - this.syncedAt >= this.resyncMs) {
+      const all = await this.registry.markedAfter(startedAt);
+      this.members = new Set(all.keys());
+      this.latest = -Infinity;
+      this.noteLatest(all);
+      this.syncedAt = startedAt;
+    } else if (version !== this.version) {
+      const recent = await this.registry.markedAfter(this.latest - PULLED_CLOCK_SKEW_MS);
+      const added = [...recent.keys()].filter((a) => !held.has(a));
+      // A new set: a read that already holds the copy keeps the one it began with.
+      if (added.length > 0) this.members = new Set([...held, ...added]);
+      this.noteLatest(recent);
     }
+    this.version = version;
     this.checkedAt = startedAt;
-    return this.members;
+    return this.members as ReadonlySet<number>;
+  }
+
+  private noteLatest(marks: ReadonlyMap<number, number>): void {
+    for (const lapsesAt of marks.values()) if (lapsesAt > this.latest) this.latest = lapsesAt;
   }
 }

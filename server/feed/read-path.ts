@@ -118,6 +118,7 @@ interface FolloweeView {
 }
 
 const position = (p: { id: PostId; createdAt: number }): FeedPosition => ({ id: p.id, createdAt: p.createdAt });
+const NO_MARKS: Promise<ReadonlySet<number>> = Promise.resolve(new Set());
 
 export class ReadPath {
   readonly redis: RedisLike;
@@ -303,7 +304,8 @@ export class ReadPath {
 
   private async cacheSource(userId: number): Promise<FeedSource> {
     const { timelines, authorPosts } = this.o;
-    const [info, marked] = await Promise.all([this.followees.get(userId), this.pulledAuthors.current()]);
+    // At threshold 0 (the pull policy) every followee is over it: the registry adds nothing.
+    const [info, marked] = await Promise.all([this.followees.get(userId), this.threshold === 0 ? NO_MARKS : this.pulledAuthors.current()]);
     const follows: FolloweeView = { info, reloaded: false, fetches: 0, reloadedAfterFetch: -1 };
     let authors: number[] = [];
     let requests: SliceRequest[] = [];

@@ -90,27 +90,50 @@ describe.skipIf(unreachable !== null && !CI)('the registry of pulled authors on 
     expect(await r.mark(7, now + 1_000)).toBe(true);
   });
 
-  it('an instance\'s copy asks for the version at most once per poll interval and re-reads the members only when it moved', async () => {
+  it('an instance\'s copy asks for the version at most once per poll interval and reads marks again only when it moved', async () => {
     const r = new PulledAuthorRegistry(redis, fresh(), clock);
     await r.mark(7, now + 60_000);
     const view = new PulledAuthorsView(r, { pollMs: 1_000, clock });
     const versions = vi.spyOn(r, 'version');
-    const members = vi.spyOn(r, 'members');
+    const reads = vi.spyOn(r, 'markedAfter');
     // Concurrent reads share one poll.
     const [a, b] = await Promise.all([view.current(), view.current()]);
     expect(a).toEqual(new Set([7]));
     expect(b).toBe(a);
-    expect([versions.mock.calls.length, members.mock.calls.length]).toEqual([1, 1]);
+    expect([versions.mock.calls.length, reads.mock.calls.length]).toEqual([1, 1]);
 
     await r.mark(9, now + 60_000);
     now += 999;
     expect(await view.current()).toEqual(new Set([7])); // within the interval: the copy
     now += 1;
     expect(await view.current()).toEqual(new Set([7, 9]));
-    expect([versions.mock.calls.length, members.mock.calls.length]).toEqual([2, 2]);
+    expect([versions.mock.calls.length, reads.mock.calls.length]).toEqual([2, 2]);
     now += 1_000;
-    await view.current(); // version unchanged: the members are not read again
-    expect([versions.mock.calls.length, members.mock.calls.length]).toEqual([3, 2]);
+    await view.current(); // version unchanged: no marks read
+    expect([versions.mock.calls.length, reads.mock.calls.length]).toEqual([3, 2]);
+  });
+
+  it('reads only the marks made since the latest it saw (a worker\'s clock up to 10 s behind included); clears reach it at the next whole read', async () => {
+    const ks = fresh();
+    const r = new PulledAuthorRegistry(redis, ks, clock);
+    const late = new PulledAuthorRegistry(redis, ks, () => now - 9_000);
+    const t0 = now;
+    await r.mark(7, now + 600_000);
+    const view = new PulledAuthorsView(r, { pollMs: 0, resyncMs: 60_000, clock });
+    const reads = vi.spyOn(r, 'markedAfter');
+    expect(await view.current()).toEqual(new Set([7]));
+    expect(reads.mock.calls[0][0]).toBe(t0); // the whole registry: every mark not lapsed
+
+    now += 1_000;
+    await late.mark(9, now - 9_000 + 600_000); // a consumer whose clock is 9 s behind
+    expect(await view.current()).toEqual(new Set([7, 9]));
+    expect(reads.mock.calls[1][0]).toBe(t0 + 600_000 - 10_000); // from the latest lapse time seen, less the skew
+
+    // Cleared: still in the copy (a list merged for nothing) until the next whole read.
+    await r.clear(9, (await r.markOf(9)) as number);
+    expect(await view.current()).toEqual(new Set([7, 9]));
+    now += 60_000;
+    expect(await view.current()).toEqual(new Set([7]));
   });
 
   it('refuses a negative poll interval', () => {
