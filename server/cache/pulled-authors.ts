@@ -165,7 +165,8 @@ export class PulledAuthorsView {
       this.noteLatest(all);
       this.syncedAt = startedAt;
     } else if (version !== this.version) {
-      const recent = await this.registry.markedAfter(this.latest - PULLED_CLOCK_SKEW_MS);
+      // Not before now either: a mark lapsing before now is no mark.
+      const recent = await this.registry.markedAfter(Math.max(this.latest - PULLED_CLOCK_SKEW_MS, startedAt));
       const added = [...recent.keys()].filter((a) => !held.has(a));
       // A new set: a read that already holds the copy keeps the one it began with.
       if (added.length > 0) this.members = new Set([...held, ...added]);
