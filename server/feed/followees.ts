@@ -79,6 +79,8 @@ export const FOLLOWS_TOKEN_TTL_MS = 86_400_000;
 export const MAX_BATCH = 32;
 /** Batched loads in flight at most (loads asked meanwhile wait for the next batch). */
 export const MAX_BATCHES = 4;
+/** After a background refresh failed, no other starts for this long. */
+export const REFRESH_BACKOFF_MS = 1_000;
 
 /** The followees whose lists a read merges: over the threshold, or marked pulled (null: the
  * registry could not be read, so only the first), ascending. */
@@ -121,6 +123,8 @@ export class FolloweeCache {
   private queue: Waiter[] = [];
   private batches = 0;
   private scheduled = false;
+  /** Clock ms before which no background refresh starts (one failed). */
+  private refreshPausedUntil = -Infinity;
 
   constructor(private readonly o: FolloweeCacheOptions) {
     this.ttlMs = o.ttlMs ?? DEFAULT_FOLLOWEE_TTL_MS;
@@ -141,8 +145,12 @@ export class FolloweeCache {
     if (entry) {
       const age = this.clock() - entry.loadedAt;
       if (age < this.ttlMs) {
-        if (2 * age >= this.ttlMs && withToken) {
-          this.load(userId, 'refresh').catch((err) => this.o.onError?.(err));
+        if (2 * age >= this.ttlMs && withToken && this.clock() >= this.refreshPausedUntil) {
+          this.load(userId, 'refresh').catch((err) => {
+            // Postgres down: the sets in use stay (up to ttlMs); do not send every read's refresh at it.
+            this.refreshPausedUntil = this.clock() + REFRESH_BACKOFF_MS;
+            this.o.onError?.(err);
+          });
         }
         return Promise.resolve(entry);
       }

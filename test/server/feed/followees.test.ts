@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { keyspace } from '../../../server/cache/redis.js';
 import { MetricsRegistry } from '../../../server/http/metrics.js';
 import type { RedisLike } from '../../../server/cache/redis-like.js';
-import { FolloweeCache, MAX_BATCH, pulledOf, type Followees } from '../../../server/feed/followees.js';
+import { FolloweeCache, MAX_BATCH, pulledOf, REFRESH_BACKOFF_MS, type Followees } from '../../../server/feed/followees.js';
 import { BadRequestError, type FeedRepository, type Followees as FolloweeRows } from '../../../server/store/repository.js';
 
 const keys = keyspace('t:');
@@ -18,12 +18,14 @@ function world(follows: Record<number, number[]>, over: number[], opts: { redisD
   const mgets: string[][] = [];
   const tokens = new Map(Object.entries(opts.tokens ?? {}).map(([k, v]) => [keys.key(`feed:{u:${k}}:follows`), v]));
   let hold: Promise<void> | null = null;
+  let failing = false;
   const repo = {
     async followeesOfMany(ids: readonly number[]): Promise<Map<number, FolloweeRows>> {
       log.push('statement');
       statements.push([...ids]);
       await new Promise((r) => setTimeout(r, 2));
       if (hold) await hold;
+      if (failing) throw new Error('Postgres is down');
       return new Map(ids.map((id) => [id, { all: [...(follows[id] ?? [])], over: (follows[id] ?? []).filter((a) => over.includes(a)) }]));
     },
   } as unknown as FeedRepository;
@@ -51,6 +53,7 @@ function world(follows: Record<number, number[]>, over: number[], opts: { redisD
     log,
     tokens,
     advance: (ms: number) => (now += ms),
+    fail: (on: boolean) => (failing = on),
     holdStatements: () => {
       let release!: () => void;
       hold = new Promise((r) => (release = r));
@@ -125,6 +128,26 @@ describe('FolloweeCache', () => {
     release2();
     expect((await waiting).loadedAt).toBeGreaterThan(refreshed.loadedAt);
     expect(['new', 'refresh', 'expired', 'token', 'stranger'].map((reason) => w.loads.get({ reason }))).toEqual([1, 1, 1, 0, 0]);
+  });
+
+  it('after a background refresh failed (Postgres down), starts no other for REFRESH_BACKOFF_MS, and keeps answering from the set', async () => {
+    const w = world({ 1: [10], 2: [20] }, []);
+    const [one, two] = await Promise.all([w.cache.get(1), w.cache.get(2)]);
+    w.advance(TTL / 2);
+    w.fail(true);
+    expect(await w.cache.get(1)).toBe(one); // starts a refresh, which fails
+    await new Promise((r) => setTimeout(r, 10));
+    expect(w.statements).toHaveLength(2);
+    expect(await w.cache.get(2)).toBe(two);
+    expect(await w.cache.get(1)).toBe(one);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(w.statements).toHaveLength(2); // paused
+    w.advance(REFRESH_BACKOFF_MS);
+    w.fail(false);
+    await w.cache.get(2);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(w.statements).toHaveLength(3);
+    expect(await w.cache.get(2)).not.toBe(two);
   });
 
   it('reload does not join a background refresh that read Postgres before the change it is for', async () => {
