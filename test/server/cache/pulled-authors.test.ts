@@ -136,7 +136,8 @@ describe.skipIf(unreachable !== null && !CI)('the registry of pulled authors on 
     expect(await view.current()).toEqual(new Set([7]));
   });
 
-  it('refuses a negative poll interval', () => {
+  it('refuses a negative poll or resync interval', () => {
     expect(() => new PulledAuthorsView(new PulledAuthorRegistry(redis, fresh()), { pollMs: -1 })).toThrow('poll interval -1 ms must be 0 or more');
+    expect(() => new PulledAuthorsView(new PulledAuthorRegistry(redis, fresh()), { resyncMs: -1 })).toThrow('resync interval -1 ms must be 0 or more');
   });
 });

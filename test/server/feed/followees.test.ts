@@ -193,6 +193,14 @@ describe('FolloweeCache', () => {
     expect(up.cache.size).toBe(0);
   });
 
+  it('refuses a TTL that is not a whole number of ms', () => {
+    const repo = {} as FeedRepository;
+    const redis = {} as RedisLike;
+    for (const ttlMs of [-1, 1.5, Number.NaN]) {
+      expect(() => new FolloweeCache({ repo, redis, keys, threshold: 1, ttlMs })).toThrow(`followee TTL ${ttlMs} ms must be a non-negative integer`);
+    }
+  });
+
   it('refuses a bad user id alone, not the batch it would join', async () => {
     const { cache } = world({ 1: [10] }, []);
     const [bad, good] = await Promise.allSettled([cache.get(-1), cache.get(1)]);

@@ -80,6 +80,8 @@ describe('serve configuration', () => {
       [{ ...ENV, FEED_KEY_PREFIX: 'a{b}' }, {}, /FEED_KEY_PREFIX="a\{b\}": up to 100 letters/],
       [{ ...ENV }, { concurrency: '4' }, /^--concurrency sets the fan-out worker: it needs --with-worker/],
       [{ ...ENV }, { 'batch-size': '500' }, /^--batch-size sets the fan-out worker: it needs --with-worker/],
+      [{ ...ENV, FEED_FOLLOWEE_TTL_MS: '-1' }, {}, /FEED_FOLLOWEE_TTL_MS="-1": must be a whole number from 0 to 86400000/],
+      [{ ...ENV, FEED_FOLLOWEE_TTL_MS: '86400001' }, {}, /FEED_FOLLOWEE_TTL_MS="86400001": must be a whole number from 0 to 86400000/],
     ];
     for (const [env, flags, message] of bad) {
       let error: unknown;
