@@ -6,8 +6,8 @@
 // directly with ioredis: one pipeline of PEXPIRE (the lease renewal, which also tells presence) +
 // ZREVRANGEBYSCORE key +inf 0 WITHSCORES LIMIT 0 (limit + FETCH_SLACK) for the reader's timeline,
 // their own recent list and every celebrity list they merge, and GET of the reader's follows token;
-// then one MGET of the bodies of the page's newest `limit` entries. `inFlight` reads at a time per connection, so the commands of many
-// reads are pipelined on the wire.
+// then one MGET of the bodies of the page's newest `limit` entries. `inFlight` reads at a time per
+// connection, so the commands of many reads are pipelined on the wire.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Redis } from 'ioredis';
 

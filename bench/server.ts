@@ -60,6 +60,7 @@ import { loadScripts } from '../server/cache/post-list.js';
 import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv, type Keyspace } from '../server/cache/redis.js';
 import { TimelineCache } from '../server/cache/timelines.js';
 import type { PostCreated } from '../server/events/event-log.js';
+import { LOAD_REASONS } from '../server/feed/followees.js';
 import { FETCH_SLACK } from '../server/feed/read-path.js';
 import { bulkLoadGraph } from '../server/store/bulk-load.js';
 import { migrate } from '../server/store/migrate.js';
@@ -464,7 +465,7 @@ function describeCounters(
   const hits = d('feedlab_feed_body_lookups_total{result="hit"}');
   const misses = d('feedlab_feed_body_lookups_total{result="miss"}');
   const loads = d('feedlab_feed_followee_loads_total');
-  const reasons = ['new', 'expired', 'refresh', 'token', 'stranger'].map((r) => `${r} ${fmt(d('feedlab_feed_followee_loads_total', `reason="${r}"`))}`).join(', ');
+  const reasons = LOAD_REASONS.map((r) => `${r} ${fmt(d('feedlab_feed_followee_loads_total', `reason="${r}"`))}`).join(', ');
   const touches = pb.userUpdates - pa.userUpdates;
   return (
     `server counters over the measured reads (${fmt(reads)} GET /v1/feed answered, warm-ups included): body cache ${((100 * hits) / Math.max(1, hits + misses)).toFixed(2)}% hits (${fmt(misses)} misses), ` +

@@ -70,7 +70,8 @@ export interface FolloweeCacheOptions {
 
 /** Why a set was loaded: none cached (or invalidated here), past ttlMs, past half of it (in the
  * background), the follows token moved, a page held a post of an author not in the set. */
-export type LoadReason = 'new' | 'expired' | 'refresh' | 'token' | 'stranger';
+export const LOAD_REASONS = ['new', 'expired', 'refresh', 'token', 'stranger'] as const;
+export type LoadReason = (typeof LOAD_REASONS)[number];
 
 export const DEFAULT_FOLLOWEE_TTL_MS = 300_000;
 /** A follows token lives this long after the last change (a missing token costs one reload). */

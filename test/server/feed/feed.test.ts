@@ -18,6 +18,7 @@ import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { PulledAuthorRegistry } from '../../../server/cache/pulled-authors.js';
+import { LOAD_REASONS } from '../../../server/feed/followees.js';
 import { METRIC_BODY_LOOKUPS, METRIC_FALLBACK_READS, METRIC_FOLLOWEE_LOADS, METRIC_REBUILDS, METRIC_REFILLS } from '../../../server/feed/read-path.js';
 import { createFeedService, type RedisFeedService } from '../../../server/feed/service.js';
 import { buildApp } from '../../../server/http/app.js';
@@ -178,7 +179,7 @@ function counter(name: string, labels?: Record<string, string>): number {
 }
 
 /** Followee sets loaded from Postgres so far, whatever the reason. */
-const followeeLoads = () => ['new', 'expired', 'refresh', 'token', 'stranger'].reduce((n, reason) => n + counter(METRIC_FOLLOWEE_LOADS, { reason }), 0);
+const followeeLoads = () => LOAD_REASONS.reduce((n, reason) => n + counter(METRIC_FOLLOWEE_LOADS, { reason }), 0);
 
 const sortNewestFirst = (posts: FeedPosition[]) => [...posts].sort(compareNewestFirst).map((p) => p.id);
 

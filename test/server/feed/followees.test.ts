@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { keyspace } from '../../../server/cache/redis.js';
 import { MetricsRegistry } from '../../../server/http/metrics.js';
 import type { RedisLike } from '../../../server/cache/redis-like.js';
-import { FolloweeCache, MAX_BATCH, pulledOf, REFRESH_BACKOFF_MS, type Followees } from '../../../server/feed/followees.js';
+import { FolloweeCache, LOAD_REASONS, MAX_BATCH, pulledOf, REFRESH_BACKOFF_MS, type Followees } from '../../../server/feed/followees.js';
 import { BadRequestError, type FeedRepository, type Followees as FolloweeRows } from '../../../server/store/repository.js';
 
 const keys = keyspace('t:');
@@ -127,7 +127,7 @@ describe('FolloweeCache', () => {
     expect(settled).toBe(false);
     release2();
     expect((await waiting).loadedAt).toBeGreaterThan(refreshed.loadedAt);
-    expect(['new', 'refresh', 'expired', 'token', 'stranger'].map((reason) => w.loads.get({ reason }))).toEqual([1, 1, 1, 0, 0]);
+    expect(Object.fromEntries(LOAD_REASONS.map((reason) => [reason, w.loads.get({ reason })]))).toEqual({ new: 1, expired: 1, refresh: 1, token: 0, stranger: 0 });
   });
 
   it('after a background refresh failed (Postgres down), starts no other for REFRESH_BACKOFF_MS, and keeps answering from the set', async () => {
