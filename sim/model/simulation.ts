@@ -5,13 +5,11 @@
 import { formatPolicy, keepForReader, nextAdaptiveThreshold, pullsAuthor, pushPair, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { isDormant, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { EventQueue } from '../engine/event-queue.js';
-import { buildAliasTable, drawAlias } from '../graph/alias.js';
 import { DurationRecorder, IntervalHistograms } from '../metrics/recorder.js';
 import { maxOf } from '../metrics/series.js';
 import { mix32, pairUniform, Rng } from '../random.js';
 import type { Scenario } from '../scenario/types.js';
-import { PagesSampler } from '../workload/activity.js';
-import { RateProfile, type RateWindow } from '../workload/rate-profile.js';
+import { ArrivalSchedule } from '../workload/schedule.js';
 import type { Population } from './population.js';
 import { PullIndex } from './pull-index.js';
 import { ShardLoad } from './shard-load.js';
@@ -21,15 +19,13 @@ import { WriteGroups } from './write-groups.js';
 import { FluidLoad } from './fluid-load.js';
 import type { SimulationMetrics, FiredEvent } from './metrics.js';
 
-const POST_ARRIVAL = 0;
-const AUTHOR_POST = 1;
-const WRITES_DONE = 2;
-const LIST_DONE = 3;
-const SESSION = 4;
-const RETURN = 5;
-const CACHE_LOSS = 6;
-const TICK = 7;
-const SWEEP = 8;
+const POST = 0;
+const WRITES_DONE = 1;
+const LIST_DONE = 2;
+const SESSION = 3;
+const CACHE_LOSS = 4;
+const TICK = 5;
+const SWEEP = 6;
 
 export const SERIES_INTERVAL = 60;
 const SWEEP_INTERVAL = 600;
@@ -42,6 +38,8 @@ export interface SimulationInput {
   scenario: Scenario;
   population: Population;
   policy: FanoutPolicy;
+  /** The arrivals (made from the scenario and population when absent): posts, sessions, events. */
+  schedule?: ArrivalSchedule;
   onProgress?: (fraction: number, detail: string) => void;
   /** Called after each simulated minute is recorded (for a live view); costs nothing when absent. */
   onMinute?: (snapshot: MinuteSnapshot) => void;
@@ -131,20 +129,12 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   for (let i = 0; i < pulls.authors.length; i++) hasList[pulls.authors[i]] = 1;
   for (let a = 0; a < n; a++) if (hasList[a] || authorPulled(a)) cache.buildList(a, pop.postRate[a] * leaseSeconds);
 
-  // ---- workload
-  const windows: RateWindow[] = [];
-  for (const ev of sc.events) if (ev.kind === 'breakingNews') windows.push({ start: ev.at, end: ev.at + ev.window, multiplier: ev.multiplier });
-  const postProfile = new RateProfile(duration, sc.activity.diurnal, windows);
-  const readProfile = new RateProfile(duration, sc.activity.diurnal, []);
-  const authorIds = Int32Array.from(pop.activeUsers.filter((u) => pop.postRate[u] > 0));
-  const authorWeights = Float64Array.from(authorIds, (u) => pop.postRate[u]);
-  let postEventRate = 0;
-  for (let i = 0; i < authorWeights.length; i++) postEventRate += authorWeights[i];
-  const authors = authorIds.length > 0 ? buildAliasTable(authorWeights) : null;
-  const sessionEventRate = (pop.activeUsers.length * sc.activity.sessionsPerUserPerDay) / SECONDS_PER_DAY;
-  const pages = new PagesSampler(sc.activity.pagesPerSession);
+  // ---- workload: the seeded arrivals, shared with `feedlab replay`
+  const schedule = input.schedule ?? new ArrivalSchedule(sc, pop);
+  const { postProfile, readProfile } = schedule;
+  const posts = schedule.posts();
+  const sessions = schedule.sessions();
   const pageSize = sc.activity.pageSize;
-
 
   // ---- the fleet
   const pool = new WorkerPool(
@@ -199,10 +189,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
   const shardLoad = new ShardLoad(shards);
   const groups = new WriteGroups();
 
-  const postRng = Rng.derive(seed, 'posts');
-  const readRng = Rng.derive(seed, 'reads');
   const waitRng = Rng.derive(seed, 'waits');
-  const eventRng = Rng.derive(seed, 'events');
 
   // ---- metrics
   const postLag = new DurationRecorder();
@@ -221,7 +208,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     threshold: new Float64Array(minutes),
     maxShardBytes: new Float64Array(minutes),
   };
-  const fired: FiredEvent[] = [];
+  const fired: FiredEvent[] = schedule.fired.map((e) => ({ ...e }));
   let postsReal = 0;
   let postsWithoutAudience = 0;
   let deliveries = 0;
@@ -455,40 +442,10 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     }
   };
 
-  const readSession = (u: number, now: number) => {
-    const count = pages.draw(readRng);
-    for (let i = 0; i < count; i++) readPage(u, now);
-  };
-
-  // ---- scenario events
-  let returnCursor = 0;
-  for (const ev of sc.events) {
-    switch (ev.kind) {
-      case 'celebrityBurst': {
-        for (let i = 0; i < ev.accounts; i++) {
-          for (let j = 0; j < ev.postsPerAccount; j++) q.push(ev.at + eventRng.float() * ev.window, AUTHOR_POST, pop.burstAccounts[i]);
-        }
-        fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.accounts} accounts post within ${ev.window}s` });
-        break;
-      }
-      case 'breakingNews':
-        fired.push({ at: ev.at, kind: ev.kind, detail: `post rate x${ev.multiplier} for ${ev.window}s` });
-        break;
-      case 'coldStartStorm': {
-        const count = Math.min(pop.dormantUsers.length - returnCursor, Math.round(ev.share * pop.dormantUsers.length));
-        for (let i = 0; i < count; i++) q.push(ev.at + eventRng.float() * ev.window, RETURN, pop.dormantUsers[returnCursor++]);
-        fired.push({ at: ev.at, kind: ev.kind, detail: `${Math.round(count * s)} dormant users return within ${ev.window}s` });
-        break;
-      }
-      case 'cacheLoss':
-        q.push(ev.at, CACHE_LOSS, ev.shards);
-        fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.shards} of ${shards} Redis shards lose their keys` });
-        break;
-    }
-  }
-
-  if (authors) q.push(postProfile.nextArrival(0, postEventRate, postRng.exponential(1)), POST_ARRIVAL);
-  if (sessionEventRate > 0 && pop.activeUsers.length > 0) q.push(readProfile.nextArrival(0, sessionEventRate, readRng.exponential(1)), SESSION);
+  // ---- scenario events: bursts and storm returns arrive in the two streams
+  for (const loss of schedule.cacheLosses) q.push(loss.at, CACHE_LOSS, loss.shards);
+  if (posts.next()) q.push(posts.at, POST);
+  if (sessions.next()) q.push(sessions.at, SESSION);
   q.push(Math.min(SERIES_INTERVAL, duration), TICK, 0);
   q.push(SWEEP_INTERVAL, SWEEP);
 
@@ -534,14 +491,9 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     }
     eventsProcessed++;
     switch (q.kind) {
-      case POST_ARRIVAL: {
-        handlePost(authorIds[drawAlias(authors!, postRng)], t, true);
-        const next = postProfile.nextArrival(t, postEventRate, postRng.exponential(1));
-        if (next <= duration) q.push(next, POST_ARRIVAL);
-        break;
-      }
-      case AUTHOR_POST:
-        handlePost(q.a, t, false);
+      case POST:
+        handlePost(posts.author, t, posts.organic);
+        if (posts.next() && posts.at <= duration) q.push(posts.at, POST);
         break;
       case WRITES_DONE:
         applyWrites(q.a, t);
@@ -550,14 +502,9 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         cache.pushList(q.a);
         if (!spread || pop.individual[q.a]) shardLoad.add(pop.shard[q.a], costs.zadd * weight[q.a], weight[q.a]);
         break;
-      case SESSION: {
-        readSession(pop.activeUsers[readRng.int(pop.activeUsers.length)], t);
-        const next = readProfile.nextArrival(t, sessionEventRate, readRng.exponential(1));
-        if (next <= duration) q.push(next, SESSION);
-        break;
-      }
-      case RETURN:
-        readSession(q.a, t);
+      case SESSION:
+        for (let i = 0; i < sessions.pages; i++) readPage(sessions.user, t);
+        if (sessions.next() && sessions.at <= duration) q.push(sessions.at, SESSION);
         break;
       case CACHE_LOSS: {
         const lost = q.a;

@@ -38,6 +38,13 @@ export class RateProfile {
     }
   }
 
+  /** A profile over the same segments with its own arrival cursor (nextArrival keeps one per profile). */
+  fork(): RateProfile {
+    const copy = Object.create(RateProfile.prototype) as RateProfile;
+    Object.assign(copy, { starts: this.starts, factors: this.factors, segment: 0 });
+    return copy;
+  }
+
   get duration(): number {
     return this.starts[this.starts.length - 1];
   }

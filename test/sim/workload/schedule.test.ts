@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { prepare, scenarioGraph } from '../../../sim/run-scenario.js';
+import { simulate } from '../../../sim/model/simulation.js';
+import { basePolicy } from '../../../sim/policy.js';
+import { parseScenario } from '../../../sim/scenario/load.js';
+import { ArrivalSchedule, scheduleDigest } from '../../../sim/workload/schedule.js';
+
+const TEXT = `name: schedule
+seed: 7
+duration: 30m
+graph:
+  generate: { users: 3000, avgFollows: 20, alpha: 2.2, celebrities: [{ count: 2, followers: 0.2, name: star }] }
+activity:
+  postsPerUserPerDay: { dist: lognormal, mean: 4, sigma: 1 }
+  sessionsPerUserPerDay: 20
+  dormantShare: 0.4
+  diurnal: { peakFactor: 3, peakHourUtc: 20, startHourUtc: 19 }
+events:
+  - at: 5m
+    celebrityBurst: { accounts: 2, window: 30s, postsPerAccount: 3 }
+  - at: 10m
+    breakingNews: { multiplier: 5, window: 2m }
+  - at: 15m
+    coldStartStorm: { share: 0.1, window: 1m }
+  - at: 20m
+    cacheLoss: { shards: 2 }
+infrastructure: { fanoutWorkers: 4, redisShards: 8 }
+`;
+
+function build(seed = 7) {
+  const sc = parseScenario(TEXT.replace('seed: 7', `seed: ${seed}`), 'schedule.yaml');
+  const prepared = prepare(sc, scenarioGraph(sc));
+  return { sc, prepared, schedule: new ArrivalSchedule(sc, prepared.population) };
+}
+
+describe('the arrival schedule', () => {
+  it('is the same bytes for the same scenario and seed, and different for another seed', () => {
+    const a = build().schedule.materialize();
+    const b = build().schedule.materialize();
+    expect(scheduleDigest(a)).toBe(scheduleDigest(b));
+    expect(Buffer.from(a.posts.at.buffer).equals(Buffer.from(b.posts.at.buffer))).toBe(true);
+    expect(scheduleDigest(build(8).schedule.materialize())).not.toBe(scheduleDigest(a));
+  });
+
+  it('holds every event: burst posts by the celebrities, storm returns, the cache loss, a faster post rate in the news window', () => {
+    const { schedule, prepared } = build();
+    const s = schedule.materialize();
+    const stars = new Set([...prepared.graph.names.keys()]);
+    const burst = [...s.posts.burst.keys()].filter((i) => s.posts.burst[i] === 1);
+    expect(burst).toHaveLength(6);
+    for (const i of burst) {
+      expect(stars.has(s.posts.author[i])).toBe(true);
+      expect(s.posts.at[i]).toBeGreaterThanOrEqual(300);
+      expect(s.posts.at[i]).toBeLessThan(330);
+    }
+    const dormant = new Set(prepared.population.dormantUsers);
+    const returning = [...s.sessions.returning.keys()].filter((i) => s.sessions.returning[i] === 1);
+    expect(returning).toHaveLength(Math.round(0.1 * prepared.population.dormantUsers.length));
+    for (const i of returning) {
+      expect(dormant.has(s.sessions.user[i])).toBe(true);
+      expect(s.sessions.at[i]).toBeGreaterThanOrEqual(900);
+      expect(s.sessions.at[i]).toBeLessThan(960);
+    }
+    expect(s.cacheLosses).toEqual([{ at: 1200, shards: 2 }]);
+    // organic sessions only by active users, in time order
+    const active = new Set(prepared.population.activeUsers);
+    for (let i = 1; i < s.sessions.at.length; i++) expect(s.sessions.at[i]).toBeGreaterThanOrEqual(s.sessions.at[i - 1]);
+    for (let i = 0; i < s.sessions.at.length; i++) if (!s.sessions.returning[i]) expect(active.has(s.sessions.user[i])).toBe(true);
+    // breaking news: five times the rate of the two minutes before it
+    const count = (from: number, to: number) => s.posts.at.filter((t) => t >= from && t < to).length;
+    const ratio = count(600, 720) / count(480, 600);
+    expect(ratio).toBeGreaterThan(3.5);
+    expect(ratio).toBeLessThan(7);
+    expect(s.events.map((e) => e.kind)).toEqual(['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss']);
+  });
+
+  it('is what the simulator runs: its posts and reads are the schedule\'s', () => {
+    const { sc, prepared, schedule } = build();
+    const s = schedule.materialize();
+    const m = simulate({ scenario: sc, population: prepared.population, policy: basePolicy(sc), schedule });
+    expect(m.posts.total).toBe(s.posts.at.length);
+    let pages = 0;
+    for (let i = 0; i < s.sessions.pages.length; i++) pages += s.sessions.pages[i];
+    expect(m.reads.total).toBe(pages);
+    // a schedule made afresh gives the simulator the same run
+    const again = simulate({ scenario: sc, population: prepared.population, policy: basePolicy(sc) });
+    expect(again.reads.latency).toEqual(m.reads.latency);
+    expect(again.fanout.followerLag).toEqual(m.fanout.followerLag);
+  });
+});
