@@ -2,7 +2,9 @@
 // is ../shared/scenario-format.yaml; validate.ts walks this tree over the parsed YAML and
 // load.ts adds the few checks that span several keys.
 import { isAbsolute, join } from 'node:path';
-import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ScenarioEvent } from './types.js';
+import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
+import { InputError } from '../errors.js';
+import { parseThreshold, thresholdId, THRESHOLD_FIGURE_NAMES, THRESHOLD_FIGURES, type Threshold, type ThresholdFigureName } from './thresholds.js';
 
 /** Handed to `build` hooks so they can refuse a value at the right place. */
 export interface At {
@@ -44,7 +46,8 @@ export type Spec =
   | (Common & { type: 'boolean' })
   /** `interval`: the value may also be written as [low, likely, high] (feedlab plan samples it; run uses likely). */
   | (Common & Range & { type: NumericType; interval?: IntervalKey })
-  | (Common & { type: 'object'; fields: Readonly<Record<string, Spec>>; exactlyOne?: readonly string[] })
+  /** `keysAre` names what the keys are in messages about an unknown one ("unknown figure; did you mean ..."). */
+  | (Common & { type: 'object'; fields: Readonly<Record<string, Spec>>; exactlyOne?: readonly string[]; keysAre?: string })
   | (Common & { type: 'list'; items: Spec; minItems?: number; length?: number })
   /** A map whose keys follow a pattern (pagesPerSession's "2-5"); validates to [key, value] pairs. */
   | (Common & { type: 'dict'; keyPattern: RegExp; keyDescription: string; values: Spec })
@@ -144,6 +147,47 @@ export const PLAN_DEFAULTS: Readonly<PlanSettings> = {
   apiCpuPerRead: 0.002,
   apiCoresPerInstance: 4,
   staffingQ: 2.375,
+};
+
+/** `slo.thresholds.<figure>`: a list of expressions such as "p99 < 5s", each parsed where it is written. */
+function thresholdList(figure: ThresholdFigureName): Spec {
+  return {
+    type: 'list',
+    description: `thresholds on the ${THRESHOLD_FIGURES[figure].description}`,
+    items: {
+      type: 'string',
+      description: 'a threshold such as "p99 < 5s"',
+      build: (text: string, at: At): Threshold => {
+        try {
+          return parseThreshold(figure, text);
+        } catch (err) {
+          if (err instanceof InputError) at.fail(err.message);
+          throw err;
+        }
+      },
+    },
+    build: (list: Threshold[], at: At) => {
+      list.forEach((t, i) => {
+        const first = list.findIndex((o) => thresholdId(o) === thresholdId(t));
+        if (first < i) at.fail(`"${t.expression}" repeats item ${first + 1} (${thresholdId(t)})`, i);
+      });
+      return list;
+    },
+  };
+}
+
+const thresholds: Spec = {
+  type: 'object',
+  description: 'k6-style thresholds on figures of the result, e.g. fanoutLag: ["p99.9 < 30s"]; a failed one exits 1; none (the default) for none',
+  keysAre: 'figure',
+  none: true,
+  default: 'none',
+  fields: Object.fromEntries(THRESHOLD_FIGURE_NAMES.map((f) => [f, thresholdList(f)])),
+  // one list in the figures' order; absent when there are none, so such scenarios resolve as before
+  build: (v: Partial<Record<ThresholdFigureName, Threshold[]>> | null): Threshold[] | undefined => {
+    const all = THRESHOLD_FIGURE_NAMES.flatMap((f) => v?.[f] ?? []);
+    return all.length > 0 ? all : undefined;
+  },
 };
 
 const hourOfDay = (description: string, dflt: number): Spec => ({ type: 'number', description, default: dflt, min: 0, below: 24 });
@@ -387,6 +431,7 @@ export const scenarioSchema: ObjectSpec = {
           above: 0,
           build: (bytes: number | null) => bytes ?? Infinity,
         },
+        thresholds,
       },
     },
     plan: {
@@ -418,6 +463,21 @@ export const scenarioSchema: ObjectSpec = {
       },
       // absent stays absent, so scenarios without a plan section resolve exactly as before
       build: (v: PlanSettings | null) => v ?? undefined,
+    },
+    replay: {
+      type: 'object',
+      description: 'how `feedlab replay` maps the scenario onto one machine\'s live stack; none (the default) means every default',
+      none: true,
+      default: 'none',
+      fields: {
+        users: { type: 'count', integer: true, description: 'accounts of the graph loaded into Postgres (default: graph.generate.users)', min: 2, max: 2 ** 31 - 1 },
+        timeScale: { type: 'number', description: 'simulated seconds per wall second (30: 2 h in 4 min)', default: 1, above: 0, max: 1e6 },
+        workers: { type: 'count', integer: true, description: 'fan-out worker processes started in self-contained mode (default: infrastructure.fanoutWorkers, capped)', min: 1, max: 256 },
+        warm: { type: 'boolean', description: 'timelines and followee sets warm at the start, as the simulator assumes', default: true },
+      },
+      // absent stays absent (replay fills its defaults from the scenario, see sim/replay/mapping.ts)
+      build: (v: { users?: number; timeScale: number; workers?: number; warm: boolean } | null): ReplaySettings | undefined =>
+        v ? { users: v.users ?? null, timeScale: v.timeScale, workers: v.workers ?? null, warm: v.warm } : undefined,
     },
     sweep: {
       type: 'object',

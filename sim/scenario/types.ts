@@ -1,6 +1,7 @@
 // A scenario after validation: every default filled in, every unit converted.
 // Times are in seconds, sizes in bytes, counts are plain numbers.
 // The YAML keys users write are in ../shared/scenario-format.yaml and README.md.
+import type { Threshold } from './thresholds.js';
 
 export type Distribution =
   | { dist: 'constant'; mean: number }
@@ -100,6 +101,8 @@ export interface Slo {
   readP99: number;
   /** Bytes; Infinity when no budget is set. */
   redisMemory: number;
+  /** k6-style thresholds (slo.thresholds), in the order of THRESHOLD_FIGURES; absent when there are none. */
+  thresholds?: Threshold[];
 }
 
 /** Scenario inputs that may be written as `[low, likely, high]` (feedlab plan samples them). */
@@ -137,6 +140,18 @@ export interface PlanSettings {
   staffingQ: number;
 }
 
+/** How `feedlab replay` maps the scenario onto a live stack (scenario section `replay`, all optional). */
+export interface ReplaySettings {
+  /** Accounts of the graph loaded into Postgres; null: graph.generate.users (or the file's). */
+  users: number | null;
+  /** Simulated seconds per wall second. */
+  timeScale: number;
+  /** Fan-out worker processes to start (self-contained mode); null: infrastructure.fanoutWorkers, capped. */
+  workers: number | null;
+  /** Timelines and followee sets warm at the start. */
+  warm: boolean;
+}
+
 export interface Scenario {
   /** The file the scenario came from, for error messages and provenance. */
   source: string;
@@ -155,6 +170,8 @@ export interface Scenario {
   sweep: { policies: string[] };
   /** Settings for `feedlab plan`; absent when the file has no plan section (defaults in schema.ts PLAN_DEFAULTS). */
   plan?: PlanSettings;
+  /** Settings for `feedlab replay`; absent when the file has no replay section. */
+  replay?: ReplaySettings;
   /** Inputs written as [low, likely, high]; absent when there are none. */
   intervals?: Interval[];
 }
