@@ -26,6 +26,17 @@ export function postBodyKey(postId: string): string {
   return `post:${postId}`;
 }
 
+/** The hash the fan-out workers publish their metrics into: worker (consumer base name) -> the
+ * JSON of its core/worker-metrics.ts ExportedMetrics, renewed every few seconds. */
+export const WORKER_METRICS_KEY = 'feed:metrics:fanout';
+
+/** Timeline writes counted as they land: a hash of unix second (decimal) -> timelines written
+ * (written + pending) by the pipelined batches whose replies arrived in that second, all workers.
+ * HINCRBY per batch; its TTL renewed to TIMELINE_WRITES_RETENTION_MS with each. */
+export const TIMELINE_WRITES_KEY = 'feed:metrics:timeline-writes';
+/** How long the per-second timeline writes stay: the TTL, and fields older than it are trimmed. */
+export const TIMELINE_WRITES_RETENTION_MS = 3_600_000;
+
 // CRC16-CCITT (XMODEM), the Redis Cluster key hash.
 const CRC16_TABLE = (() => {
   const t = new Uint16Array(256);

@@ -67,6 +67,9 @@ export interface BatchTiming {
   batch: number;
   /** Followers in the batch. */
   followers: number;
+  /** Of them: timelines the batch added the post to, and pending sets of rebuilds it added it to. */
+  written: number;
+  pending: number;
   /** Wall time of the round trip, ms. */
   ms: number;
 }
@@ -130,6 +133,7 @@ export class TimelineCache {
           cause: failed[0][0],
         });
       }
+      const before = { written: result.written, pending: result.pending };
       for (const [, reply] of replies) {
         const { state, added } = parseAddReply(reply);
         if (state === 'missing') result.missing++;
@@ -137,7 +141,13 @@ export class TimelineCache {
         else if (state === 'pending') result.pending++;
         else result.written++;
       }
-      options.onBatch?.({ batch: result.batches, followers: end - start, ms: performance.now() - began });
+      options.onBatch?.({
+        batch: result.batches,
+        followers: end - start,
+        written: result.written - before.written,
+        pending: result.pending - before.pending,
+        ms: performance.now() - began,
+      });
       result.batches++;
     }
     return result;

@@ -8,6 +8,10 @@
 //   feedlab_fanout_lag_seconds{path="push"|"pull"}   histogram: post creation to the last follower
 //                                                    timeline written (push), or to the author's
 //                                                    recent-list write (pull)
+//   feedlab_fanout_follower_lag_seconds{path=...}    histogram, one observation per follower: post
+//                                                    creation to that follower's timeline batch
+//                                                    written (push), or to the recent-list write,
+//                                                    counted once per follower of the author (pull)
 //   feedlab_fanout_batch_seconds                     histogram: one pipelined round trip of writes
 //   feedlab_fanout_event_seconds                     histogram: handling one post event
 //   feedlab_fanout_<counter>_total                   the workers' counters (events, timeline writes...)
@@ -24,12 +28,14 @@
 import * as hdr from 'hdr-histogram-js';
 import type { Keyspace } from '../cache/redis.js';
 import type { RedisLike } from '../cache/redis-like.js';
-import { COUNTERS, HISTOGRAMS, type CounterName, type ExportedMetrics, type HistogramName } from '../worker/metrics.js';
-import { METRICS_INTERVAL_MS, METRICS_KEY } from '../worker/process.js';
+import { WORKER_METRICS_KEY } from '../../core/keys.js';
+import { COUNTERS, HISTOGRAMS, parseExportedMetrics, type CounterName, type ExportedMetrics, type HistogramName } from '../../core/worker-metrics.js';
+import { METRICS_INTERVAL_MS } from '../worker/process.js';
 import { LAG_BUCKETS_SECONDS, LATENCY_BUCKETS_SECONDS, type Counter, type Gauge, type Histogram, type MetricsRegistry } from './metrics.js';
 import { withTimeout } from '../timeout.js';
 
 export const METRIC_FANOUT_LAG = 'feedlab_fanout_lag_seconds';
+export const METRIC_FANOUT_FOLLOWER_LAG = 'feedlab_fanout_follower_lag_seconds';
 export const METRIC_FANOUT_BATCH = 'feedlab_fanout_batch_seconds';
 export const METRIC_FANOUT_EVENT = 'feedlab_fanout_event_seconds';
 export const METRIC_FANOUT_WORKERS = 'feedlab_fanout_workers';
@@ -58,6 +64,8 @@ export function fanoutCounterName(name: CounterName): string {
 const SERIES: Record<HistogramName, { metric: string; labels?: { path: string } }> = {
   fanoutLagPushMs: { metric: METRIC_FANOUT_LAG, labels: { path: 'push' } },
   fanoutLagPullMs: { metric: METRIC_FANOUT_LAG, labels: { path: 'pull' } },
+  fanoutFollowerLagPushMs: { metric: METRIC_FANOUT_FOLLOWER_LAG, labels: { path: 'push' } },
+  fanoutFollowerLagPullMs: { metric: METRIC_FANOUT_FOLLOWER_LAG, labels: { path: 'pull' } },
   batchMs: { metric: METRIC_FANOUT_BATCH },
   eventMs: { metric: METRIC_FANOUT_EVENT },
 };
@@ -107,6 +115,11 @@ export class FleetMetrics {
         "Fan-out lag in seconds, all workers: post creation to the last follower timeline written (path=push), or to the author's recent-list write (path=pull)",
         { labelNames: ['path'], buckets: LAG_BUCKETS_SECONDS },
       ),
+      [METRIC_FANOUT_FOLLOWER_LAG]: r.histogram(
+        METRIC_FANOUT_FOLLOWER_LAG,
+        "Fan-out lag per follower in seconds, all workers: post creation to each follower's timeline written (path=push), or to the author's recent-list write once per follower (path=pull)",
+        { labelNames: ['path'], buckets: LAG_BUCKETS_SECONDS },
+      ),
       [METRIC_FANOUT_BATCH]: r.histogram(METRIC_FANOUT_BATCH, 'One pipelined round trip of timeline writes in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
       [METRIC_FANOUT_EVENT]: r.histogram(METRIC_FANOUT_EVENT, 'Handling one post event in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
     };
@@ -115,7 +128,7 @@ export class FleetMetrics {
     }
     this.workers = r.gauge(METRIC_FANOUT_WORKERS, `Fan-out worker processes whose metrics are in the feedlab_fanout_ figures (published within ${this.maxAgeMs / 1000} s)`);
     this.failures = r.counter(METRIC_FANOUT_READ_FAILURES, 'Scrapes that could not read the fan-out workers\' metrics from Redis (the last figures were shown)');
-    // Both lag paths are shown from the start, zero until a worker reports.
+    // Both paths of each lag are shown from the start, zero until a worker reports.
     this.apply([]);
   }
 
@@ -132,7 +145,7 @@ export class FleetMetrics {
   private async read(): Promise<void> {
     let all: Record<string, string>;
     try {
-      all = await withTimeout(this.o.redis.hgetall(this.o.keys.key(METRICS_KEY)), this.readTimeoutMs);
+      all = await withTimeout(this.o.redis.hgetall(this.o.keys.key(WORKER_METRICS_KEY)), this.readTimeoutMs);
     } catch {
       this.failures.inc();
       return;
@@ -140,12 +153,8 @@ export class FleetMetrics {
     const now = this.clock();
     const docs: ExportedMetrics[] = [];
     for (const text of Object.values(all)) {
-      try {
-        const doc = JSON.parse(text) as ExportedMetrics;
-        if (doc?.schema === 'feedlab.worker-metrics/1' && typeof doc.at === 'number' && now - doc.at <= this.maxAgeMs) docs.push(doc);
-      } catch {
-        // not ours, or torn: skip
-      }
+      const doc = parseExportedMetrics(text); // null: not ours, or torn
+      if (doc && now - doc.at <= this.maxAgeMs) docs.push(doc);
     }
     this.apply(docs);
   }

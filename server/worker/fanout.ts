@@ -32,8 +32,17 @@
 //
 // PostDeleted: the post leaves the author's recent list and its cached body; timeline entries are
 // filtered out at read time (hydration reports the post deleted) and age out under the cap.
+//
+// Measuring. Besides the per-post lag, every pushed batch records its lag (post creation to its
+// replies) once per timeline it wrote, and a pulled post its list write once per follower (readers
+// see it once it is in the list, as the simulator counts it): the per-follower lag. Each batch also
+// adds its writes to a per-second count in Redis (core/keys.ts TIMELINE_WRITES_KEY), so that writes
+// per second can be read as they landed rather than from counters totalled at the end of an event.
+// That count is sent beside the batch path, never awaited by it: a failure is reported
+// (onCounterError) and costs the count, never the event.
 import { keepForReader, nextAdaptiveThreshold, pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { FeedPosition } from '../../core/cursor.js';
+import { TIMELINE_WRITES_KEY, TIMELINE_WRITES_RETENTION_MS } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
@@ -50,6 +59,8 @@ import { NO_METRICS, type MetricsSink } from './metrics.js';
 export const DAY_MS = 86_400_000;
 /** How often an adaptive policy looks at the backlog. */
 export const ADAPT_INTERVAL_MS = 1_000;
+/** Minutes of per-second write counts kept (TIMELINE_WRITES_RETENTION_MS). */
+const RETENTION_MINUTES = Math.ceil(TIMELINE_WRITES_RETENTION_MS / 60_000);
 
 export interface FanoutWorkerOptions {
   readonly repo: FeedRepository;
@@ -74,6 +85,8 @@ export interface FanoutWorkerOptions {
   readonly backlog?: () => number | undefined;
   /** A batch failed because Postgres or Redis is unavailable and will be retried in place. */
   readonly onOutage?: (err: unknown) => void;
+  /** Adding a batch's writes to the per-second count in Redis failed (the fan-out went on). */
+  readonly onCounterError?: (err: unknown) => void;
 }
 
 /** Waiting between attempts at a batch while Postgres or Redis is unavailable. */
@@ -161,6 +174,10 @@ export class FanoutWorker {
   private readonly clock: () => number;
   private registry?: PulledAuthorRegistry;
   private readonly dormantMs: number;
+  /** Per-second write counts sent and not yet answered. */
+  private readonly counting = new Set<Promise<void>>();
+  /** The newest minute whose per-second fields this worker has trimmed. */
+  private trimmedMinute = -Infinity;
 
   constructor(private readonly o: FanoutWorkerOptions) {
     this.policyNow = o.policy;
@@ -309,7 +326,10 @@ export class FanoutWorker {
       const lagMs = listAdded || added.state === 'missing' ? this.clock() - e.createdAt : null;
       this.metrics.count('postsPulled');
       if (listAdded) this.metrics.count('listWrites');
-      if (lagMs !== null) this.metrics.observe('fanoutLagPullMs', lagMs);
+      if (lagMs !== null) {
+        this.metrics.observe('fanoutLagPullMs', lagMs);
+        this.metrics.observe('fanoutFollowerLagPullMs', lagMs, followers);
+      }
       return { ...base, path: 'pull', followers, visited: 0, ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded, lagMs };
     }
 
@@ -340,7 +360,7 @@ export class FanoutWorker {
         ids = await this.readerCap(ids, policy, salt);
         dropped += current.ids.length - ids.length;
       }
-      await this.pushIds(ids, entries, totals);
+      await this.pushIds(ids, entries, totals, e.createdAt);
       if (!following) break;
       pending = following;
     }
@@ -390,8 +410,8 @@ export class FanoutWorker {
   }
 
   /** Write the entries into these followers' timelines: batches of TimelineCache.batchSize, up to
-   * `pipelines` round trips in flight. */
-  private async pushIds(ids: readonly number[], entries: readonly FeedPosition[], totals: Totals): Promise<void> {
+   * `pipelines` round trips in flight. createdAt: the post's, for the per-follower lag. */
+  private async pushIds(ids: readonly number[], entries: readonly FeedPosition[], totals: Totals, createdAt: number): Promise<void> {
     const { timelines } = this.o;
     const size = timelines.batchSize;
     const chunks = Math.ceil(ids.length / size);
@@ -399,6 +419,11 @@ export class FanoutWorker {
     const onBatch = (t: BatchTiming) => {
       this.metrics.observe('batchMs', t.ms);
       this.metrics.count('batches');
+      const wrote = t.written + t.pending;
+      if (wrote === 0) return;
+      const now = this.clock();
+      this.metrics.observe('fanoutFollowerLagPushMs', now - createdAt, wrote);
+      this.countWrites(wrote, now);
     };
     let next = 0;
     let failed = false;
@@ -419,6 +444,64 @@ export class FanoutWorker {
     const settled = await Promise.allSettled(lanes);
     const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (rejected) throw rejected.reason;
+  }
+
+  /**
+   * Add a batch's writes to the per-second count in Redis (field: the unix second of `atMs`), the
+   * hash's TTL renewed and, once a minute, the fields older than its retention trimmed, in one
+   * MULTI. Not awaited: the batch path goes on; a failure goes to onCounterError.
+   */
+  private countWrites(writes: number, atMs: number): void {
+    const { redis, keys } = this.o.timelines;
+    const key = keys.key(TIMELINE_WRITES_KEY);
+    const second = Math.floor(atMs / 1000);
+    const trimmedBefore = this.trimmedMinute;
+    let sent: Promise<void>;
+    try {
+      const m = redis.multi().hincrby(key, String(second), writes).pexpire(key, TIMELINE_WRITES_RETENTION_MS);
+      const stale = this.staleFields(second);
+      if (stale.length > 0) m.hdel(key, ...stale);
+      sent = m.exec().then((replies) => {
+        if (!replies) throw new Error(`${key}: transaction discarded`);
+        const failed = replies.find(([err]) => err);
+        if (failed) throw failed[0];
+      });
+    } catch (err) {
+      sent = Promise.reject(err);
+    }
+    const tracked: Promise<void> = sent
+      .catch((err: unknown) => {
+        // Those minutes untrimmed: the next count tries them again.
+        this.trimmedMinute = Math.min(this.trimmedMinute, trimmedBefore);
+        try {
+          this.o.onCounterError?.(err);
+        } catch {
+          // reporting must not change the handling
+        }
+      })
+      .finally(() => this.counting.delete(tracked));
+    this.counting.add(tracked);
+  }
+
+  /**
+   * The fields of the minutes that left the retention window since this worker last trimmed (at
+   * most RETENTION_MINUTES of them, the first time), once per minute. A minute is trimmed by any
+   * worker counting within the hour after it left; when none does, nothing was counted for an
+   * hour and the whole hash has expired. So the hash stays about an hour long under steady load.
+   */
+  private staleFields(second: number): string[] {
+    const newestStale = Math.floor(second / 60) - RETENTION_MINUTES - 1;
+    const from = Math.max(this.trimmedMinute + 1, newestStale - RETENTION_MINUTES + 1);
+    if (from > newestStale) return [];
+    this.trimmedMinute = newestStale;
+    const fields: string[] = [];
+    for (let s = from * 60, end = (newestStale + 1) * 60; s < end; s++) fields.push(String(s));
+    return fields;
+  }
+
+  /** Resolves once every per-second write count sent so far has been answered (or has failed). */
+  async countsSettled(): Promise<void> {
+    while (this.counting.size > 0) await Promise.all([...this.counting]);
   }
 
   private async deleted(e: PostDeleted): Promise<EventOutcome> {

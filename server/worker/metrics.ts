@@ -1,6 +1,9 @@
-// What the fan-out worker measures, behind a small sink interface: fan-out lag (post creation to the
-// last follower's timeline written, or to the recent-list write of a pulled author), per-batch
-// timing of the pipelined timeline writes, per-event handling time, and counters.
+// What the fan-out worker measures, behind a small sink interface: fan-out lag per post (post
+// creation to the last follower's timeline written, or to the recent-list write of a pulled author)
+// and per follower (a sample per timeline written, weighted by count: a pushed post's batch records
+// its lag once per timeline it wrote, a pulled post its list write once per follower), per-batch
+// timing of the pipelined timeline writes, per-event handling time, and counters. The names and the
+// exchange format are core/worker-metrics.ts (replay reads the exports without the server's code).
 //
 // MemoryMetrics keeps the histograms as HDR histograms (microsecond resolution, 3 significant
 // digits), so percentiles are exact to 0.1% and histograms merge across consumers and processes:
@@ -8,40 +11,14 @@
 // The HTTP layer can render a MemoryMetrics (its own, or one merged from the workers' exports) as
 // Prometheus text with `prometheusText()`.
 import * as hdr from 'hdr-histogram-js';
+import { COUNTERS, HISTOGRAMS, HISTOGRAM_UNITS_PER_MS, WORKER_METRICS_SCHEMA, type CounterName, type ExportedMetrics, type HistogramName } from '../../core/worker-metrics.js';
 
-export const HISTOGRAMS = {
-  fanoutLagPushMs: 'post creation to the last follower timeline written (pushed authors), ms',
-  fanoutLagPullMs: "post creation to the author's recent-list write (pulled authors), ms",
-  batchMs: 'one pipelined round trip of timeline writes, ms',
-  eventMs: 'handling one post event, ms',
-} as const;
-
-export const COUNTERS = {
-  eventsCreated: 'PostCreated events handled',
-  eventsDeleted: 'PostDeleted events handled',
-  postsPushed: 'posts pushed into follower timelines',
-  postsPulled: "posts written only to their author's recent list (over the threshold)",
-  timelineWrites: 'timelines a post was added to',
-  timelineDuplicates: 'timelines that already held the post (redelivery): nothing written',
-  timelinesMissing: 'followers without a cached timeline: nothing written (rebuilt on read)',
-  timelinesPending: 'writes into the pending set of a timeline being rebuilt',
-  dormantSkipped: 'followers skipped as dormant',
-  readerCapDropped: 'deliveries dropped by the reader-side cap',
-  batches: 'pipelined batches of timeline writes',
-  listWrites: "posts added to an author's recent list",
-  listRemovals: "deleted posts removed from an author's recent list",
-  pathTransitions: 'authors moved from pull back to push (their recent posts backfilled)',
-  unknownAuthors: 'events whose author does not exist (skipped)',
-  handlerFailures: 'batches whose handling failed (redelivered)',
-} as const;
-
-export type HistogramName = keyof typeof HISTOGRAMS;
-export type CounterName = keyof typeof COUNTERS;
+export { COUNTERS, HISTOGRAMS, WORKER_METRICS_SCHEMA, type CounterName, type ExportedMetrics, type HistogramName } from '../../core/worker-metrics.js';
 
 /** Where the worker reports. Calls are synchronous and cheap; the sink aggregates. */
 export interface MetricsSink {
-  /** One sample of a histogram, in ms. */
-  observe(name: HistogramName, ms: number): void;
+  /** A sample of a histogram, in ms, `count` times (a whole number, default 1; below 1 records nothing). */
+  observe(name: HistogramName, ms: number, count?: number): void;
   /** Add n (default 1) to a counter. */
   count(name: CounterName, n?: number): void;
 }
@@ -60,17 +37,6 @@ export interface HistogramSummary {
   max: number;
 }
 
-/** A MemoryMetrics in a form that travels between processes (JSON). */
-export interface ExportedMetrics {
-  schema: 'feedlab.worker-metrics/1';
-  /** Who exported it (a worker's consumer name), and when (ms). */
-  source: string;
-  at: number;
-  counters: Partial<Record<CounterName, number>>;
-  /** HDR histograms (values in microseconds), compressed base64; sums in ms for exact means. */
-  histograms: Partial<Record<HistogramName, { encoded: string; sumMs: number }>>;
-}
-
 const newHistogram = () => hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 });
 
 /** HDR histograms and counters in memory. */
@@ -78,13 +44,13 @@ export class MemoryMetrics implements MetricsSink {
   private readonly histograms = new Map<HistogramName, { h: hdr.Histogram; sumMs: number }>();
   private readonly counters = new Map<CounterName, number>();
 
-  observe(name: HistogramName, ms: number): void {
-    if (!Number.isFinite(ms)) return;
+  observe(name: HistogramName, ms: number, count = 1): void {
+    if (!Number.isFinite(ms) || !Number.isSafeInteger(count) || count < 1) return;
     const v = Math.max(0, ms);
     let entry = this.histograms.get(name);
     if (!entry) this.histograms.set(name, (entry = { h: newHistogram(), sumMs: 0 }));
-    entry.h.recordValue(Math.round(v * 1000));
-    entry.sumMs += v;
+    entry.h.recordValueWithCount(Math.round(v * HISTOGRAM_UNITS_PER_MS), count);
+    entry.sumMs += v * count;
   }
 
   count(name: CounterName, n = 1): void {
@@ -100,8 +66,8 @@ export class MemoryMetrics implements MetricsSink {
     const entry = this.histograms.get(name);
     if (!entry || entry.h.totalCount === 0) return { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
     const { h, sumMs } = entry;
-    const at = (p: number) => h.getValueAtPercentile(p) / 1000;
-    return { count: h.totalCount, mean: sumMs / h.totalCount, p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: h.maxValue / 1000 };
+    const at = (p: number) => h.getValueAtPercentile(p) / HISTOGRAM_UNITS_PER_MS;
+    return { count: h.totalCount, mean: sumMs / h.totalCount, p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: h.maxValue / HISTOGRAM_UNITS_PER_MS };
   }
 
   /** Every counter and histogram summary, for a status line or a JSON result. */
@@ -114,7 +80,7 @@ export class MemoryMetrics implements MetricsSink {
   }
 
   exportMetrics(source: string, at: number = Date.now()): ExportedMetrics {
-    const out: ExportedMetrics = { schema: 'feedlab.worker-metrics/1', source, at, counters: {}, histograms: {} };
+    const out: ExportedMetrics = { schema: WORKER_METRICS_SCHEMA, source, at, counters: {}, histograms: {} };
     for (const [name, n] of this.counters) out.counters[name] = n;
     for (const [name, { h, sumMs }] of this.histograms) out.histograms[name] = { encoded: hdr.encodeIntoCompressedBase64(h), sumMs };
     return out;
@@ -122,7 +88,7 @@ export class MemoryMetrics implements MetricsSink {
 
   /** Add an export (another consumer's or process's) into this one. Unknown names are ignored. */
   merge(other: ExportedMetrics): void {
-    if (other?.schema !== 'feedlab.worker-metrics/1') throw new Error('not a feedlab.worker-metrics/1 document');
+    if (other?.schema !== WORKER_METRICS_SCHEMA) throw new Error(`not a ${WORKER_METRICS_SCHEMA} document`);
     for (const [name, n] of Object.entries(other.counters)) {
       if (name in COUNTERS && typeof n === 'number') this.count(name as CounterName, n);
     }
@@ -164,7 +130,7 @@ function snake(name: string): string {
 /** Several sinks as one (e.g. the process's total and a per-consumer one). */
 export function teeMetrics(...sinks: MetricsSink[]): MetricsSink {
   return {
-    observe: (name, ms) => sinks.forEach((s) => s.observe(name, ms)),
+    observe: (name, ms, count) => sinks.forEach((s) => s.observe(name, ms, count)),
     count: (name, n) => sinks.forEach((s) => s.count(name, n)),
   };
 }

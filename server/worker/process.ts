@@ -1,7 +1,9 @@
 // A fan-out worker process: N consumers of the post-event log (one consumer group, names
 // `<host>-<pid>-1..N`), each with its own Redis connection and FanoutWorker, optionally the outbox
 // relay (Postgres outbox -> event log) in the same process, a runtime policy read from Redis, the
-// metrics published for the HTTP layer, and a status line now and then.
+// metrics published for the HTTP layer and for replay (core/keys.ts WORKER_METRICS_KEY; each
+// consumer also counts its timeline writes per second at TIMELINE_WRITES_KEY, see fanout.ts), and
+// a status line now and then.
 //
 // Stopping (the signal aborts, e.g. on SIGINT/SIGTERM): every consumer finishes the batch in hand
 // (acknowledging it when its handling succeeded), the relay finishes the publish in flight, then
@@ -14,6 +16,8 @@
 // --redis-cluster) every consumer's connection is a cluster client, and a Redis Streams event log
 // stays on the standalone Redis at REDIS_URL (refused in one line if that is a cluster node).
 import { formatPolicy } from '../../core/fanout-policy.js';
+import { WORKER_METRICS_KEY } from '../../core/keys.js';
+import { parseExportedMetrics } from '../../core/worker-metrics.js';
 import { AuthorPostsCache } from '../cache/author-posts.js';
 import { loadScripts } from '../cache/post-list.js';
 import { PostBodyCache } from '../cache/post-bodies.js';
@@ -35,10 +39,10 @@ import { FeedRepository, runStatement } from '../store/repository.js';
 import { cacheOnClusterNodeMessage, eventLogOnClusterMessage } from '../settings.js';
 import { leaseMs, policyFromSpec, RUNTIME_POLICY_KEY, type WorkerConfig } from './config.js';
 import { FanoutWorker } from './fanout.js';
-import { MemoryMetrics, type ExportedMetrics, type HistogramSummary } from './metrics.js';
+import { MemoryMetrics, type HistogramSummary } from './metrics.js';
 
 /** Where the workers publish their metrics (a hash: consumer base name -> ExportedMetrics JSON). */
-export const METRICS_KEY = 'feed:metrics:fanout';
+export { WORKER_METRICS_KEY as METRICS_KEY } from '../../core/keys.js';
 export const METRICS_INTERVAL_MS = 5_000;
 
 export interface WorkerRunOptions {
@@ -79,15 +83,16 @@ export async function setRuntimePolicy(redis: RedisLike, keys: Keyspace, spec: s
 
 /** The workers' published metrics merged into one (entries older than maxAgeMs left out). */
 export async function readFleetMetrics(redis: RedisLike, keys: Keyspace, maxAgeMs = 6 * METRICS_INTERVAL_MS): Promise<MemoryMetrics> {
-  const all = await redis.hgetall(keys.key(METRICS_KEY));
+  const all = await redis.hgetall(keys.key(WORKER_METRICS_KEY));
   const merged = new MemoryMetrics();
   const now = Date.now();
   for (const text of Object.values(all)) {
+    const doc = parseExportedMetrics(text); // null: not ours, or torn
+    if (!doc || now - doc.at > maxAgeMs) continue;
     try {
-      const doc = JSON.parse(text) as ExportedMetrics;
-      if (now - doc.at <= maxAgeMs) merged.merge(doc);
+      merged.merge(doc);
     } catch {
-      // not ours, or torn: skip
+      // a histogram that does not decode: skip
     }
   }
   return merged;
@@ -249,6 +254,7 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
         metrics,
         backlog: () => backlogWrites,
         onOutage: (err) => report(`consumer ${consumerNames[i]}: retrying its batch`)(err),
+        onCounterError: (err) => report(`consumer ${consumerNames[i]}: timeline writes counter`)(err),
       });
     });
 
@@ -280,7 +286,7 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
     // Metrics for the HTTP layer (merged across workers by readFleetMetrics).
     const publishMetrics = async () => {
       try {
-        const key = keys.key(METRICS_KEY);
+        const key = keys.key(WORKER_METRICS_KEY);
         await redises[0].multi().hset(key, config.consumer, JSON.stringify(metrics.exportMetrics(config.consumer))).pexpire(key, 10 * METRICS_INTERVAL_MS).exec();
       } catch (err) {
         report('metrics')(err);
@@ -331,6 +337,7 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
 
     await Promise.all(running);
     for (const t of timers.splice(0)) clearInterval(t);
+    await Promise.all(workers.map((w) => w.countsSettled()));
     await publishMetrics();
     if (fatal) throw fatal;
   } finally {

@@ -1,11 +1,11 @@
 // The fan-out workers' metrics in the API's /metrics (server/http/fleet-metrics.ts): the workers'
 // published HDR histograms turned into Prometheus histograms at scrape time (fan-out lag by path,
-// batch and event timing) with exact bucket counts, the workers' counters summed, stale and
-// foreign entries left out, a failed Redis read keeping the last figures; and `feedlab serve
-// --with-worker` in this process counting its own worker's fan-outs once (not once from the
-// worker and once from the registry). Everything under a Redis key prefix and a Postgres schema of
-// its own, removed afterwards. Without Redis (or Postgres, for the server run) the tests are
-// skipped with one loud line, except under CI=true where they fail.
+// per post and per follower, batch and event timing) with exact bucket counts, the workers'
+// counters summed, stale and foreign entries left out, a failed Redis read keeping the last
+// figures; and `feedlab serve --with-worker` in this process counting its own worker's fan-outs
+// once (not once from the worker and once from the registry). Everything under a Redis key prefix
+// and a Postgres schema of its own, removed afterwards. Without Redis (or Postgres, for the server
+// run) the tests are skipped with one loud line, except under CI=true where they fail.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { createStore, probeDatabase, type Store } from '../../../server/store/po
 import { MemoryMetrics } from '../../../server/worker/metrics.js';
 import { dropPostgresState, dropRedisState } from '../services.js';
 import { METRICS_KEY } from '../../../server/worker/process.js';
+import { TIMELINE_WRITES_KEY } from '../../../core/keys.js';
 import { CI, redisDown, sample, waitFor } from './helpers.js';
 
 const FILE = 'test/server/e2e/fleet-metrics.test.ts';
@@ -70,13 +71,19 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
     const now = Date.now();
     const a = worker([3, 7, 20, 1_500], (m) => {
       m.observe('fanoutLagPullMs', 40);
+      m.observe('fanoutFollowerLagPushMs', 4, 1_000);
+      m.observe('fanoutFollowerLagPushMs', 30, 250);
+      m.observe('fanoutFollowerLagPullMs', 40, 20_000);
       m.observe('batchMs', 0.4);
       m.observe('batchMs', 2);
       m.observe('eventMs', 30);
       m.count('eventsCreated', 5);
       m.count('timelineWrites', 100);
     });
-    const b = worker([7, 700_000], (m) => m.count('eventsCreated', 2));
+    const b = worker([7, 700_000], (m) => {
+      m.count('eventsCreated', 2);
+      m.observe('fanoutFollowerLagPushMs', 7, 3);
+    });
     const stale = worker([1], (m) => m.count('eventsCreated', 1000));
     await redis.hset(keys.key(METRICS_KEY), {
       'host-1': JSON.stringify(a.exportMetrics('host-1', now - 1_000)),
@@ -107,6 +114,14 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
     expect(value('feedlab_fanout_lag_seconds_bucket{path="pull",le="0.025"}')).toBe(0);
     expect(value('feedlab_fanout_lag_seconds_bucket{path="pull",le="0.05"}')).toBe(1);
     expect(value('feedlab_fanout_lag_seconds_count{path="pull"}')).toBe(1);
+    // Per follower: each sample weighted by the timelines (push) or followers (pull) it stands for.
+    const followerPush = (le: string) => value(`feedlab_fanout_follower_lag_seconds_bucket{path="push",le="${le}"}`);
+    expect([followerPush('0.005'), followerPush('0.01'), followerPush('0.025'), followerPush('0.05'), followerPush('+Inf')]).toEqual([1_000, 1_003, 1_003, 1_253, 1_253]);
+    expect(value('feedlab_fanout_follower_lag_seconds_count{path="push"}')).toBe(1_253);
+    expect(value('feedlab_fanout_follower_lag_seconds_sum{path="push"}')).toBeCloseTo((4 * 1_000 + 30 * 250 + 7 * 3) / 1000, 6);
+    expect(value('feedlab_fanout_follower_lag_seconds_bucket{path="pull",le="0.025"}')).toBe(0);
+    expect(value('feedlab_fanout_follower_lag_seconds_bucket{path="pull",le="0.05"}')).toBe(20_000);
+    expect(value('feedlab_fanout_follower_lag_seconds_sum{path="pull"}')).toBeCloseTo(800, 6);
     expect(value('feedlab_fanout_batch_seconds_bucket{le="0.0005"}')).toBe(1);
     expect(value('feedlab_fanout_batch_seconds_bucket{le="0.0025"}')).toBe(2);
     expect(value('feedlab_fanout_batch_seconds_count')).toBe(2);
@@ -123,7 +138,7 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
       const m = /^(feedlab_fanout_\w+)_bucket\{(.*?)le="[^"]+"\} (\d+)$/.exec(l);
       if (m) buckets.set(m[1] + m[2], [...(buckets.get(m[1] + m[2]) ?? []), Number(m[3])]);
     }
-    expect(buckets.size).toBe(4);
+    expect(buckets.size).toBe(6);
     for (const series of buckets.values()) expect([...series].sort((x, y) => x - y)).toEqual(series);
 
     // A scrape sees the current figures, not a sum over scrapes.
@@ -208,6 +223,10 @@ describe.skipIf(SKIP_SERVER)('feedlab serve --with-worker: /metrics', () => {
       expect(sample(text, 'feedlab_fanout_lag_seconds_count{path="pull"}')).toBe(0);
       expect(sample(text, 'feedlab_fanout_lag_seconds_bucket{path="push",le="+Inf"}')).toBe(3);
       expect(sample(text, 'feedlab_fanout_lag_seconds_sum{path="push"}')).toBeGreaterThan(0);
+      expect(sample(text, 'feedlab_fanout_follower_lag_seconds_count{path="push"}')).toBe(3); // one reader, three posts
+      // And counted at Redis as they landed, second by second.
+      const perSecond = Object.values(await redis.hgetall(serverKeys.key(TIMELINE_WRITES_KEY))).map(Number);
+      expect(perSecond.reduce((x, y) => x + y, 0)).toBe(3);
       expect(sample(text, 'feedlab_fanout_batch_seconds_count')).toBe(3);
       expect(sample(text, 'feedlab_fanout_timeline_writes_total')).toBe(3);
       expect(sample(text, 'feedlab_fanout_workers')).toBe(1);

@@ -14,9 +14,12 @@ import { mergeFeed } from '../../../core/feed-merge.js';
 import { PostIdGenerator } from '../../../core/post-id.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { PostBodyCache } from '../../../server/cache/post-bodies.js';
-import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
+import { TIMELINE_WRITES_KEY, TIMELINE_WRITES_RETENTION_MS } from '../../../core/keys.js';
+import type { FeedPosition } from '../../../core/cursor.js';
+import { EMPTY_SENTINEL, rebuildKeys, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
 import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
-import { TimelineCache } from '../../../server/cache/timelines.js';
+import { TimelineCache, type PushOptions, type PushResult, type UserId } from '../../../server/cache/timelines.js';
+import type { RedisLike } from '../../../server/cache/redis-like.js';
 import type { PostEvent } from '../../../server/events/event-log.js';
 import type { CachedBody } from '../../../server/feed/hydration.js';
 import { migrate } from '../../../server/store/migrate.js';
@@ -116,6 +119,42 @@ async function feed(reader: number, listAuthors: number[]): Promise<string[]> {
   return page.entries.map((e) => e.id);
 }
 
+/** A timeline cache whose clock steps `stepMs` as each batch's replies arrive (before the worker
+ * hears of the batch), so that every batch lands at a known time. */
+class SteppingTimelines extends TimelineCache {
+  constructor(
+    redis: RedisLike,
+    private readonly clock: { now: number },
+    private readonly stepMs: number,
+    batchSize: number,
+  ) {
+    super(redis, keys, { batchSize });
+  }
+
+  override pushEntries(ids: ArrayLike<UserId>, entries: readonly FeedPosition[], options: PushOptions = {}): Promise<PushResult> {
+    return super.pushEntries(ids, entries, {
+      onBatch: (t) => {
+        this.clock.now += this.stepMs;
+        options.onBatch?.(t);
+      },
+    });
+  }
+}
+
+/** This keyspace's per-second timeline writes: second -> writes. */
+async function writesBySecond(): Promise<Record<string, number>> {
+  const all = await redis.hgetall(keys.key(TIMELINE_WRITES_KEY));
+  return Object.fromEntries(Object.entries(all).map(([s, n]) => [s, Number(n)]));
+}
+
+/** Six followers with timelines at ids 0..5 of the audience: 0 without a timeline (missing), 3 with
+ * a rebuild under way (its write goes to the pending set), the others present. */
+async function handMadeAudience(): Promise<Audience> {
+  const a = await audience(6, { uncachedEvery: 3 }); // uncached: followers 0 and 3
+  await redis.set(rebuildKeys(timelines.key(a.followers[3])).marker, 'rebuilding', 'PX', 60_000);
+  return a;
+}
+
 beforeAll(async () => {
   if (SKIP) return;
   store = createStore({ schema, max: 8 });
@@ -173,6 +212,11 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect((await authorPosts.readSlice(a.author, { limit: 10 }))?.entries).toEqual([{ id: e.postId, createdAt: e.createdAt }]);
     expect(metrics.counter('postsPulled')).toBe(1);
     expect(metrics.summary('fanoutLagPullMs').count).toBe(1);
+    // Per follower: the list write, once for each of the author's followers.
+    const perFollower = metrics.summary('fanoutFollowerLagPullMs');
+    expect(perFollower.count).toBe(1_500);
+    expect(perFollower.mean).toBe(metrics.summary('fanoutLagPullMs').mean);
+    expect(metrics.summary('fanoutFollowerLagPushMs').count).toBe(0);
     expect(await new PulledAuthorRegistry(redis, keys).marked([a.author])).toEqual(new Set([a.author]));
   });
 
@@ -235,6 +279,8 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect(metrics.counter('timelineWrites')).toBe(800);
     expect(metrics.counter('timelineDuplicates')).toBe(1_600);
     expect(metrics.summary('fanoutLagPushMs').count).toBe(1); // redeliveries that wrote nothing are no lag sample
+    expect(metrics.summary('fanoutFollowerLagPushMs').count).toBe(800); // nor a per-follower one
+    expect(metrics.summary('fanoutFollowerLagPullMs').count).toBe(1_200);
   });
 
   it('removes a deleted post from its author\'s recent list and leaves its body cached as a tombstone', async () => {
@@ -278,6 +324,110 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     now += 1_000;
     const e2 = await post(a.author);
     expect((await w.handleBatch([e2]))[0]).toMatchObject({ path: 'push', threshold: 2_000, written: 1_500, backfilled: 1 });
+  });
+
+  it('records the lag of each batch once per timeline it wrote (written + pending), and adds its writes at Redis in the second its replies came', async () => {
+    const a = await handMadeAudience();
+    const e = await post(a.author);
+    const clock = { now: e.createdAt };
+    const metrics = new MemoryMetrics();
+    // Batches of 2, one in flight, 600 ms a batch: [0 missing, 1], [2, 3 pending], [4, 5].
+    const w = worker({ metrics, timelines: new SteppingTimelines(redis, clock, 600, 2), pipelines: 1, clock: () => clock.now });
+    await redis.del(keys.key(TIMELINE_WRITES_KEY)); // other tests' fan-outs counted into the same seconds
+    const [outcome] = await w.handleBatch([e]);
+    await w.countsSettled();
+
+    expect(outcome).toMatchObject({ path: 'push', written: 4, pending: 1, missing: 1, batches: 3 });
+    const perFollower = metrics.summary('fanoutFollowerLagPushMs');
+    expect(perFollower.count).toBe(5); // 1 + 2 + 2
+    expect(perFollower.mean).toBe((600 * 1 + 1_200 * 2 + 1_800 * 2) / 5);
+    expect(perFollower.max).toBeCloseTo(1_800, 0);
+    const perPost = metrics.summary('fanoutLagPushMs');
+    expect([perPost.count, perPost.mean]).toEqual([1, 1_800]);
+
+    const second = (lagMs: number) => String(Math.floor((e.createdAt + lagMs) / 1000));
+    const expected: Record<string, number> = {};
+    for (const [lagMs, writes] of [[600, 1], [1_200, 2], [1_800, 2]]) expected[second(lagMs)] = (expected[second(lagMs)] ?? 0) + writes;
+    expect(Object.keys(expected).length).toBeGreaterThan(1); // 1.2 s: at least two seconds
+    expect(await writesBySecond()).toEqual(expected);
+    const ttl = await redis.pttl(keys.key(TIMELINE_WRITES_KEY));
+    expect(ttl).toBeGreaterThan(TIMELINE_WRITES_RETENTION_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(TIMELINE_WRITES_RETENTION_MS);
+
+    // A redelivery writes nothing: nothing more counted, at Redis or in the histogram.
+    await w.handleBatch([e]);
+    await w.countsSettled();
+    expect(await writesBySecond()).toEqual(expected);
+    expect(metrics.summary('fanoutFollowerLagPushMs').count).toBe(5);
+  });
+
+  it('trims the per-second fields that left the hour, a minute at a time', async () => {
+    const a = await audience(3);
+    const e = await post(a.author);
+    const clock = { now: e.createdAt };
+    const w = worker({ timelines: new SteppingTimelines(redis, clock, 0, 1_000), clock: () => clock.now });
+    const key = keys.key(TIMELINE_WRITES_KEY);
+    const now = Math.floor(e.createdAt / 1000);
+    const minute = Math.floor(now / 60);
+    // Fields from 2 h ago (beyond what is trimmed), the minute just out of the window, and the hour kept.
+    const old = String((minute - 125) * 60);
+    const stale = [String((minute - 61) * 60), String((minute - 61) * 60 + 59)];
+    const kept = [String((minute - 60) * 60), String(now - 1)];
+    await redis.del(key);
+    await redis.hset(key, Object.fromEntries([old, ...stale, ...kept].map((f) => [f, '7'])));
+    await w.handleBatch([e]);
+    await w.countsSettled();
+    expect(Object.keys(await writesBySecond()).sort()).toEqual([old, ...kept, String(now)].sort());
+  });
+
+  it('goes on fanning out when the per-second count fails at Redis, and reports it', async () => {
+    const a = await audience(50);
+    const key = keys.key(TIMELINE_WRITES_KEY);
+    const errors: unknown[] = [];
+    const outages: unknown[] = [];
+    const metrics = new MemoryMetrics();
+    const w = worker({ metrics, onCounterError: (err) => errors.push(err), onOutage: (err) => outages.push(err) });
+
+    // The hash's key holds another type: every count fails (WRONGTYPE) at Redis.
+    await redis.set(key, 'not a hash');
+    const e1 = await post(a.author);
+    await w.handler()([{ event: e1, partition: 0, position: '1-0', deliveries: 1 }], new AbortController().signal);
+    await w.countsSettled();
+    expect(await scores(a.followers, e1.postId)).toEqual(a.followers.map(() => String(e1.createdAt)));
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/WRONGTYPE/);
+    expect(outages).toHaveLength(0);
+    expect(metrics.counter('handlerFailures')).toBe(0);
+    expect(metrics.counter('timelineWrites')).toBe(50);
+    await redis.del(key);
+  });
+
+  it('does not wait for the per-second count: an unanswered one neither holds up nor fails the event', async () => {
+    const a = await audience(20);
+    let fail: (err: Error) => void = () => {};
+    const exec = new Promise<never>((_, reject) => (fail = reject));
+    // The worker's connection, except that MULTI (only the counter uses it) never answers until told.
+    const chain: unknown = new Proxy({}, { get: (_, p) => (p === 'exec' ? () => exec : () => chain) });
+    const stalled = new Proxy(redis, {
+      get: (target, p) => {
+        if (p === 'multi') return () => chain;
+        const v = Reflect.get(target, p, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as RedisLike;
+    const errors: unknown[] = [];
+    const w = worker({ timelines: new TimelineCache(stalled, keys), onCounterError: (err) => errors.push(err) });
+    const e = await post(a.author);
+    const [outcome] = await w.handleBatch([e]);
+    expect(outcome).toMatchObject({ path: 'push', written: 20 });
+    expect(await scores(a.followers, e.postId)).toEqual(a.followers.map(() => String(e.createdAt)));
+    let settled = false;
+    const counts = w.countsSettled().then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false);
+    fail(new Error('Connection is closed.'));
+    await counts;
+    expect(errors.map(String)).toEqual(['Error: Connection is closed.']);
   });
 
   it('measures one worker\'s push rate: 50,000 followers', async () => {
