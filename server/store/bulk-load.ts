@@ -11,11 +11,10 @@
 // the same transaction), and maintenance_work_mem is raised for the index builds.
 //
 // Ids: the graph's account a becomes user id a; its handle is its name when the generator named it
-// (a celebrity), else "u<a>". Follower and followee counts come from the CSR offsets.
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+// (a celebrity), else "u<a>". Follower and followee counts come from the CSR offsets. Every row is
+// created at loadedAt, and last seen then too, unless lastSeenMs gives each account its own time
+// (a replay's dormant share: the fan-out worker skips followers not seen within the window).
+import { CHUNK_BYTES, COPY_HEADER, COPY_TRAILER, copyIn, isCopyTime, timestampBytes, writeTimestamp } from './binary-copy.js';
 import { StoreInputError } from './errors.js';
 import { FOLLOWS_BULK_CONSTRAINTS } from './migrations.js';
 import { connectClient, unavailable, type Store } from './pool.js';
@@ -38,8 +37,16 @@ export interface BulkLoadOptions {
   truncate?: boolean;
   /** (fraction 0..1, what is happening); called often, so the callee throttles. */
   onProgress?: (fraction: number, detail: string) => void;
-  /** created_at (and last_seen_at) of every loaded row; defaults to now. */
+  /** created_at (and, without lastSeenMs, last_seen_at) of every loaded row; defaults to now. */
   loadedAt?: Date;
+  /** Each account's last_seen_at in ms since the epoch (length users); absent: loadedAt. */
+  lastSeenMs?: Float64Array;
+  /**
+   * Each account's follower_count (length users), the count the fan-out policies compare with their
+   * thresholds; absent: its followers in the graph. Replay stores a named celebrity's count at
+   * population scale here (sim/replay/mapping.ts), so a threshold pulls it as the simulator does.
+   */
+  followerCounts?: Float64Array;
   /** maintenance_work_mem for the index builds of this transaction (default 1GB). */
   maintenanceWorkMem?: string;
 }
@@ -97,20 +104,26 @@ export function checkGraphForLoad(graph: GraphToLoad): void {
   }
 }
 
-// ---- binary COPY encoding (https://www.postgresql.org/docs/15/sql-copy.html, "Binary Format") ----
-
-const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
-const COPY_HEADER = Buffer.concat([COPY_SIGNATURE, Buffer.alloc(8)]); // flags 0, header extension length 0
-const COPY_TRAILER = Buffer.from([0xff, 0xff]);
-const PG_EPOCH_MS = Date.UTC(2000, 0, 1);
-const CHUNK_BYTES = 1 << 20;
-
-/** timestamptz on the wire: microseconds since 2000-01-01 UTC, big-endian int64. */
-function timestampBytes(at: Date): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigInt64BE(BigInt(at.getTime() - PG_EPOCH_MS) * 1000n);
-  return b;
+/** Refuse last-seen times that are not one finite time per account. */
+export function checkLastSeen(lastSeenMs: Float64Array, users: number): void {
+  if (!(lastSeenMs instanceof Float64Array)) throw new StoreInputError('lastSeenMs must be a Float64Array of ms since the epoch');
+  if (lastSeenMs.length !== users) throw new StoreInputError(`lastSeenMs has ${lastSeenMs.length} entries for ${users} accounts`);
+  for (let a = 0; a < users; a++) {
+    if (!isCopyTime(lastSeenMs[a])) throw new StoreInputError(`lastSeenMs[${a}] = ${lastSeenMs[a]} is not a time (ms since the epoch)`);
+  }
 }
+
+/** Refuse follower counts that are not one whole, non-negative count per account. */
+export function checkFollowerCounts(counts: Float64Array, users: number): void {
+  if (!(counts instanceof Float64Array)) throw new StoreInputError('followerCounts must be a Float64Array of counts');
+  if (counts.length !== users) throw new StoreInputError(`followerCounts has ${counts.length} entries for ${users} accounts`);
+  for (let a = 0; a < users; a++) {
+    const n = counts[a];
+    if (!Number.isSafeInteger(n) || n < 0) throw new StoreInputError(`followerCounts[${a}] = ${n} is not a whole number of followers`);
+  }
+}
+
+// ---- binary COPY rows (binary-copy.ts has the framing) ----
 
 /** follows row: (follower_id int8, followee_id int8, created_at timestamptz). */
 const FOLLOW_ROW_BYTES = 2 + 3 * (4 + 8);
@@ -130,7 +143,7 @@ function followRowTemplate(ts: Buffer): Buffer {
 /** The follows table as binary COPY chunks, in primary-key order (follower, then followee ascending). */
 function* followChunks(graph: GraphToLoad, loadedAt: Date, progress: (rows: number) => void): Generator<Buffer> {
   yield COPY_HEADER;
-  const template = followRowTemplate(timestampBytes(loadedAt));
+  const template = followRowTemplate(timestampBytes(loadedAt.getTime()));
   const rowsPerChunk = Math.floor(CHUNK_BYTES / FOLLOW_ROW_BYTES);
   const { followeeOffsets, followeeIds } = graph;
   let u = 0;
@@ -150,9 +163,15 @@ function* followChunks(graph: GraphToLoad, loadedAt: Date, progress: (rows: numb
 }
 
 /** users row: (id, handle, created_at, last_seen_at, follower_count, followee_count). */
-function* userChunks(graph: GraphToLoad, loadedAt: Date, progress: (rows: number) => void): Generator<Buffer> {
+function* userChunks(
+  graph: GraphToLoad,
+  loadedAt: Date,
+  lastSeenMs: Float64Array | undefined,
+  followerCounts: Float64Array | undefined,
+  progress: (rows: number) => void,
+): Generator<Buffer> {
   yield COPY_HEADER;
-  const ts = timestampBytes(loadedAt);
+  const ts = timestampBytes(loadedAt.getTime());
   const { users, followerOffsets, followeeOffsets } = graph;
   const maxRow = 2 + 12 + 4 + MAX_HANDLE_CHARS * 4 + 12 + 12 + 12 + 12;
   let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
@@ -177,19 +196,16 @@ function* userChunks(graph: GraphToLoad, loadedAt: Date, progress: (rows: number
     at = chunk.writeInt32BE(8, at);
     at += ts.copy(chunk, at);
     at = chunk.writeInt32BE(8, at);
-    at += ts.copy(chunk, at);
-    int8(followerOffsets[a + 1] - followerOffsets[a]);
+    at = lastSeenMs ? writeTimestamp(chunk, at, lastSeenMs[a]) : at + ts.copy(chunk, at);
+    if (followerCounts) {
+      at = chunk.writeInt32BE(8, at);
+      at = chunk.writeBigInt64BE(BigInt(followerCounts[a]), at);
+    } else int8(followerOffsets[a + 1] - followerOffsets[a]);
     int8(followeeOffsets[a + 1] - followeeOffsets[a]);
   }
   progress(users);
   yield chunk.subarray(0, at);
   yield COPY_TRAILER;
-}
-
-async function copyIn(client: pg.PoolClient, sql: string, chunks: Iterable<Buffer>): Promise<number> {
-  const stream = client.query(copyFrom(sql));
-  await pipeline(Readable.from(chunks), stream);
-  return stream.rowCount;
 }
 
 // ---- phases and progress ----
@@ -273,11 +289,14 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 
 /**
  * Load the graph into the store's schema (which must be migrated) in one transaction. Throws
- * StoreInputError for a graph the tables would reject or non-empty tables without `truncate`,
- * DatabaseUnavailableError when Postgres cannot be used; either way nothing is changed.
+ * StoreInputError for a graph the tables would reject, last-seen times that are not one time per
+ * account, or non-empty tables without `truncate`; DatabaseUnavailableError when Postgres cannot
+ * be used. Either way nothing is changed.
  */
 export async function bulkLoadGraph(store: Store, graph: GraphToLoad, opts: BulkLoadOptions = {}): Promise<BulkLoadResult> {
   checkGraphForLoad(graph);
+  if (opts.lastSeenMs !== undefined) checkLastSeen(opts.lastSeenMs, graph.users);
+  if (opts.followerCounts !== undefined) checkFollowerCounts(opts.followerCounts, graph.users);
   const started = Date.now();
   const loadedAt = opts.loadedAt ?? new Date();
   const progress = new PhaseProgress(loadPhases(graph.users, graph.edges), opts.onProgress);
@@ -314,7 +333,7 @@ export async function bulkLoadGraph(store: Store, graph: GraphToLoad, opts: Bulk
     const userRows = await copyIn(
       client,
       'COPY users (id, handle, created_at, last_seen_at, follower_count, followee_count) FROM STDIN (FORMAT binary, FREEZE)',
-      userChunks(graph, loadedAt, (rows) => progress.within(rows / Math.max(1, graph.users), `users ${fmt(rows)}/${fmt(graph.users)}`)),
+      userChunks(graph, loadedAt, opts.lastSeenMs, opts.followerCounts, (rows) => progress.within(rows / Math.max(1, graph.users), `users ${fmt(rows)}/${fmt(graph.users)}`)),
     );
     progress.end();
 

@@ -40,6 +40,24 @@ export const FOLLOWS_BULK_CONSTRAINTS: readonly { readonly name: string; readonl
   },
 ];
 
+/**
+ * The posts constraint and index the post seeder drops before a COPY into an empty posts table and
+ * recreates after it (seed-posts.ts). Migration 1 creates the same ones (checked by
+ * test/server/store/seed-posts.test.ts), so a seeded database and a migrated one are the same schema.
+ */
+export const POSTS_BULK_CONSTRAINTS: readonly { readonly name: string; readonly add: string; readonly drop: string }[] = [
+  {
+    name: 'posts_author_fkey',
+    add: 'ALTER TABLE posts ADD CONSTRAINT posts_author_fkey FOREIGN KEY (author_id) REFERENCES users (id)',
+    drop: 'ALTER TABLE posts DROP CONSTRAINT IF EXISTS posts_author_fkey',
+  },
+  {
+    name: 'posts_author_created_idx',
+    add: 'CREATE INDEX posts_author_created_idx ON posts (author_id, created_at DESC, id DESC)',
+    drop: 'DROP INDEX IF EXISTS posts_author_created_idx',
+  },
+];
+
 /** Longest post body, in characters (Unicode code points, as Postgres char_length counts them). */
 export const POST_BODY_MAX_CHARS = 280;
 

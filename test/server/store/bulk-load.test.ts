@@ -7,11 +7,13 @@ import { bulkLoadGraph, checkGraphForLoad, handleFor } from '../../../server/sto
 import { StoreInputError } from '../../../server/store/errors.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, probeDatabase, type Store } from '../../../server/store/pool.js';
+import { FeedRepository } from '../../../server/store/repository.js';
 
 const DOWN = await probeDatabase(process.env.DATABASE_URL, 2000);
 const SKIP = DOWN !== undefined && process.env.CI !== 'true';
 if (SKIP) console.warn(`\n!!! SKIPPING the Postgres bulk-load tests: ${DOWN} (set DATABASE_URL; under CI=true they fail instead)\n`);
 
+const DAY = 86_400_000;
 const schema = `fl_test_load_${process.pid}_${randomBytes(4).toString('hex')}`;
 let store: Store;
 
@@ -126,6 +128,50 @@ describe.skipIf(SKIP)('bulkLoadGraph', () => {
     await bulkLoadGraph(store, graph, { truncate: true });
     await expectLoaded(graph);
   });
+
+  it('gives every account its own last_seen_at when asked, to the microsecond, and the fan-out\'s dormancy filter sees it', async () => {
+    const loadedAt = new Date(Date.UTC(2025, 5, 1));
+    // A third of the accounts away for 30 days and more (dormant under a 14-day window), the others
+    // seen within the last day; one time with a fraction of a ms, one before 2000 (negative on the wire).
+    const lastSeenMs = Float64Array.from({ length: graph.users }, (_, a) => loadedAt.getTime() - (a % 3 === 0 ? (30 + (a % 7)) * DAY : (a % 24) * 3_600_000) - a);
+    lastSeenMs[1] += 0.25;
+    lastSeenMs[2] = Date.UTC(1999, 11, 31, 23, 59, 59, 999);
+    await bulkLoadGraph(store, graph, { truncate: true, loadedAt, lastSeenMs });
+    await expectLoaded(graph);
+    const r = await store.pool.query<{ seen: string; created: string }>(
+      `SELECT (extract(epoch FROM last_seen_at) * 1000)::numeric::text AS seen, (extract(epoch FROM created_at) * 1000)::numeric::text AS created FROM users ORDER BY id`,
+    );
+    expect(r.rows.map((row) => Number(row.seen))).toEqual(Array.from(lastSeenMs));
+    expect(new Set(r.rows.map((row) => Number(row.created)))).toEqual(new Set([loadedAt.getTime()]));
+
+    // The push path's follower pages skip exactly the accounts last seen before the window.
+    const star = graph.users - 1;
+    const followers = Array.from(graph.followerIds.subarray(graph.followerOffsets[star], graph.followerOffsets[star + 1])).sort((x, y) => x - y);
+    const activeSince = loadedAt.getTime() - 14 * DAY;
+    const page = await new FeedRepository(store).followersPage(star, null, 100_000, activeSince);
+    expect(page.ids).toEqual(followers.filter((f) => lastSeenMs[f] >= activeSince));
+    expect(page.ids.length).toBeLessThan(followers.length * 0.7);
+    expect(page.ids.length).toBeGreaterThan(followers.length * 0.6);
+  });
+
+  it('refuses last-seen times that are not one finite time per account, changing nothing', async () => {
+    const before = await store.pool.query<{ n: string }>('SELECT sum(extract(epoch FROM last_seen_at))::text AS n FROM users');
+    const seen = (change: (t: Float64Array) => Float64Array) => change(new Float64Array(graph.users).fill(Date.now()));
+    const cases: [Float64Array, RegExp][] = [
+      [seen((t) => t.subarray(1)), new RegExp(`^lastSeenMs has ${graph.users - 1} entries for ${graph.users} accounts$`)],
+      [seen((t) => ((t[5] = NaN), t)), /^lastSeenMs\[5\] = NaN is not a time \(ms since the epoch\)$/],
+      [seen((t) => ((t[7] = Infinity), t)), /^lastSeenMs\[7\] = Infinity is not a time/],
+      [seen((t) => ((t[9] = 1e16), t)), /^lastSeenMs\[9\] = 10000000000000000 is not a time/],
+      [Array.from(seen((t) => t)) as unknown as Float64Array, /^lastSeenMs must be a Float64Array/],
+    ];
+    for (const [lastSeenMs, message] of cases) {
+      const loading = bulkLoadGraph(store, graph, { truncate: true, lastSeenMs });
+      await expect(loading).rejects.toThrow(StoreInputError);
+      await expect(loading).rejects.toThrow(message);
+    }
+    await expectLoaded(graph);
+    expect((await store.pool.query<{ n: string }>('SELECT sum(extract(epoch FROM last_seen_at))::text AS n FROM users')).rows[0].n).toBe(before.rows[0].n);
+  });
 });
 
 describe('checkGraphForLoad', () => {
@@ -146,5 +192,25 @@ describe('checkGraphForLoad', () => {
     expect(() => checkGraphForLoad(tiny([1], [[1, 'u2']]))).toThrow(StoreInputError);
     expect(() => checkGraphForLoad(tiny([1], [[1, 'a'], [2, 'a']]))).toThrow(/same name "a"/);
     expect(() => checkGraphForLoad(tiny([1], [[1, 'u1']]))).not.toThrow();
+  });
+  it('stores follower counts of its own when given (population-scale celebrities), which the fan-out reads, and refuses bad ones', async () => {
+    const star = graph.users - 1;
+    const counts = Float64Array.from({ length: graph.users }, (_, a) => graph.followerOffsets[a + 1] - graph.followerOffsets[a]);
+    counts[star] = 50_000_000_000; // past 2^32: the count is a bigint column
+    await bulkLoadGraph(store, graph, { truncate: true, followerCounts: counts });
+    const repo = new FeedRepository(store);
+    expect(await repo.followerCount(star)).toBe(50_000_000_000);
+    expect(await repo.followerCount(0)).toBe(counts[0]);
+    // the follows themselves are the graph's
+    const page = await repo.followersPage(star, null, 100_000);
+    expect(page.ids.length).toBe(graph.followerOffsets[star + 1] - graph.followerOffsets[star]);
+    for (const [bad, message] of [
+      [counts.subarray(1), new RegExp(`^followerCounts has ${graph.users - 1} entries for ${graph.users} accounts$`)],
+      [Float64Array.from(counts, (c, a) => (a === 3 ? -1 : c)), /^followerCounts\[3\] = -1 is not a whole number of followers$/],
+      [Float64Array.from(counts, (c, a) => (a === 4 ? 1.5 : c)), /^followerCounts\[4\] = 1.5 is not a whole number/],
+    ] as [Float64Array, RegExp][]) {
+      await expect(bulkLoadGraph(store, graph, { truncate: true, followerCounts: bad })).rejects.toThrow(message);
+    }
+    expect(await repo.followerCount(star)).toBe(50_000_000_000);
   });
 });

@@ -1,0 +1,46 @@
+// Postgres binary COPY (https://www.postgresql.org/docs/15/sql-copy.html, "Binary Format"): the
+// framing, the timestamptz field, and streaming chunks into a COPY ... FROM STDIN. Used by the
+// graph loader (bulk-load.ts) and the post seeder (seed-posts.ts).
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+export const COPY_HEADER = Buffer.concat([COPY_SIGNATURE, Buffer.alloc(8)]); // flags 0, header extension length 0
+export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
+/** Rows are encoded into chunks of about this size (no string per row, no whole-table buffer). */
+export const CHUNK_BYTES = 1 << 20;
+
+const PG_EPOCH_MS = Date.UTC(2000, 0, 1);
+const TWO_32 = 2 ** 32;
+
+/** Whether ms since the Unix epoch can be written as a timestamptz exactly (its microseconds since
+ * 2000 a safe integer: about the years 1715 to 2285). */
+export function isCopyTime(ms: number): boolean {
+  return Number.isFinite(ms) && Math.abs(ms - PG_EPOCH_MS) * 1000 <= Number.MAX_SAFE_INTEGER;
+}
+
+/** A timestamptz value (microseconds since 2000-01-01 UTC, big-endian int64) at `at`, without its
+ * length word; the offset after it. `ms` must pass isCopyTime. */
+export function writeTimestamp(buf: Buffer, at: number, ms: number): number {
+  const us = Math.round((ms - PG_EPOCH_MS) * 1000);
+  const hi = Math.floor(us / TWO_32);
+  buf.writeInt32BE(hi, at);
+  buf.writeUInt32BE(us - hi * TWO_32, at + 4);
+  return at + 8;
+}
+
+/** A timestamptz value on its own (8 bytes). */
+export function timestampBytes(ms: number): Buffer {
+  const b = Buffer.alloc(8);
+  writeTimestamp(b, 0, ms);
+  return b;
+}
+
+/** Stream the chunks (header, rows, trailer) into `COPY ... FROM STDIN (FORMAT binary)`; the rows stored. */
+export async function copyIn(client: pg.PoolClient, sql: string, chunks: Iterable<Buffer>): Promise<number> {
+  const stream = client.query(copyFrom(sql));
+  await pipeline(Readable.from(chunks), stream);
+  return stream.rowCount;
+}
