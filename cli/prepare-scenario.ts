@@ -17,6 +17,21 @@ export const SCENARIO_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** The options of the commands that check slo.thresholds and exit by them (run, sweep; replay when it comes). */
+export const THRESHOLD_OPTIONS = {
+  'no-thresholds': { type: 'boolean' },
+} as const;
+
+/** The help lines of THRESHOLD_OPTIONS and --check, as run and sweep print them. */
+export const THRESHOLD_HELP = `  --check          exit 1 when an SLO (slo.fanoutLagP99, readP99, redisMemory) or a threshold is not met
+  --no-thresholds  a failed threshold (slo.thresholds) is still checked and printed, but does not exit 1
+                   (with --check too: then only the SLOs set the exit code)`;
+
+/** What --check and --no-thresholds ask of the exit code (sim/slo.ts verdictExit). */
+export function exitOptions(values: { check?: boolean; 'no-thresholds'?: boolean }): { check: boolean; thresholds: boolean } {
+  return { check: values.check === true, thresholds: values['no-thresholds'] !== true };
+}
+
 export function readScenario(path: string | undefined, command: string, seed?: string): Scenario {
   if (!path) throw new InputError(`${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
   const sc = loadScenario(path);

@@ -2,14 +2,14 @@
 import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
-import { eventLines, fmtSeconds, headline, partialLine, sloLines, summarySections } from './summary-lines.js';
+import { eventLines, fmtSeconds, headline, partialLine, sloHeading, sloLines, summarySections } from './summary-lines.js';
 import { maxOf } from '../sim/metrics/series.js';
 
 export function markdownReport(r: RunResult): string {
   const out: string[] = [`# ${r.scenario.name}: ${r.policy}`, '', r.scenario.description ? `${r.scenario.description}\n` : '', headline(r), ''];
   const partial = partialLine(r);
   if (partial) out.push(`**${partial}**`, '');
-  out.push(`**SLO${r.partial ? ` (first ${fmtSeconds(r.partial.stoppedAtSeconds)} only)` : ''}: ${r.summary.slo.pass ? 'all met' : 'NOT MET'}**`, '');
+  out.push(`**${sloHeading(r)}**`, '');
   for (const l of sloLines(r)) out.push(`- ${l}`);
   out.push('');
   for (const s of summarySections(r)) {

@@ -1,5 +1,6 @@
 // The figures of a run as labelled lines, shared by the terminal and Markdown reports.
 import type { RunResult } from '../sim/result.js';
+import type { SloCheck, SloUnit } from '../sim/slo.js';
 import { formatBytes, formatCount, formatDuration } from '../sim/scenario/units.js';
 
 export const fmtSeconds = (s: number): string => (s === 0 ? '0 s' : formatDuration(s));
@@ -25,6 +26,10 @@ export function partialLine(r: RunResult): string | null {
   return `partial: stopped at ${at} of ${fmtSeconds(r.scenario.durationSeconds)}; every figure covers the first ${at} only`;
 }
 
+/** The backlog's drain time, when it had one (documents written before it was measured have none). */
+const drain = (seconds: number | undefined): string =>
+  seconds !== undefined && seconds > 0 ? `; drain time ${fmtSeconds(seconds)} (the longest stretch above one second of the fleet's work, by the minute)` : '';
+
 export function summarySections(r: RunResult): Section[] {
   const f = r.summary.fanout;
   const m = r.summary.redis;
@@ -41,7 +46,7 @@ export function summarySections(r: RunResult): Section[] {
         ['writes per second', `${fmtRate(f.writesPerSecond.mean)} mean, ${fmtRate(f.writesPerSecond.peak)} peak second`],
         ['post lag', `p50 ${fmtSeconds(lag.p50)}, p99 ${fmtSeconds(lag.p99)}, max ${fmtSeconds(lag.max)} (mean ${fmtSeconds(lag.mean)})`],
         ['follower wait', `p50 ${fmtSeconds(fl.p50)}, p99 ${fmtSeconds(fl.p99)}, max ${fmtSeconds(fl.max)} (mean ${fmtSeconds(fl.mean)})`],
-        ['backlog', `peak ${formatCount(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${formatCount(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}`],
+        ['backlog', `peak ${formatCount(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${formatCount(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}${drain(f.backlog.drainSeconds)}`],
         ['utilisation', `workers ${(f.workerUtilisation * 100).toFixed(1)}%, event-log partitions ${(f.partitionUtilisation * 100).toFixed(1)}%`],
       ],
     },
@@ -70,11 +75,55 @@ export function summarySections(r: RunResult): Section[] {
   return sections;
 }
 
+/** A check's target or actual in its unit; "n/a" for a figure the document does not have. */
+export function sloValue(unit: SloUnit, v: number | null): string {
+  if (v === null || Number.isNaN(v)) return 'n/a';
+  switch (unit) {
+    case 's':
+      return fmtSeconds(v);
+    case 'ms':
+      return fmtMs(v);
+    case 'bytes':
+      return formatBytes(v);
+    case 'share':
+      return fmtShare(v);
+    case 'writes/s':
+      return fmtRate(v);
+    case 'servers':
+      return formatCount(v);
+  }
+}
+
+/** A share as a percentage, three significant digits: 1%, 0.0312%, 12.5%. */
+export const fmtShare = (share: number): string => `${share === 0 ? 0 : Number((share * 100).toPrecision(3))}%`;
+
+/** "target <= 5 s" for an objective, "threshold < 30 s" for a threshold. */
+export function sloTarget(c: SloCheck): string {
+  return c.threshold ? `threshold ${c.threshold.op} ${targetValue(c)}` : `target <= ${targetValue(c)}`;
+}
+
+/** A check's target in its unit; a threshold's round milliseconds read as written ("20 ms", not "20.00 ms"). */
+export function targetValue(c: SloCheck): string {
+  return c.threshold && c.unit === 'ms' ? formatDuration(c.target / 1000) : sloValue(c.unit, c.target);
+}
+
+/** Whether the verdict has thresholds beside the objectives: the headings then say so. */
+export const hasThresholdChecks = (r: RunResult): boolean => r.summary.slo.checks.some((c) => c.threshold);
+
+/** The verdict's heading: "SLO: all met", or with thresholds "SLO and thresholds: NOT MET (1 of 4 thresholds failed)". */
+export function sloHeading(r: RunResult): string {
+  const s = r.summary.slo;
+  const first = r.partial ? ` (first ${fmtSeconds(r.partial.stoppedAtSeconds)} only)` : '';
+  if (!hasThresholdChecks(r)) return `SLO${first}: ${s.pass ? 'all met' : 'NOT MET'}`;
+  const thresholds = s.checks.filter((c) => c.threshold);
+  const failed = thresholds.filter((c) => !c.pass).length;
+  const objectives = s.checks.filter((c) => !c.threshold && !c.pass).length;
+  const why = [objectives > 0 ? `${objectives} of ${s.checks.length - thresholds.length} objectives` : '', failed > 0 ? `${failed} of ${thresholds.length} thresholds` : ''].filter(Boolean).join(' and ');
+  return `SLO and thresholds${first}: ${s.pass ? 'all met' : `NOT MET (${why} failed)`}`;
+}
+
 export function sloLines(r: RunResult): string[] {
-  return r.summary.slo.checks.map((c) => {
-    const fmt = (v: number) => (c.unit === 's' ? fmtSeconds(v) : c.unit === 'ms' ? fmtMs(v) : formatBytes(v));
-    return `${c.pass ? 'PASS' : 'FAIL'}  ${c.description}: ${fmt(c.actual)} (target <= ${fmt(c.target)})`;
-  });
+  return r.summary.slo.checks.map((c) => `${c.pass ? 'PASS' : 'FAIL'}  ${c.description}: ${sloValue(c.unit, c.actual)} (${sloTarget(c)})`);
 }
 
 export function eventLines(r: RunResult): string[] {

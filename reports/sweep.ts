@@ -18,6 +18,11 @@ function cells(r: SweepResult['rows'][number]): string[] {
   ];
 }
 
+/** What a recommended policy meets: "SLO", or "SLO and threshold" when the scenario has thresholds. */
+export function everything(s: SweepResult): string {
+  return s.runs.some((r) => r.summary.slo.checks.some((c) => c.threshold)) ? 'SLO and threshold' : 'SLO';
+}
+
 export function sweepTable(s: SweepResult): string {
   const rows = [HEAD, ...s.rows.map(cells)];
   const widths = HEAD.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -25,7 +30,7 @@ export function sweepTable(s: SweepResult): string {
   const partial = sweepPartialLine(s);
   const out = [`${s.scenario.name}: ${s.rows.length} policies, seed ${s.scenario.seed}`, ...(partial ? [partial] : []), '', line(rows[0]), ...rows.slice(1).map(line), ''];
   const among = s.partial ? ` (among the ${s.rows.length} finished)` : '';
-  out.push(s.recommended ? `recommended${among}: ${s.recommended.policy}: ${s.recommended.reason}` : `recommended${among}: none: no policy meets every SLO`);
+  out.push(s.recommended ? `recommended${among}: ${s.recommended.policy}: ${s.recommended.reason}` : `recommended${among}: none: no policy meets every ${everything(s)}`);
   return out.join('\n') + '\n';
 }
 
@@ -43,7 +48,7 @@ export function sweepMarkdown(s: SweepResult): string {
   const partial = sweepPartialLine(s);
   const out = [`# Sweep: ${s.scenario.name}`, '', ...(partial ? [`**${partial}**`, ''] : []), `| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`];
   for (const r of s.rows) out.push(`| ${cells(r).join(' | ')} |`);
-  out.push('', s.recommended ? `**Recommended: ${s.recommended.policy}**: ${s.recommended.reason}.` : '**No policy meets every SLO.**', '');
+  out.push('', s.recommended ? `**Recommended: ${s.recommended.policy}**: ${s.recommended.reason}.` : `**No policy meets every ${everything(s)}.**`, '');
   out.push("Servers = Redis memory hosts (64 GB of peak memory each) + Redis cores (100k commands/s each) + fan-out workers (mean writes/s over one worker's rated writes/s).", '');
   return out.join('\n');
 }

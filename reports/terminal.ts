@@ -2,7 +2,7 @@
 import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
-import { eventLines, fmtSeconds, headline, partialLine, sloLines, summarySections } from './summary-lines.js';
+import { eventLines, fmtSeconds, headline, partialLine, sloHeading, sloLines, summarySections } from './summary-lines.js';
 import { maxOf } from '../sim/metrics/series.js';
 
 export function terminalReport(r: RunResult): string {
@@ -28,7 +28,7 @@ export function terminalReport(r: RunResult): string {
     for (const e of events) out.push(`  ${e}`);
     out.push('');
   }
-  out.push(`SLO${r.partial ? ` (first ${fmtSeconds(r.partial.stoppedAtSeconds)} only)` : ''}: ${r.summary.slo.pass ? 'all met' : 'NOT MET'}`);
+  out.push(sloHeading(r));
   for (const l of sloLines(r)) out.push(`  ${l}`);
   return out.join('\n') + '\n';
 }

@@ -3,7 +3,7 @@
 import type { SimulationMetrics, FiredEvent } from './model/metrics.js';
 import type { DurationSummary } from './metrics/recorder.js';
 import type { Scenario } from './scenario/types.js';
-import { checkSlo, type SloVerdict } from './slo.js';
+import { sloVerdict, type SloVerdict } from './slo.js';
 import { maxOf } from './metrics/series.js';
 import type { FollowerDistribution } from './graph/follower-distribution.js';
 
@@ -38,7 +38,12 @@ export interface RunResult {
       deliveries: number;
       deliveriesPerPost: number;
       listWrites: number;
-      backlog: { peakWrites: number; endWrites: number; drainedAtSeconds: number };
+      /**
+       * Timeline writes queued for the fleet: the peak (at any post), at the end, when the last queued
+       * write finished, and `drainSeconds`, the backlog's drain time (see backlogDrainSeconds): the
+       * longest stretch it stayed above one second of the fleet's rated work.
+       */
+      backlog: { peakWrites: number; endWrites: number; drainedAtSeconds: number; drainSeconds: number };
       workerUtilisation: number;
       partitionUtilisation: number;
       adaptive: { thresholdChanges: number; minThreshold: number } | null;
@@ -97,14 +102,38 @@ const latency = (d: DurationSummary, factor = 1): LatencySummary => ({
   max: d.max * factor,
 });
 
+/**
+ * The backlog's drain time: the longest stretch during which the fan-out backlog stayed above
+ * `floorWrites` (one second of the fleet's rated work, fanoutWorkers x writesPerSecondPerWorker:
+ * less is work in flight, not a queue anyone waits on), as the series sees it. The backlog is
+ * sampled at the end of every interval (a simulated minute); a stretch runs from the start of the
+ * first interval whose sample is above the floor to the end of the last one, so it is known to
+ * within an interval either way and a backlog that forms and drains between two samples counts 0.
+ * A stretch still above the floor when the run ends lasts until the last queued write finishes
+ * (`drainedAtSeconds`, exact). 0 when no sample is above the floor.
+ */
+export function backlogDrainSeconds(backlogWrites: readonly number[], intervalSeconds: number, ranSeconds: number, drainedAtSeconds: number, floorWrites: number): number {
+  let longest = 0;
+  let start = -1;
+  for (let i = 0; i <= backlogWrites.length; i++) {
+    const above = i < backlogWrites.length && backlogWrites[i] > floorWrites;
+    if (above && start < 0) start = i * intervalSeconds;
+    if (!above && start >= 0) {
+      const end = i === backlogWrites.length ? Math.max(ranSeconds, drainedAtSeconds) : Math.min(i * intervalSeconds, ranSeconds);
+      longest = Math.max(longest, end - start);
+      start = -1;
+    }
+  }
+  return longest;
+}
+
 export function buildResult(scenario: Scenario, graphInfo: { users: number; edges: number; provenance: Record<string, string | number>; followers?: FollowerDistribution }, m: SimulationMetrics): RunResult {
   const iv = m.series.intervalSeconds;
   const perSecond = (xs: number[]) => xs.map((x, i) => x / Math.min(iv, m.duration - i * iv));
   const postsPerSecond = perSecond(m.series.posts);
-  const readP99Ms = m.reads.latency.p99 * 1000;
-  // the lag objective is what followers wait: per delivery, so a celebrity's post weighs by its audience
-  const slo = checkSlo(scenario.slo, { lagP99Seconds: m.fanout.followerLag.p99, readP99Ms, peakMemoryBytes: m.redis.peakBytes });
-  return {
+  const infra = scenario.infrastructure;
+  const drainSeconds = backlogDrainSeconds(m.series.backlogWrites, iv, m.duration, m.fanout.drainedAt, infra.fanoutWorkers * infra.writesPerSecondPerWorker);
+  const doc: Omit<RunResult, 'summary'> & { summary: Omit<RunResult['summary'], 'slo'> & { slo?: SloVerdict } } = {
     schema: RESULT_SCHEMA,
     tool: { name: 'feedlab', version: FEEDLAB_VERSION, mode: 'simulate' },
     scenario: {
@@ -135,7 +164,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         deliveries: m.fanout.deliveries,
         deliveriesPerPost: m.posts.total > 0 ? m.fanout.deliveries / m.posts.total : 0,
         listWrites: m.fanout.listWrites,
-        backlog: { peakWrites: m.fanout.peakBacklogWrites, endWrites: m.fanout.backlogAtEndWrites, drainedAtSeconds: m.fanout.drainedAt },
+        backlog: { peakWrites: m.fanout.peakBacklogWrites, endWrites: m.fanout.backlogAtEndWrites, drainedAtSeconds: m.fanout.drainedAt, drainSeconds },
         workerUtilisation: m.fanout.workerUtilisation,
         partitionUtilisation: m.fanout.partitionUtilisation,
         adaptive: m.policy.startsWith('adaptive') ? { thresholdChanges: m.fanout.thresholdChanges, minThreshold: m.fanout.minThreshold } : null,
@@ -161,7 +190,6 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         rebuilds: m.reads.rebuilds,
         postgresUtilisation: m.reads.postgresUtilisation,
       },
-      slo,
     },
     events: m.events,
     series: {
@@ -182,6 +210,9 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
     histograms: { postLagMicros: m.fanout.postLagHistogram, readLatencyMicros: m.reads.latencyHistogram },
     followers: graphInfo.followers ?? null,
   };
+  // the verdict is the summary's last key, checked on the figures above (the objectives and any thresholds)
+  doc.summary.slo = sloVerdict(scenario, doc);
+  return doc as RunResult;
 }
 
 /** JSON with numbers cut to 6 significant digits: stable, byte-identical for the same run, and readable. */

@@ -36,13 +36,27 @@ export interface SweepResult {
   runs: RunResult[];
 }
 
-export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepRow {
+/** The figures the server count is made of, from a run's (or a replay's) result document. */
+export interface ServerFigures {
+  scenario: Pick<RunResult['scenario'], 'durationSeconds'>;
+  summary: { fanout: Pick<RunResult['summary']['fanout'], 'deliveries' | 'listWrites' | 'writesPerSecond'>; reads: Pick<RunResult['summary']['reads'], 'perSecond' | 'redisOpsPerRead'>; redis: Pick<RunResult['summary']['redis'], 'memoryBytes'> };
+}
+
+/** The servers a run needs (the header's three counts and their sum), and the Redis commands per second behind the cores. */
+export function serversFor(r: ServerFigures, writesPerSecondPerWorker: number): SweepRow['servers'] & { redisCommandsPerSecond: number } {
   const f = r.summary.fanout;
   const rd = r.summary.reads;
   const commands = (f.deliveries + f.listWrites) / r.scenario.durationSeconds + rd.perSecond.mean * rd.redisOpsPerRead.mean;
   const memoryHosts = r.summary.redis.memoryBytes.peak / MEMORY_PER_REDIS_HOST;
   const redisCores = commands / COMMANDS_PER_REDIS_CORE;
   const fanoutWorkers = f.writesPerSecond.mean / writesPerSecondPerWorker;
+  return { memoryHosts, redisCores, fanoutWorkers, total: memoryHosts + redisCores + fanoutWorkers, redisCommandsPerSecond: commands };
+}
+
+export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepRow {
+  const f = r.summary.fanout;
+  const rd = r.summary.reads;
+  const { redisCommandsPerSecond, ...servers } = serversFor(r, writesPerSecondPerWorker);
   return {
     policy: r.policy,
     lagP99Seconds: f.followerLagSeconds.p99,
@@ -50,8 +64,8 @@ export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepR
     peakMemoryBytes: r.summary.redis.memoryBytes.peak,
     readP99Ms: rd.latencyMs.p99,
     redisOpsPerRead: rd.redisOpsPerRead.mean,
-    redisCommandsPerSecond: commands,
-    servers: { memoryHosts, redisCores, fanoutWorkers, total: memoryHosts + redisCores + fanoutWorkers },
+    redisCommandsPerSecond,
+    servers,
     sloPass: r.summary.slo.pass,
     failed: r.summary.slo.checks.filter((c) => !c.pass).map((c) => c.id),
   };

@@ -25,6 +25,10 @@ const HELP = `${USAGE}
   --out DIR     write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
   --check       exit 1 when no plan meets every objective within the limits
   --quiet       no progress on stderr
+
+The plan sizes for the scenario's slo.fanoutLagP99, readP99 and redisMemory. Thresholds
+(slo.thresholds) are out of the plan's scope for now: they size nothing and never set its exit
+code (there is no --no-thresholds here); only the simulation check's sloPass in the JSON counts them.
 `;
 
 export async function run(argv: string[]): Promise<number> {

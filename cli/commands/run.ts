@@ -4,16 +4,17 @@ import { reportFiles } from '../../reports/files.js';
 import { terminalReport } from '../../reports/terminal.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
+import { verdictExit } from '../../sim/slo.js';
 import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
-import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
+import { EXIT_INTERRUPTED, EXIT_OK } from '../errors.js';
 import { checkOutputDir, Progress, stoppedLine, writeReport } from '../output.js';
-import { asInputError, prepareWithProgress, readScenario, SCENARIO_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, exitOptions, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
 
-const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--json] [--out DIR] [--check] [--quiet] [--no-dashboard]';
+const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
 
 const HELP = `${USAGE}
 
@@ -21,9 +22,12 @@ const HELP = `${USAGE}
   --policy P       push | pull | threshold:T | rate | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers
   --json           print the result document (schema feedlab.result/1) on stdout
   --out DIR        write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
-  --check          exit 1 when an SLO is not met
+${THRESHOLD_HELP}
   --quiet          no progress on stderr
   --no-dashboard   plain progress and report even on a terminal
+
+Exit 1 when a threshold of slo.thresholds fails (unless --no-thresholds), or with --check when an
+SLO or a threshold fails; the reason goes to stderr.
 
 On a terminal (and not under CI, --json or --quiet) the run is shown on a live dashboard; q or
 Ctrl-C stops it at the current simulated minute, writes the partial report and exits 130.
@@ -33,7 +37,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
     'run',
     argv,
-    { ...SCENARIO_OPTIONS, policy: { type: 'string' } },
+    { ...SCENARIO_OPTIONS, ...THRESHOLD_OPTIONS, policy: { type: 'string' } },
     USAGE,
   );
   if (values.help) {
@@ -79,5 +83,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(stoppedLine(result.partial.stoppedAtSeconds, result.scenario.durationSeconds, values.out));
     return EXIT_INTERRUPTED;
   }
-  return values.check && !result.summary.slo.pass ? EXIT_SLO_FAILED : EXIT_OK;
+  const verdict = verdictExit([result.summary.slo], exitOptions(values));
+  if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
+  return verdict.exitCode;
 }

@@ -3,28 +3,32 @@ import { reportFiles } from '../../reports/files.js';
 import { sweepTable } from '../../reports/sweep.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
+import { verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
-import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
+import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, Progress, writeReport } from '../output.js';
-import { asInputError, prepareWithProgress, readScenario, SCENARIO_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, exitOptions, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
 
-const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--json] [--out DIR] [--check] [--quiet] [--no-dashboard]';
+const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
     'sweep',
     argv,
-    { ...SCENARIO_OPTIONS, policies: { type: 'string' } },
+    { ...SCENARIO_OPTIONS, ...THRESHOLD_OPTIONS, policies: { type: 'string' } },
     USAGE,
   );
   if (values.help) {
     process.stdout.write(
-      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--out DIR writes DIR/report.json, DIR/report.md and a self-contained DIR/report.html.\n--check exits 1 when no policy meets every SLO.\n` +
+      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--out DIR writes DIR/report.json, DIR/report.md and a self-contained DIR/report.html.\n\n${THRESHOLD_HELP}\n\n` +
+        `The recommendation is the cheapest policy that meets every SLO and threshold. Exit 1 when no policy meets every\n` +
+        `threshold of slo.thresholds (unless --no-thresholds), or with --check when none meets every SLO and threshold\n` +
+        `(no recommendation); the reason goes to stderr.\n\n` +
         `On a terminal (not under CI, --json, --quiet or --no-dashboard) a live dashboard shows each policy as it runs; q or Ctrl-C\n` +
         `stops the current policy, reports the policies finished and exits 130.\n`,
     );
@@ -84,5 +88,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`feedlab: sweep stopped; ${runs.length} of ${specs.length} policies finished${values.out ? `, the partial report is in ${values.out}` : ''} (exit 130)\n`);
     return EXIT_INTERRUPTED;
   }
-  return values.check && !result.recommended ? EXIT_SLO_FAILED : EXIT_OK;
+  // a policy passes when run would exit 0 on it; with --check (and thresholds counted) that is the recommendation
+  const verdict = verdictExit(runs.map((r) => r.summary.slo), exitOptions(values));
+  if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
+  return verdict.exitCode;
 }

@@ -1,7 +1,7 @@
 // report.html for a run (feedlab.result/1), and the run sections a sweep page reuses.
 import type { RunResult } from '../../sim/result.js';
-import { formatBytes, formatCount } from '../../sim/scenario/units.js';
-import { fmtMs, fmtSeconds, headline, partialLine, summarySections } from '../summary-lines.js';
+import { formatCount } from '../../sim/scenario/units.js';
+import { fmtSeconds, hasThresholdChecks, headline, partialLine, sloValue, summarySections, targetValue } from '../summary-lines.js';
 import { followersChart, lagBacklogChart, memoryChart, readLatencyChart } from './chart-specs.js';
 import { chartFigure, esc, htmlTable, renderPage } from './page.js';
 import type { ChartData } from './spec.js';
@@ -11,9 +11,6 @@ export interface Block {
   charts: ChartData;
 }
 
-function sloValue(unit: 's' | 'ms' | 'bytes', v: number): string {
-  return unit === 's' ? fmtSeconds(v) : unit === 'ms' ? fmtMs(v) : formatBytes(v);
-}
 
 /** A run or sweep stopped early says so at the top. */
 export function partialBlock(line: string | null): string {
@@ -22,9 +19,11 @@ export function partialBlock(line: string | null): string {
 
 export function sloBlock(r: RunResult): string[] {
   const s = r.summary.slo;
-  const rows = s.checks.map((c) => [c.description, sloValue(c.unit, c.target), sloValue(c.unit, c.actual), c.pass ? 'PASS' : 'FAIL']);
+  // a threshold's target carries its operator (an objective's is always <=)
+  const rows = s.checks.map((c) => [c.threshold ? `${c.description} (threshold ${c.id})` : c.description, `${c.threshold ? `${c.threshold.op} ` : ''}${targetValue(c)}`, sloValue(c.unit, c.actual), c.pass ? 'PASS' : 'FAIL']);
+  const heading = hasThresholdChecks(r) ? `SLO and thresholds: ${s.pass ? 'all met' : 'NOT MET'}` : `SLO: ${s.pass ? 'all met' : 'NOT MET'}`;
   return [
-    `<p><span class="verdict ${s.pass ? 'pass' : 'fail'}">SLO: ${s.pass ? 'all met' : 'NOT MET'}</span></p>`,
+    `<p><span class="verdict ${s.pass ? 'pass' : 'fail'}">${esc(heading)}</span></p>`,
     htmlTable(['objective', 'target', 'actual', 'verdict'], rows, { numeric: [1, 2], rowClass: s.checks.map((c) => (c.pass ? 'pass' : 'fail')) }),
   ];
 }

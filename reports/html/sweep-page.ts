@@ -3,7 +3,7 @@
 import type { SweepResult } from '../../sim/sweep.js';
 import { formatCount } from '../../sim/scenario/units.js';
 import { fmtSeconds } from '../summary-lines.js';
-import { SWEEP_HEAD, sweepCells, sweepPartialLine } from '../sweep.js';
+import { everything, SWEEP_HEAD, sweepCells, sweepPartialLine } from '../sweep.js';
 import { commonSuffix, tradeoffChart } from './chart-specs.js';
 import { chartFigure, esc, htmlTable, renderPage } from './page.js';
 import { followersBlock, partialBlock, sloBlock, timeChartsBlock } from './run-page.js';
@@ -22,7 +22,7 @@ export function sweepHtml(s: SweepResult): string {
     partialBlock(sweepPartialLine(s)),
     rec
       ? `<div class="callout"><p><span class="verdict pass">Recommended: ${esc(rec.policy)}</span></p><p>${esc(rec.reason)}.</p></div>`
-      : '<div class="callout fail"><p><span class="verdict fail">No policy meets every SLO</span></p></div>',
+      : `<div class="callout fail"><p><span class="verdict fail">No policy meets every ${everything(s)}</span></p></div>`,
     '<h2>Policies</h2>',
     htmlTable(
       SWEEP_HEAD,

@@ -32,8 +32,9 @@ export const SIZE_UNITS: Readonly<Record<string, number>> = {
   PiB: 2 ** 50,
 };
 
-const DURATION_LIST = 'us, ms, s, m, min, h, d';
-const SIZE_LIST = Object.keys(SIZE_UNITS).join(', ');
+/** The units of a duration and of a size, as messages list them. */
+export const DURATION_LIST = 'us, ms, s, m, min, h, d';
+export const SIZE_LIST = Object.keys(SIZE_UNITS).join(', ');
 export const DURATION_EXAMPLE = 'a duration like 500ms, 5s, 2h';
 export const SIZE_EXAMPLE = 'a size like 64MB, 2GB, 512KiB';
 export const COUNT_EXAMPLE = 'a number like 1000 or 2e8';

@@ -289,7 +289,10 @@ function keyOf(pair: { key: unknown }, path: string, map: Node, ctx: Context): s
 function unknownKey(key: string, spec: ObjectSpec, path: string, ctx: Context): string {
   const valid = Object.keys(spec.fields);
   const near = nearest(key, valid);
-  if (near) return `unknown key; did you mean "${near}"?`;
+  const noun = spec.keysAre ?? 'key';
+  if (near) return `unknown ${noun}; did you mean "${near}"?`;
+  // a map of named things (the figures of slo.thresholds) lists them rather than keys elsewhere
+  if (spec.keysAre) return `unknown ${noun} (valid ${noun}s: ${valid.join(', ')})`;
   const there = ctx.elsewhere(key);
   if (there.length > 0) return `unknown key here; it belongs under ${there.map(parentPath).join(' or ')} (${there.join(', ')})`;
   return `unknown key (valid keys: ${valid.join(', ')})`;

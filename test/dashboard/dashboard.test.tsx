@@ -12,6 +12,8 @@ import { terminalReport } from '../../reports/terminal.js';
 import { SERIES_INTERVAL } from '../../sim/model/simulation.js';
 import { maxOf } from '../../sim/metrics/series.js';
 import { formatBytes } from '../../sim/scenario/units.js';
+import { parseThreshold } from '../../sim/scenario/thresholds.js';
+import { sloVerdict } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { messagesFor, recordRun, tinyPrepared, type RecordedRun } from './fixture.js';
 
@@ -214,3 +216,26 @@ describe('feedlab sweep dashboard', () => {
 });
 
 type RunResult = RecordedRun['result'];
+
+describe('the dashboard with slo.thresholds', () => {
+  it('the verdict line says the thresholds are checked when the run ends; the final report has them', async () => {
+    const base = tinyPrepared().scenario;
+    const thresholds = [parseThreshold('fanoutLag', 'p99.9 < 1h'), parseThreshold('read', 'max < 1us')];
+    const sc = { ...base, slo: { ...base.slo, thresholds } };
+    const store = new DashboardStore(initialState(sc, ['push'], 'run'), fakeClock());
+    const { lastFrame, unmount } = render(<Dashboard store={store} color={false} />);
+    const msgs = messagesFor(0, push, 4);
+    feed(store, msgs.slice(0, -1));
+    await settle();
+    expect(lastFrame()).toContain('SLO so far: FAIL (fan-out lag p99 over target; 2 thresholds checked when the run ends)');
+    // the report the dashboard gives way to is the run's, thresholds and all
+    const result = { ...push.result, summary: { ...push.result.summary, slo: sloVerdict(sc, push.result) } };
+    const report = terminalReport(result);
+    expect(report).toMatch(/ {2}FAIL {2}home-feed read max: .* \(threshold < 1 us\)\n/);
+    store.dispatch({ type: 'clear' });
+    store.dispatch({ type: 'report', text: report });
+    await settle();
+    expect(lastFrame()).toBe(report);
+    unmount();
+  });
+});

@@ -83,7 +83,21 @@ function expectFormatExample(s: Scenario): void {
     backlogBound: 1e6,
     minThreshold: 1000,
   });
-  expect(s.slo).toEqual({ fanoutLagP99: 5, readP99: 0.1, redisMemory: 2e12 });
+  expect(s.slo).toEqual({
+    fanoutLagP99: 5,
+    readP99: 0.1,
+    redisMemory: 2e12,
+    // in the figures' order (THRESHOLD_FIGURES), each list in its written order
+    thresholds: [
+      { figure: 'fanoutLag', statistic: 'p50', op: '<', value: 0.5, valueText: '500ms', expression: 'p50 < 500ms' },
+      { figure: 'fanoutLag', statistic: 'p99.9', op: '<', value: 30, valueText: '30s', expression: 'p99.9 < 30s' },
+      { figure: 'read', statistic: 'p90', op: '<', value: 0.02, valueText: '20ms', expression: 'p90 < 20ms' },
+      { figure: 'read', statistic: 'max', op: '<', value: 1, valueText: '1s', expression: 'max < 1s' },
+      { figure: 'coldReadShare', statistic: null, op: '<', value: 0.01, valueText: '1%', expression: '< 1%' },
+      { figure: 'backlogDrain', statistic: null, op: '<', value: 600, valueText: '10m', expression: '< 10m' },
+    ],
+  });
+  expect(s.replay).toEqual({ users: 20000, timeScale: 30, workers: 2, warm: true });
   expect(s.sweep.policies).toEqual(['push', 'pull', 'threshold:10000', 'threshold:25000', 'threshold:50000', 'rate', 'reader-cap:2000']);
 }
 
@@ -268,14 +282,14 @@ describe('refused input: one line, file:line:col, key path, what is valid', () =
     [
       'unknown key with nothing near lists the valid keys',
       'name: x\nslo: { memory: 2TB }',
-      's.yaml:2:8: slo.memory: unknown key (valid keys: fanoutLagP99, readP99, redisMemory)',
+      's.yaml:2:8: slo.memory: unknown key (valid keys: fanoutLagP99, readP99, redisMemory, thresholds)',
     ],
     ['missing name', 'seed: 1', 's.yaml:1:1: name: required key is missing (the scenario\'s name, e.g. name: celebrity-burst)'],
     ['empty file', '', 's.yaml:1:1: name: required key is missing (the scenario\'s name, e.g. name: celebrity-burst)'],
     [
       'not a map',
       '- a\n- b',
-      's.yaml:1:1: scenario: expected a map with keys name, description, seed, duration, population, graph, activity, events, infrastructure, policy, slo, plan, sweep, got a list',
+      's.yaml:1:1: scenario: expected a map with keys name, description, seed, duration, population, graph, activity, events, infrastructure, policy, slo, plan, replay, sweep, got a list',
     ],
     [
       'wrong type: duration',
