@@ -37,6 +37,17 @@ export const TIMELINE_WRITES_KEY = 'feed:metrics:timeline-writes';
 /** How long the per-second timeline writes stay: the TTL, and fields older than it are trimmed. */
 export const TIMELINE_WRITES_RETENTION_MS = 3_600_000;
 
+/** The Redis Streams event log's stream of partition p, under the log's stream prefix (each
+ * partition its own hash tag, so its stream and dead letters share a slot). */
+export function eventStreamKey(streamPrefix: string, partition: number): string {
+  return `${streamPrefix}:{p${partition}}:log`;
+}
+
+/** The dead-letter stream of partition p. */
+export function deadLetterStreamKey(streamPrefix: string, partition: number): string {
+  return `${streamPrefix}:{p${partition}}:dead`;
+}
+
 // CRC16-CCITT (XMODEM), the Redis Cluster key hash.
 const CRC16_TABLE = (() => {
   const t = new Uint16Array(256);

@@ -44,6 +44,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { EventLogInputError, EventLogUnavailableError } from './errors.js';
 import { redactUrl as redactRedisUrl } from '../../core/service-url.js';
+import { deadLetterStreamKey, eventStreamKey } from '../../core/keys.js';
 import {
   checkName,
   checkPartitionCount,
@@ -269,12 +270,12 @@ export class RedisStreamsLog implements EventLog {
 
   /** The stream of partition p. */
   streamKey(p: number): string {
-    return `${this.prefix}:{p${p}}:log`;
+    return eventStreamKey(this.prefix, p);
   }
 
   /** The dead-letter stream of partition p (same slot as its stream). */
   deadLetterKey(p: number): string {
-    return `${this.prefix}:{p${p}}:dead`;
+    return deadLetterStreamKey(this.prefix, p);
   }
 
   /** Where the partition count is recorded. */
