@@ -68,10 +68,9 @@ import { createStore, probeDatabase, resolveDatabaseUrl, type Store } from '../s
 import { FeedRepository } from '../server/store/repository.js';
 import { FanoutWorker } from '../server/worker/fanout.js';
 import { MemoryMetrics } from '../server/worker/metrics.js';
+import { CpuMeter, formatCpu, type CpuShare, waitForQuiet } from '../sim/replay/cpu.js';
 import {
   closedLoop,
-  CpuMeter,
-  formatCpu,
   getRequest,
   openConnections,
   openLoop,
@@ -80,11 +79,9 @@ import {
   postRequest,
   request,
   type ClosedLoopResult,
-  type CpuShare,
   type KeepAliveConnection,
   type OpenLoopResult,
-  waitForQuiet,
-} from './server-load.js';
+} from '../sim/replay/http-client.js';
 import { ceilingRead, runCeilingThreads } from './server-ceiling.js';
 
 // ---- the world ----

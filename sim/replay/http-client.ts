@@ -1,25 +1,27 @@
-// The load generator of bench/server.ts: keep-alive HTTP/1.1 connections, a closed loop (many
+// The load generator shared by `feedlab replay` (sim/replay/driver.ts, saturation.ts) and the
+// server benchmark (bench/server.ts): keep-alive HTTP/1.1 connections, a closed loop (many
 // connections, each sending its next request when the previous answer arrives) to find the
 // maximum throughput, and an open loop (constant arrival rate) whose latency is measured from each
-// request's *intended* send time (ANCHORS section 4: coordinated omission), plus where the CPU of
-// this 2-core machine went during a measurement.
+// request's *intended* send time (ANCHORS section 4: coordinated omission). Where the CPU of the
+// machine went during a measurement is sim/replay/cpu.ts.
 //
 // Why a minimal client of its own over node:net rather than node:http's Agent: the generator shares
 // the two cores with the server, Redis and Postgres, so every microsecond it spends per request is
 // taken from the server it measures. This client writes pre-built request bytes and parses only the
-// status line and Content-Length (fastify always sends one for a serialized JSON reply), keeping the
-// generator's share of the CPU small; the share it does take is measured and printed. One request
-// at a time per connection (no HTTP pipelining), as a browser or an undici Pool connection does.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+// status line, Content-Length (fastify always sends one for a serialized JSON reply) and a
+// `Connection: close`, keeping the generator's share of the CPU small; the share it does take is
+// measured and printed. One request at a time per connection (no HTTP pipelining), as a browser or
+// an undici Pool connection does.
 import { connect, type Socket } from 'node:net';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
 import * as hdr from 'hdr-histogram-js';
+import type { CpuMeter, CpuShare, CpuSnapshot } from './cpu.js';
 
 export type Done = (err: Error | null, status: number, body: Buffer | null) => void;
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
+const CONNECTION_CLOSE = /\r\nconnection:[ \t]*close/i;
 
 /** One keep-alive connection carrying one request at a time. */
 export class KeepAliveConnection {
@@ -30,7 +32,13 @@ export class KeepAliveConnection {
   private status = 0;
   private bodyStart = -1;
   private bodyLength = -1;
+  /** The current answer said `Connection: close`: the connection is closed once it is complete. */
+  private closeAfter = false;
+  private closedByUs = false;
+  private notified = false;
   closed = false;
+  /** Called once when the connection closes; `byUs` is false when the server (or the network) closed it. */
+  onClosed: ((conn: KeepAliveConnection, byUs: boolean) => void) | null = null;
 
   private constructor(socket: Socket) {
     this.socket = socket;
@@ -41,6 +49,10 @@ export class KeepAliveConnection {
       const done = this.done;
       this.done = null;
       done?.(err ?? new Error('connection closed'), 0, null);
+      if (!this.notified) {
+        this.notified = true;
+        this.onClosed?.(this, this.closedByUs);
+      }
     };
     socket.on('error', fail);
     socket.on('close', () => fail());
@@ -69,6 +81,7 @@ export class KeepAliveConnection {
   }
 
   close(): void {
+    if (!this.closed) this.closedByUs = true;
     this.closed = true;
     this.socket.destroy();
   }
@@ -88,6 +101,7 @@ export class KeepAliveConnection {
       }
       this.bodyStart = end + 4;
       this.bodyLength = Number(m[1]);
+      this.closeAfter = CONNECTION_CLOSE.test(head);
     }
     const complete = this.bodyStart + this.bodyLength;
     if (buf.length < complete) return;
@@ -99,13 +113,21 @@ export class KeepAliveConnection {
     const body = this.keepBody ? buf.subarray(this.bodyStart, complete) : null;
     this.done = null;
     this.buf = null;
+    if (this.closeAfter) {
+      // The server closes it after this answer: never reuse it (a request written now would race
+      // the server's FIN and fail). Closed on the server's word, so not by us.
+      this.closed = true;
+      this.socket.destroy();
+    }
     done?.(null, this.status, body);
   }
 
+  /** A broken answer: the connection is unusable (the server's fault, so not closed "by us"). */
   private fail(err: Error): void {
     const done = this.done;
     this.done = null;
-    this.close();
+    this.closed = true;
+    this.socket.destroy();
     done?.(err, 0, null);
   }
 }
@@ -116,6 +138,127 @@ export async function openConnections(host: string, port: number, n: number): Pr
     out.push(...(await Promise.all(Array.from({ length: Math.min(32, n - i) }, () => KeepAliveConnection.open(host, port)))));
   }
   return out;
+}
+
+/**
+ * At most `max` keep-alive connections to one server, opened on demand (`want`) and reopened when
+ * the server closes one; `onReady` is called whenever a connection becomes free. A free connection
+ * is taken last-in first-out, so the ones left idle are the ones a server's idle timeout closes.
+ */
+export class ConnectionPool {
+  private readonly free: KeepAliveConnection[] = [];
+  private readonly all = new Set<KeepAliveConnection>();
+  private opening = 0;
+  private retryAt = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private unreplaced = 0;
+  private shut = false;
+  /** Connections opened, lost (closed by the server or the network), reopened to replace a lost one. */
+  opened = 0;
+  lost = 0;
+  reopened = 0;
+  connectErrors = 0;
+  firstConnectError: string | null = null;
+  /** Most connections open at once. */
+  peak = 0;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    readonly max: number,
+    private readonly onReady: () => void,
+  ) {
+    if (!(max >= 1)) throw new RangeError(`a connection pool needs at least 1 connection (got ${max})`);
+  }
+
+  /** Open (or opening) connections. */
+  get size(): number {
+    return this.all.size + this.opening;
+  }
+
+  /** A free connection, or null. */
+  take(): KeepAliveConnection | null {
+    while (this.free.length > 0) {
+      const c = this.free.pop()!;
+      if (!c.closed) return c;
+    }
+    return null;
+  }
+
+  /** Back after its answer; a closed one is forgotten. */
+  give(conn: KeepAliveConnection): void {
+    if (!conn.closed && !this.shut) this.free.push(conn);
+  }
+
+  /** Make sure that `waiting` requests will get connections: open more, up to the cap. */
+  want(waiting: number): void {
+    if (this.shut) return;
+    const now = performance.now();
+    if (now < this.retryAt) {
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = null;
+        this.onReady();
+      }, this.retryAt - now);
+      return;
+    }
+    let n = Math.min(waiting - this.opening, this.max - this.size);
+    while (n-- > 0) this.openOne();
+  }
+
+  /** Open n connections now (before a run), resolving when they are up. */
+  async preopen(n: number): Promise<void> {
+    const target = Math.min(n, this.max);
+    const waits: Promise<void>[] = [];
+    while (this.size < target) waits.push(this.openOne());
+    await Promise.all(waits);
+  }
+
+  closeAll(): void {
+    this.shut = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const c of this.all) c.close();
+    this.free.length = 0;
+  }
+
+  private openOne(): Promise<void> {
+    this.opening++;
+    return KeepAliveConnection.open(this.host, this.port).then(
+      (conn) => {
+        this.opening--;
+        if (this.shut) {
+          conn.close();
+          return;
+        }
+        this.opened++;
+        if (this.unreplaced > 0) {
+          this.unreplaced--;
+          this.reopened++;
+        }
+        this.all.add(conn);
+        this.peak = Math.max(this.peak, this.all.size);
+        conn.onClosed = (c, byUs) => {
+          this.all.delete(c);
+          const i = this.free.indexOf(c);
+          if (i >= 0) this.free.splice(i, 1);
+          if (!byUs && !this.shut) {
+            this.lost++;
+            this.unreplaced++;
+            this.onReady(); // whoever waits may now open a replacement
+          }
+        };
+        this.free.push(conn);
+        this.onReady();
+      },
+      (err: Error) => {
+        this.opening--;
+        this.connectErrors++;
+        this.firstConnectError ??= err.message;
+        // Refused or unreachable: do not hammer it; whoever waits asks again after the pause.
+        this.retryAt = performance.now() + 100;
+        if (!this.shut) this.want(1);
+      },
+    );
+  }
 }
 
 /** The bytes of a GET with a bearer token. */
@@ -163,7 +306,9 @@ export interface ClosedLoopResult {
   seconds: number;
   completed: number;
   rate: number;
+  /** Failed requests: network errors and answers other than 200 (`non200` of them). */
   errors: number;
+  non200: number;
   firstError: string | null;
   /** Send to answer, ms: in a closed loop this is all there is (no schedule to fall behind). */
   latency: hdr.Histogram;
@@ -172,9 +317,10 @@ export interface ClosedLoopResult {
 
 /**
  * Every connection sends, waits for the answer, sends again, for warmupMs + durationMs; the answers
- * that arrive within the last durationMs are counted.
+ * that arrive within the last durationMs are counted. `pick(c)` gives the next request of
+ * connection number c.
  */
-export function closedLoop(conns: KeepAliveConnection[], pick: () => Buffer, warmupMs: number, durationMs: number, cpu: CpuMeter): Promise<ClosedLoopResult> {
+export function closedLoop(conns: KeepAliveConnection[], pick: (conn: number) => Buffer, warmupMs: number, durationMs: number, cpu: CpuMeter): Promise<ClosedLoopResult> {
   return new Promise((resolve) => {
     const latency = newHistogram();
     const started = performance.now();
@@ -182,6 +328,7 @@ export function closedLoop(conns: KeepAliveConnection[], pick: () => Buffer, war
     const until = from + durationMs;
     let completed = 0;
     let errors = 0;
+    let non200 = 0;
     let firstError: string | null = null;
     let running = conns.length;
     let cpuStart: CpuSnapshot | null = null;
@@ -195,29 +342,31 @@ export function closedLoop(conns: KeepAliveConnection[], pick: () => Buffer, war
         completed,
         rate: completed / (durationMs / 1000),
         errors,
+        non200,
         firstError,
         latency,
         cpu: cpu.share(cpuStart ?? end, end),
       });
     };
-    const loop = (conn: KeepAliveConnection) => {
+    const loop = (conn: KeepAliveConnection, c: number) => {
       const sent = performance.now();
-      conn.send(pick(), (err, status) => {
+      conn.send(pick(c), (err, status) => {
         const now = performance.now();
         if (now >= from && now < until) {
           if (err || status !== 200) {
             errors++;
+            if (!err) non200++;
             firstError ??= err ? err.message : `HTTP ${status}`;
           } else {
             completed++;
             latency.recordValue(Math.max(1, Math.round((now - sent) * 1000)));
           }
         }
-        if (now < until && !conn.closed) loop(conn);
+        if (now < until && !conn.closed) loop(conn, c);
         else if (--running === 0) void finish();
       });
     };
-    for (const c of conns) loop(c);
+    conns.forEach(loop);
   });
 }
 
@@ -251,6 +400,7 @@ export interface OpenLoopResult {
  * (open model); it goes out on a free connection as soon as it is due (timers wake the generator
  * every ~1 ms; an answer arriving also sends whatever is due). Its latency counts from when it was
  * due, so a stalled server shows in the tail instead of silently slowing the generator down.
+ * (A replay's schedule of posts and read sessions is sim/replay/driver.ts.)
  */
 export function openLoop(conns: KeepAliveConnection[], pick: () => Buffer, rate: number, durationMs: number, cpu: CpuMeter): Promise<OpenLoopResult> {
   return new Promise((resolve) => {
@@ -351,164 +501,4 @@ export function openLoop(conns: KeepAliveConnection[], pick: () => Buffer, rate:
       tick();
     });
   });
-}
-
-// ---- where the CPU went ----
-
-export interface CpuSnapshot {
-  wall: number;
-  /** CPU seconds used so far by: this process, the server process, Redis, our Postgres backends (by pid), the whole machine. */
-  self: number;
-  server: number;
-  redis: number;
-  postgres: Map<string, number>;
-  machine: number;
-}
-
-/** CPU used over an interval, in % of one core (the machine has 2: 200% is everything). */
-export interface CpuShare {
-  generator: number;
-  server: number;
-  redis: number;
-  postgres: number;
-  /** Everything else on the machine (other processes, the kernel's interrupts...). */
-  other: number;
-  idle: number;
-}
-
-const CLK_TCK = 100;
-
-function procTicks(pid: number | string): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime (fields 14 and 15)
-  } catch {
-    return 0;
-  }
-}
-
-/** Inodes of the sockets a process holds open. */
-function socketInodes(pid: number): Set<string> {
-  const out = new Set<string>();
-  try {
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      try {
-        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-        if (m) out.add(m[1]);
-      } catch {
-        // closed meanwhile
-      }
-    }
-  } catch {
-    // the process is gone
-  }
-  return out;
-}
-
-/** Local ports of these processes' TCP connections to `remotePort` (their Postgres connections). */
-export function localPortsTo(pids: readonly number[], remotePort: number): number[] {
-  const inodes = new Set<string>();
-  for (const pid of pids) for (const i of socketInodes(pid)) inodes.add(i);
-  const ports: number[] = [];
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = readFileSync(file, 'latin1');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 10) continue;
-      const local = f[1].split(':');
-      const remote = f[2].split(':');
-      if (parseInt(remote[remote.length - 1], 16) === remotePort && inodes.has(f[9])) ports.push(parseInt(local[local.length - 1], 16));
-    }
-  }
-  return ports;
-}
-
-function machineSeconds(): { busy: number; total: number } {
-  const line = readFileSync('/proc/stat', 'latin1').split('\n')[0];
-  const v = line.trim().split(/\s+/).slice(1).map(Number);
-  const total = v.slice(0, 8).reduce((s, x) => s + x, 0);
-  const idle = v[3] + v[4];
-  return { busy: (total - idle) / CLK_TCK, total: total / CLK_TCK };
-}
-
-/** The Postgres backend pids serving these client ports (pg_stat_activity). */
-export type BackendLookup = (clientPorts: number[]) => Promise<number[]>;
-
-/**
- * CPU shares over an interval. Postgres counts only the backends serving this process's and the
- * server's connections (found by their client ports), so other databases' users on the machine do
- * not land there; Redis is one server for everyone on the machine, so its figure includes whatever
- * else used it meanwhile.
- */
-export class CpuMeter {
-  constructor(
-    private readonly redis: Redis,
-    private serverPid: number | null,
-    private readonly pgPort: number,
-    private readonly backends: BackendLookup,
-  ) {}
-
-  setServer(pid: number | null): void {
-    this.serverPid = pid;
-  }
-
-  async snapshot(): Promise<CpuSnapshot> {
-    const info = await this.redis.info('cpu').catch(() => '');
-    const num = (k: string) => Number(new RegExp(`${k}:([0-9.]+)`).exec(info)?.[1] ?? 0);
-    const pids = [process.pid, ...(this.serverPid ? [this.serverPid] : [])];
-    const backends = await this.backends(localPortsTo(pids, this.pgPort)).catch(() => [] as number[]);
-    const postgres = new Map<string, number>();
-    for (const b of backends) postgres.set(String(b), procTicks(b));
-    const u = process.cpuUsage();
-    return {
-      wall: performance.now(),
-      self: (u.user + u.system) / 1e6,
-      server: this.serverPid ? procTicks(this.serverPid) : 0,
-      redis: num('used_cpu_sys') + num('used_cpu_user'),
-      postgres,
-      machine: machineSeconds().busy,
-    };
-  }
-
-  share(a: CpuSnapshot, b: CpuSnapshot): CpuShare {
-    const wall = (b.wall - a.wall) / 1000;
-    const p = (x: number) => (100 * x) / wall;
-    const generator = p(b.self - a.self);
-    const server = p(b.server - a.server);
-    const redis = p(b.redis - a.redis);
-    let pg = 0;
-    // A backend that connected meanwhile counts from 0; one that exited meanwhile is lost (undercount).
-    for (const [pid, t] of b.postgres) pg += t - (a.postgres.get(pid) ?? 0);
-    const postgres = p(Math.max(0, pg));
-    const machine = p(b.machine - a.machine);
-    return { generator, server, redis, postgres, other: Math.max(0, machine - generator - server - redis - postgres), idle: Math.max(0, 200 - machine) };
-  }
-}
-
-/**
- * Other engineers' builds and tests may share this machine: before a measurement, wait (at most
- * maxMs) until processes other than ours use less than `quietPct` of the 200%. Returns the last
- * share seen, for the caller to report.
- */
-export async function waitForQuiet(cpu: CpuMeter, maxMs: number, quietPct = 15): Promise<{ otherPct: number; waitedMs: number }> {
-  const started = performance.now();
-  for (;;) {
-    const a = await cpu.snapshot();
-    await new Promise((r) => setTimeout(r, 500));
-    const share = cpu.share(a, await cpu.snapshot());
-    const waitedMs = performance.now() - started;
-    if (share.other < quietPct || waitedMs >= maxMs) return { otherPct: share.other, waitedMs };
-  }
-}
-
-export function formatCpu(c: CpuShare, generatorName = 'load generator'): string {
-  const f = (x: number) => `${x.toFixed(0)}%`;
-  const busy = c.other > 25 ? ' !!! other processes busy: figure disturbed' : '';
-  return `cpu of 2 cores (200%): server ${f(c.server)}, ${generatorName} ${f(c.generator)}, redis ${f(c.redis)}, postgres ${f(c.postgres)}, other ${f(c.other)}, idle ${f(c.idle)}${busy}`;
 }

@@ -1,0 +1,210 @@
+// Where the CPU of this machine went during a measurement: this process (the load generator or
+// replay driver), named processes of ours (the server, fan-out workers...), Redis, the Postgres
+// backends serving our processes, and everything else. Read from /proc (Linux) and Redis's
+// INFO cpu; used by the server benchmark (bench/server.ts) and `feedlab replay`.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { cpus } from 'node:os';
+import type { Redis } from 'ioredis';
+
+export interface CpuSnapshot {
+  wall: number;
+  /** CPU seconds used so far by: this process, each named process (with its pid), Redis, our Postgres backends (by pid), the whole machine. */
+  self: number;
+  processes: Map<string, { pid: number; seconds: number }>;
+  redis: number;
+  postgres: Map<string, number>;
+  machine: number;
+}
+
+/** CPU used over an interval, in % of one core (a 2-core machine has 200%: that is everything). */
+export interface CpuShare {
+  generator: number;
+  /** The process named 'server' (0 when there is none). */
+  server: number;
+  /** Every named process (the server included), by name. */
+  processes: Record<string, number>;
+  redis: number;
+  postgres: number;
+  /** Everything else on the machine (other processes, the kernel's interrupts...). */
+  other: number;
+  idle: number;
+  /** The interval, s. */
+  wallSeconds: number;
+}
+
+const CLK_TCK = 100;
+const CORES = Math.max(1, cpus().length);
+
+function procTicks(pid: number | string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime (fields 14 and 15)
+  } catch {
+    return 0;
+  }
+}
+
+/** Inodes of the sockets a process holds open. */
+function socketInodes(pid: number): Set<string> {
+  const out = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) out.add(m[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    // the process is gone
+  }
+  return out;
+}
+
+/** Local ports of these processes' TCP connections to `remotePort` (their Postgres connections). */
+export function localPortsTo(pids: readonly number[], remotePort: number): number[] {
+  const inodes = new Set<string>();
+  for (const pid of pids) for (const i of socketInodes(pid)) inodes.add(i);
+  const ports: number[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'latin1');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10) continue;
+      const local = f[1].split(':');
+      const remote = f[2].split(':');
+      if (parseInt(remote[remote.length - 1], 16) === remotePort && inodes.has(f[9])) ports.push(parseInt(local[local.length - 1], 16));
+    }
+  }
+  return ports;
+}
+
+function machineSeconds(): { busy: number; total: number } {
+  try {
+    const line = readFileSync('/proc/stat', 'latin1').split('\n')[0];
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = v.slice(0, 8).reduce((s, x) => s + x, 0);
+    const idle = v[3] + v[4];
+    return { busy: (total - idle) / CLK_TCK, total: total / CLK_TCK };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+/** The Postgres backend pids serving these client ports (pg_stat_activity). */
+export type BackendLookup = (clientPorts: number[]) => Promise<number[]>;
+
+/**
+ * CPU shares over an interval. Postgres counts only the backends serving this process's and the
+ * named processes' connections (found by their client ports), so other databases' users on the
+ * machine do not land there; Redis is one server for everyone on the machine, so its figure
+ * includes whatever else used it meanwhile. Without a Redis client or a backend lookup, those
+ * figures are 0 (and land in `other`).
+ */
+export class CpuMeter {
+  private processes = new Map<string, number>();
+
+  constructor(
+    private readonly redis: Redis | null,
+    serverPid: number | null,
+    private readonly pgPort: number,
+    private readonly backends: BackendLookup | null,
+  ) {
+    this.setServer(serverPid);
+  }
+
+  /** The process named 'server' (null: none; the other named processes stay). */
+  setServer(pid: number | null): void {
+    if (pid) this.processes.set('server', pid);
+    else this.processes.delete('server');
+  }
+
+  /** Every named process to account for (replaces the previous set, 'server' included). */
+  setProcesses(processes: ReadonlyMap<string, number>): void {
+    this.processes = new Map(processes);
+  }
+
+  async snapshot(): Promise<CpuSnapshot> {
+    const info = this.redis ? await this.redis.info('cpu').catch(() => '') : '';
+    const num = (k: string) => Number(new RegExp(`${k}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+    const pids = [process.pid, ...this.processes.values()];
+    const backends = this.backends ? await this.backends(localPortsTo(pids, this.pgPort)).catch(() => [] as number[]) : [];
+    const postgres = new Map<string, number>();
+    for (const b of backends) postgres.set(String(b), procTicks(b));
+    const processes = new Map<string, { pid: number; seconds: number }>();
+    for (const [name, pid] of this.processes) processes.set(name, { pid, seconds: procTicks(pid) });
+    const u = process.cpuUsage();
+    return {
+      wall: performance.now(),
+      self: (u.user + u.system) / 1e6,
+      processes,
+      redis: num('used_cpu_sys') + num('used_cpu_user'),
+      postgres,
+      machine: machineSeconds().busy,
+    };
+  }
+
+  share(a: CpuSnapshot, b: CpuSnapshot): CpuShare {
+    const wall = (b.wall - a.wall) / 1000;
+    const p = (x: number) => (wall > 0 ? (100 * x) / wall : 0);
+    const generator = p(b.self - a.self);
+    const processes: Record<string, number> = {};
+    let named = 0;
+    for (const [name, now] of b.processes) {
+      // A process that started (or was named) meanwhile counts from its start.
+      const before = a.processes.get(name);
+      const x = p(Math.max(0, now.seconds - (before && before.pid === now.pid ? before.seconds : 0)));
+      processes[name] = x;
+      named += x;
+    }
+    const redis = p(b.redis - a.redis);
+    let pg = 0;
+    // A backend that connected meanwhile counts from 0; one that exited meanwhile is lost (undercount).
+    for (const [pid, t] of b.postgres) pg += t - (a.postgres.get(pid) ?? 0);
+    const postgres = p(Math.max(0, pg));
+    const machine = p(b.machine - a.machine);
+    return {
+      generator,
+      server: processes.server ?? 0,
+      processes,
+      redis,
+      postgres,
+      other: Math.max(0, machine - generator - named - redis - postgres),
+      idle: Math.max(0, 100 * CORES - machine),
+      wallSeconds: wall,
+    };
+  }
+}
+
+/**
+ * Other engineers' builds and tests may share this machine: before a measurement, wait (at most
+ * maxMs) until processes other than ours use less than `quietPct` of the machine. Returns the last
+ * share seen, for the caller to report.
+ */
+export async function waitForQuiet(cpu: CpuMeter, maxMs: number, quietPct = 15): Promise<{ otherPct: number; waitedMs: number }> {
+  const started = performance.now();
+  for (;;) {
+    const a = await cpu.snapshot();
+    await new Promise((r) => setTimeout(r, 500));
+    const share = cpu.share(a, await cpu.snapshot());
+    const waitedMs = performance.now() - started;
+    if (share.other < quietPct || waitedMs >= maxMs) return { otherPct: share.other, waitedMs };
+  }
+}
+
+export function formatCpu(c: CpuShare, generatorName = 'load generator'): string {
+  const f = (x: number) => `${x.toFixed(0)}%`;
+  const busy = c.other > 25 ? ' !!! other processes busy: figure disturbed' : '';
+  const extra = Object.entries(c.processes)
+    .filter(([name]) => name !== 'server')
+    .map(([name, x]) => `, ${name} ${f(x)}`)
+    .join('');
+  return `cpu of ${CORES} cores (${100 * CORES}%): server ${f(c.server)}${extra}, ${generatorName} ${f(c.generator)}, redis ${f(c.redis)}, postgres ${f(c.postgres)}, other ${f(c.other)}, idle ${f(c.idle)}${busy}`;
+}
