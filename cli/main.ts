@@ -16,6 +16,7 @@ const commands: Record<string, () => Promise<Command>> = {
   token: () => import('./commands/token.js'),
   worker: () => import('./commands/worker.js'),
   serve: () => import('./commands/serve.js'),
+  replay: () => import('./commands/replay.js'),
 };
 
 function help(): string {
@@ -28,6 +29,7 @@ function help(): string {
     '  run SCENARIO        simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs',
     '  sweep SCENARIO      simulate several fan-out policies and recommend the cheapest that meets every SLO',
     '  plan SCENARIO       a capacity plan: workers, Redis memory and shards, partitions, API, Postgres (--growth, --headroom)',
+    '  replay SCENARIO     drive the reference server with the scenario and measure it for real (--policies for a live sweep)',
     '  report RESULT.json  render a saved report.json again: report.md and a self-contained report.html',
     '  graph generate      generate a power-law follower graph',
     '  graph import FILE   import a SNAP/KONECT edge list',

@@ -3,6 +3,7 @@ import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
 import { eventLines, fmtSeconds, headline, partialLine, sloHeading, sloLines, summarySections } from './summary-lines.js';
+import { replaySections } from './replay.js';
 import { maxOf } from '../sim/metrics/series.js';
 
 export function markdownReport(r: RunResult): string {
@@ -12,7 +13,7 @@ export function markdownReport(r: RunResult): string {
   out.push(`**${sloHeading(r)}**`, '');
   for (const l of sloLines(r)) out.push(`- ${l}`);
   out.push('');
-  for (const s of summarySections(r)) {
+  for (const s of [...summarySections(r), ...replaySections(r)]) {
     out.push(`## ${s.title}`, '', '| figure | value |', '|---|---|');
     for (const [k, v] of s.rows) out.push(`| ${k} | ${v} |`);
     out.push('');

@@ -13,8 +13,11 @@ export function sparkline(values: number[], width = 60): string {
     for (let i = lo; i < hi; i++) if (values[i] > m) m = values[i];
     out.push(m);
   }
-  const max = Math.max(...out);
-  const min = Math.min(0, ...out);
-  if (max <= min) return BLOCKS[0].repeat(out.length);
-  return out.map((v) => BLOCKS[Math.min(7, Math.floor(((v - min) / (max - min)) * 7.999))]).join('');
+  // a column without a finite value (a figure not measured there: null in a JSON document) is blank
+  const seen = out.filter((v) => Number.isFinite(v));
+  if (seen.length === 0) return ' '.repeat(out.length);
+  const max = Math.max(...seen);
+  const min = Math.min(0, ...seen);
+  const block = (v: number) => (!Number.isFinite(v) ? ' ' : max <= min ? BLOCKS[0] : BLOCKS[Math.min(7, Math.floor(((v - min) / (max - min)) * 7.999))]);
+  return out.map(block).join('');
 }

@@ -3,9 +3,18 @@ import type { RunResult } from '../sim/result.js';
 import type { SloCheck, SloUnit } from '../sim/slo.js';
 import { formatBytes, formatCount, formatDuration } from '../sim/scenario/units.js';
 
-export const fmtSeconds = (s: number): string => (s === 0 ? '0 s' : formatDuration(s));
-export const fmtMs = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} us` : ms < 100 ? `${ms.toFixed(2)} ms` : formatDuration(ms / 1000));
-export const fmtRate = (perSecond: number): string => `${formatCount(perSecond)}/s`;
+/** A figure the document does not have: NaN in memory, null once written as JSON (a replay measures
+ * some figures a simulation has, and the other way round). */
+const missing = (v: number | null | undefined): v is null | undefined => v === null || v === undefined || Number.isNaN(v);
+const NA = 'n/a';
+
+export const fmtSeconds = (s: number): string => (missing(s) ? NA : s === 0 ? '0 s' : formatDuration(s));
+export const fmtMs = (ms: number): string => (missing(ms) ? NA : ms < 1 ? `${(ms * 1000).toFixed(0)} us` : ms < 100 ? `${ms.toFixed(2)} ms` : formatDuration(ms / 1000));
+export const fmtRate = (perSecond: number): string => (missing(perSecond) ? NA : `${formatCount(perSecond)}/s`);
+const bytes = (v: number): string => (missing(v) ? NA : formatBytes(v));
+const count = (v: number): string => (missing(v) ? NA : formatCount(v));
+const fixed = (v: number, digits: number): string => (missing(v) ? NA : v.toFixed(digits));
+const percent = (share: number, digits = 1): string => (missing(share) ? NA : `${(share * 100).toFixed(digits)}%`);
 
 export interface Section {
   title: string;
@@ -15,8 +24,12 @@ export interface Section {
 export function headline(r: RunResult): string {
   const sc = r.scenario;
   const pop = sc.scale > 1 ? `${formatCount(sc.population)} users (${formatCount(sc.sampledUsers)} sampled, x${formatCount(sc.scale)})` : `${formatCount(sc.sampledUsers)} users`;
-  const simulated = r.partial ? `${fmtSeconds(r.partial.stoppedAtSeconds)} of ${fmtSeconds(sc.durationSeconds)}` : fmtSeconds(sc.durationSeconds);
-  return `${sc.name}: policy ${r.policy}, seed ${sc.seed}, ${pop}, ${formatCount(sc.sampledEdges)} sampled follows, ${simulated} simulated`;
+  const span = r.partial ? `${fmtSeconds(r.partial.stoppedAtSeconds)} of ${fmtSeconds(sc.durationSeconds)}` : fmtSeconds(sc.durationSeconds);
+  if (r.source === 'replay' && r.replay) {
+    const m = r.replay.mapping;
+    return `${sc.name}: policy ${r.policy}, seed ${sc.seed}, ${formatCount(sc.sampledUsers)} live users, ${formatCount(sc.sampledEdges)} follows, ${span} replayed on the live stack (x${m.timeScale}: ${fmtSeconds(m.simulatedSeconds)} simulated)`;
+  }
+  return `${sc.name}: policy ${r.policy}, seed ${sc.seed}, ${pop}, ${formatCount(sc.sampledEdges)} sampled follows, ${span} simulated`;
 }
 
 /** For a run stopped early: one line saying so, which every report shows under its headline. */
@@ -41,21 +54,21 @@ export function summarySections(r: RunResult): Section[] {
     {
       title: 'Fan-out',
       rows: [
-        ['posts', `${formatCount(p.total)} (${fmtRate(p.perSecond.mean)} mean, ${fmtRate(p.perSecond.peak)} peak minute); ${formatCount(p.pulled)} pulled`],
-        ['timeline writes', `${formatCount(f.deliveries)} (${f.deliveriesPerPost.toFixed(1)} per post), ${formatCount(f.listWrites)} list writes`],
+        ['posts', `${count(p.total)} (${fmtRate(p.perSecond.mean)} mean, ${fmtRate(p.perSecond.peak)} peak ${r.source === 'replay' ? 'interval' : 'minute'}); ${count(p.pulled)} pulled`],
+        ['timeline writes', `${count(f.deliveries)} (${fixed(f.deliveriesPerPost, 1)} per post), ${count(f.listWrites)} list writes`],
         ['writes per second', `${fmtRate(f.writesPerSecond.mean)} mean, ${fmtRate(f.writesPerSecond.peak)} peak second`],
         ['post lag', `p50 ${fmtSeconds(lag.p50)}, p99 ${fmtSeconds(lag.p99)}, max ${fmtSeconds(lag.max)} (mean ${fmtSeconds(lag.mean)})`],
         ['follower wait', `p50 ${fmtSeconds(fl.p50)}, p99 ${fmtSeconds(fl.p99)}, max ${fmtSeconds(fl.max)} (mean ${fmtSeconds(fl.mean)})`],
-        ['backlog', `peak ${formatCount(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${formatCount(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}${drain(f.backlog.drainSeconds)}`],
-        ['utilisation', `workers ${(f.workerUtilisation * 100).toFixed(1)}%, event-log partitions ${(f.partitionUtilisation * 100).toFixed(1)}%`],
+        ['backlog', `peak ${count(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${count(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}${drain(f.backlog.drainSeconds)}`],
+        ['utilisation', `workers ${percent(f.workerUtilisation)}${r.source === 'replay' ? ' (their processes\' CPU)' : ''}, event-log partitions ${percent(f.partitionUtilisation)}`],
       ],
     },
     {
       title: 'Redis',
       rows: [
-        ['memory', `peak ${formatBytes(m.memoryBytes.peak)}, end ${formatBytes(m.memoryBytes.end)} (${formatCount(m.timelines)} timelines, lists ${formatBytes(m.listBytes)})`],
-        ['documents\' 24 B/entry', `${formatBytes(m.naiveMemoryBytes.end)}: ${m.naiveUnderestimate.toFixed(1)}x under the encoding model`],
-        ['per shard', `${m.perShard.endBytes.length} shards, largest/mean ${m.perShard.imbalance.toFixed(3)}, peak utilisation ${(m.peakShardUtilisation * 100).toFixed(1)}%`],
+        ['memory', `peak ${bytes(m.memoryBytes.peak)}, end ${bytes(m.memoryBytes.end)} (${count(m.timelines)} timelines, lists ${bytes(m.listBytes)})${r.source === 'replay' ? '; used_memory over the start, every key of the replay' : ''}`],
+        ['documents\' 24 B/entry', `${bytes(m.naiveMemoryBytes.end)}: ${fixed(m.naiveUnderestimate, 1)}x under ${r.source === 'replay' ? 'what Redis used (MEMORY USAGE)' : 'the encoding model'}`],
+        ['per shard', `${m.perShard.endBytes.length} shards, largest/mean ${fixed(m.perShard.imbalance, 3)}, peak utilisation ${percent(m.peakShardUtilisation)}`],
         ...(m.saturatedShards > 0
           ? ([['SATURATED', `${m.saturatedShards} shard(s) had more work than a second per second: their queues (and reads on them) grow without bound`]] as [string, string][])
           : []),
@@ -64,10 +77,10 @@ export function summarySections(r: RunResult): Section[] {
     {
       title: 'Reads',
       rows: [
-        ['feed pages', `${formatCount(rd.total)} (${fmtRate(rd.perSecond.mean)})`],
+        ['feed pages', `${count(rd.total)} (${fmtRate(rd.perSecond.mean)})`],
         ['latency', `p50 ${fmtMs(rd.latencyMs.p50)}, p99 ${fmtMs(rd.latencyMs.p99)}, max ${fmtMs(rd.latencyMs.max)} (mean ${fmtMs(rd.latencyMs.mean)})`],
-        ['Redis ops per read', rd.redisOpsPerRead.mean.toFixed(2)],
-        ['cold reads', `${(rd.coldShare * 100).toFixed(2)}% (${formatCount(rd.rebuilds)} rebuilds from Postgres, connections ${(rd.postgresUtilisation * 100).toFixed(1)}% busy)`],
+        ['Redis ops per read', fixed(rd.redisOpsPerRead.mean, 2)],
+        ['cold reads', `${percent(rd.coldShare, 2)} (${count(rd.rebuilds)} rebuilds from Postgres, connections ${percent(rd.postgresUtilisation)} busy)`],
       ],
     },
   ];
@@ -77,7 +90,7 @@ export function summarySections(r: RunResult): Section[] {
 
 /** A check's target or actual in its unit; "n/a" for a figure the document does not have. */
 export function sloValue(unit: SloUnit, v: number | null): string {
-  if (v === null || Number.isNaN(v)) return 'n/a';
+  if (missing(v)) return NA;
   switch (unit) {
     case 's':
       return fmtSeconds(v);

@@ -6,6 +6,7 @@ import type { Scenario } from './scenario/types.js';
 import { sloVerdict, type SloVerdict } from './slo.js';
 import { maxOf } from './metrics/series.js';
 import type { FollowerDistribution } from './graph/follower-distribution.js';
+import type { ReplaySection } from './replay/result.js';
 
 export const RESULT_SCHEMA = 'feedlab.result/1';
 export const FEEDLAB_VERSION = '0.1.0';
@@ -14,7 +15,9 @@ export type LatencySummary = Omit<DurationSummary, 'count'>;
 
 export interface RunResult {
   schema: typeof RESULT_SCHEMA;
-  tool: { name: 'feedlab'; version: string; mode: 'simulate' };
+  tool: { name: 'feedlab'; version: string; mode: 'simulate' | 'replay' };
+  /** What the figures are: simulated by the model, or measured on the live stack (`feedlab replay`). */
+  source: 'simulate' | 'replay';
   scenario: {
     name: string;
     description: string;
@@ -91,6 +94,8 @@ export interface RunResult {
   histograms: { postLagMicros: string; readLatencyMicros: string };
   /** The sampled graph's follower counts in log bins, with the fitted power-law tail (null when not computed). */
   followers: FollowerDistribution | null;
+  /** A replay's own figures: the mapping, what was offered and sent, every measurement's source (source: replay only). */
+  replay?: ReplaySection;
 }
 
 const latency = (d: DurationSummary, factor = 1): LatencySummary => ({
@@ -136,6 +141,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
   const doc: Omit<RunResult, 'summary'> & { summary: Omit<RunResult['summary'], 'slo'> & { slo?: SloVerdict } } = {
     schema: RESULT_SCHEMA,
     tool: { name: 'feedlab', version: FEEDLAB_VERSION, mode: 'simulate' },
+    source: 'simulate',
     scenario: {
       name: scenario.name,
       description: scenario.description,

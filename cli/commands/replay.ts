@@ -1,0 +1,211 @@
+// feedlab replay SCENARIO: the scenario's workload sent to the reference server on this machine's
+// Redis and Postgres (or a running deployment), measured for real, written as the same result
+// document a simulation writes (source: replay); one document per policy, a sweep for several.
+import { availableParallelism } from 'node:os';
+import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { reportFiles } from '../../reports/files.js';
+import { sweepTable } from '../../reports/sweep.js';
+import { terminalReport } from '../../reports/terminal.js';
+import { DEFAULT_REDIS_URL } from '../../server/cache/redis.js';
+import { DEFAULT_STREAM_PREFIX } from '../../server/events/redis-streams.js';
+import { DEFAULT_DATABASE_URL } from '../../server/store/pool.js';
+import { replayMapping } from '../../sim/replay/mapping.js';
+import { stringifyResult, type RunResult } from '../../sim/result.js';
+import { policyFor } from '../../sim/run-scenario.js';
+import { formatCount } from '../../sim/scenario/units.js';
+import { judgeResult, verdictExit } from '../../sim/slo.js';
+import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
+import { numberFlag, parseCommandArgs } from '../args.js';
+import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
+import { checkOutputDir, Progress, writeReport } from '../output.js';
+import { asInputError, exitOptions, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
+import { SATURATION } from '../replay/run.js';
+import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
+import { stopKeys } from '../replay/stop-keys.js';
+
+export const summary = 'drive the reference server with a scenario and measure fan-out lag, Redis memory and p99 latency for real';
+
+const USAGE =
+  'feedlab replay SCENARIO [--policy P | --policies P1,P2,...] [--seed N] [--users N] [--time-scale X] [--workers N] [--target URL [--no-load | --replace]] [--max] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet]';
+
+const HELP = `${USAGE}
+
+Replays the scenario's seeded workload (the arrival schedule \`feedlab run\` simulates) against the
+reference server and measures it: fan-out lag per post and per follower (the workers' histograms and
+probes in Redis), timeline writes per second at Redis, Redis memory by key class beside the
+simulator's model, read latency from the intended send time (open model), Redis commands per read,
+CPU per process. Self-contained by default: a scratch schema and key prefix on this machine's Redis
+and Postgres (REDIS_URL, DATABASE_URL), \`feedlab serve\` and \`feedlab worker\` started and stopped,
+everything removed at the end (also on Ctrl-C, q, or a crash).
+
+  --policy P         one policy (default: the scenario's policy section)
+  --policies P1,...  a live sweep: the same schedule once per policy from the same starting state
+  --seed N           override the scenario's seed
+  --users N          accounts of the live graph (default: replay.users, else graph.generate.users)
+  --time-scale X     simulated seconds per wall second (default: replay.timeScale, else 1)
+  --workers N        fan-out worker processes (default: replay.workers, else infrastructure.fanoutWorkers; at most one per core)
+  --target URL       replay against a running deployment (its REDIS_URL and DATABASE_URL, FEED_TOKEN_SECRET, and
+                     --schema/--key-prefix/--stream-prefix where it uses other than the defaults)
+  --no-load          with --target: the graph is already loaded
+  --replace          with --target: replace the users, follows and posts its tables hold
+  --max              only measure the server's closed-loop maximum read rate (feedlab's client and autocannon)
+  --json             print the result document (feedlab.result/1, source replay; feedlab.sweep/1 for --policies)
+  --out DIR          write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
+${THRESHOLD_HELP}
+  --quiet            no progress on stderr
+
+A mapping this machine cannot carry (more feed reads/s than the server sustains, a graph that does
+not fit) is refused in one line with the largest that fits (exit 2). q or Ctrl-C stops the window,
+writes the partial report and exits 130; a second Ctrl-C quits after cleaning up.
+`;
+
+const OPTIONS = {
+  ...SCENARIO_OPTIONS,
+  ...THRESHOLD_OPTIONS,
+  policy: { type: 'string' },
+  policies: { type: 'string' },
+  users: { type: 'string' },
+  'time-scale': { type: 'string' },
+  workers: { type: 'string' },
+  target: { type: 'string' },
+  'no-load': { type: 'boolean' },
+  replace: { type: 'boolean' },
+  schema: { type: 'string' },
+  'key-prefix': { type: 'string' },
+  'stream-prefix': { type: 'string' },
+  max: { type: 'boolean' },
+} as const;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('replay', argv, OPTIONS, USAGE);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT_OK;
+  }
+  if (positionals.length > 1) throw new InputError(`replay: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
+  const sc = readScenario(positionals[0], 'replay', values.seed);
+  if (values.out) checkOutputDir(values.out);
+  if (values.policy !== undefined && values.policies !== undefined) throw new InputError('replay: give --policy or --policies, not both');
+  const specs = values.policies !== undefined ? values.policies.split(',').map((s) => s.trim()).filter(Boolean) : [values.policy ?? null];
+  if (specs.length === 0) throw new InputError('replay: --policies is empty');
+  const policies: FanoutPolicy[] = specs.map((spec) => asInputError(() => policyFor(sc, spec ?? undefined)));
+  for (const p of policies) {
+    if (p.kind === 'rate') {
+      throw new InputError('replay: the rate policy decides per (author, reader) pair from read rates the reference server does not track; replay push, pull, threshold:T, reader-cap:N or adaptive:T');
+    }
+  }
+  const target = values.target !== undefined ? parseTarget(values.target) : null;
+  if (!target && (values['no-load'] || values.replace || values.schema || values['key-prefix'] || values['stream-prefix'])) {
+    throw new InputError('replay: --no-load, --replace, --schema, --key-prefix and --stream-prefix go with --target (a self-contained replay makes its own scratch space)');
+  }
+  if (values['no-load'] && values.replace) throw new InputError('replay: --no-load and --replace contradict each other');
+  const tokenSecret = target ? process.env.FEED_TOKEN_SECRET ?? '' : scratchSecret();
+  if (target && tokenSecret.length < 32) throw new InputError('replay --target: FEED_TOKEN_SECRET must be the deployment\'s token secret (at least 32 bytes), to sign the users\' bearer tokens');
+
+  const cores = availableParallelism();
+  const mapping = asInputError(() =>
+    replayMapping(
+      sc,
+      {
+        users: values.users !== undefined ? numberFlag('users', values.users, 0, { min: 2, integer: true }) : undefined,
+        timeScale: values['time-scale'] !== undefined ? numberFlag('time-scale', values['time-scale'], 1, { min: Number.MIN_VALUE }) : undefined,
+        workers: values.workers !== undefined ? numberFlag('workers', values.workers, 1, { min: 1, max: 256, integer: true }) : undefined,
+      },
+      cores,
+    ),
+  );
+  const quiet = values.quiet === true;
+  const progress = (label: string) => new Progress(label, !quiet);
+  const log = (line: string) => {
+    if (!quiet) process.stderr.write(`feedlab replay: ${line}\n`);
+  };
+  const input: ReplayInput = {
+    mapping,
+    policies,
+    redisUrl: process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
+    databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    target: target?.toString() ?? null,
+    schema: values.schema ?? 'public',
+    keyPrefix: values['key-prefix'] ?? '',
+    streamPrefix: values['stream-prefix'] ?? DEFAULT_STREAM_PREFIX,
+    load: values['no-load'] !== true,
+    replace: values.replace === true,
+    tokenSecret,
+    maxOnly: values.max === true,
+  };
+
+  const stop = new AbortController();
+  const keys = stopKeys(stop, log);
+  let outcome: ReplayOutcome;
+  try {
+    outcome = await asInputError(() => runReplay(input, { log, progress, signal: stop.signal }));
+  } finally {
+    keys.release();
+  }
+  if (values.max) return printMax(outcome, policies[0], values.json === true);
+
+  const runs = outcome.runs;
+  if (runs.length === 0) {
+    process.stderr.write('feedlab: replay stopped before the first policy finished; no report written\n');
+    return EXIT_INTERRUPTED;
+  }
+  const options = exitOptions(values);
+  const m = outcome.world.mapping;
+  let doc: RunResult | SweepResult;
+  let verdict: { exitCode: number; message: string | null };
+  if (policies.length === 1) {
+    doc = runs[0];
+    verdict = judgeResult(runs[0], m.scenario, options);
+  } else {
+    const rows = runs.map((r) => sweepRow(r, m.scenario.infrastructure.writesPerSecondPerWorker));
+    const partial = outcome.stoppedPolicy || outcome.notRun.length > 0 ? { stoppedPolicy: outcome.stoppedPolicy, stoppedAtSeconds: null, notRun: outcome.notRun } : undefined;
+    doc = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
+    verdict = verdictExit(runs.map((r) => r.summary.slo), options);
+  }
+  if (values.out) writeReport(values.out, reportFiles(doc));
+  process.stdout.write(values.json ? stringifyResult(doc) + '\n' : doc.schema === 'feedlab.sweep/1' ? sweepTable(doc) : terminalReport(doc));
+  if (values.out) log(`report written to ${values.out}/report.json, report.md and report.html`);
+  if (stop.signal.aborted) {
+    process.stderr.write(`feedlab: replay stopped; the report${values.out ? ` in ${values.out}` : ' above'} is partial (exit 130)\n`);
+    return EXIT_INTERRUPTED;
+  }
+  if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
+  return verdict.exitCode;
+}
+
+function printMax(outcome: ReplayOutcome, policy: FanoutPolicy, json: boolean): number {
+  const sat = outcome.saturation;
+  if (!sat) throw new InputError('replay --max: the scenario has no active readers to read with');
+  if (json) {
+    process.stdout.write(stringifyResult({ schema: 'feedlab.replay-max/1', policy: formatPolicy(policy), users: outcome.world.users, ...sat }) + '\n');
+    return EXIT_OK;
+  }
+  const line = (s: NonNullable<typeof sat.autocannon>) =>
+    `${s.tool.padEnd(10)} ${fmtRate(s.rate).padStart(10)}  p50 ${s.p50Ms.toFixed(2)} ms  p99 ${s.p99Ms.toFixed(2)} ms  ${s.connections} connections, ${s.seconds.toFixed(0)} s, ${s.completed} answered, ${s.errors + s.non2xx} errors; client CPU ${Math.round(s.clientCpuMicrosPerRequest)} us a request`;
+  process.stdout.write(`closed-loop maximum of GET /v1/feed (first pages of ${Math.min(SATURATION.readers, outcome.world.activeReaders)} readers, warm caches):\n  ${line(sat.own)}\n`);
+  if (sat.autocannon) {
+    const ratio = sat.autocannon.rate / sat.own.rate;
+    process.stdout.write(`  ${line(sat.autocannon)}\n  autocannon / feedlab: ${ratio.toFixed(2)}\n`);
+  }
+  return EXIT_OK;
+}
+
+function fmtRate(perSecond: number): string {
+  return `${formatCount(perSecond)}/s`;
+}
+
+function parseTarget(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InputError(`replay: --target "${raw}" is not a URL (e.g. http://127.0.0.1:8080)`);
+  }
+  if (url.protocol !== 'http:') throw new InputError(`replay: --target must be an http:// URL (the driver speaks plain HTTP/1.1), got ${url.protocol}`);
+  return url;
+}
+
+/** A token secret for the scratch stack only: random, never printed. */
+function scratchSecret(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
+}

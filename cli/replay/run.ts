@@ -1,0 +1,191 @@
+// One policy replayed, start to end: the world (re)loaded into Postgres, the caches emptied, the
+// stack started with the policy, the caches warmed, the machine's maximum read rate checked against
+// what the schedule offers, the measured window, the stack stopped, the result document built.
+import type { Redis } from 'ioredis';
+import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { dropKeyspace, keyspace } from '../../server/cache/redis.js';
+import { resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
+import { readRateRefusal, type OfferedLoad } from '../../sim/replay/capacity.js';
+import { CpuMeter } from '../../sim/replay/cpu.js';
+import { openConnections } from '../../sim/replay/http-client.js';
+import { buildReplayResult, type IntervalSample } from '../../sim/replay/result.js';
+import { usedMemory } from '../../sim/replay/redis-figures.js';
+import type { IntervalFigures } from '../../sim/replay/driver.js';
+import { autocannonClosedLoop, ownClosedLoop, type SaturationFigure } from '../../sim/replay/saturation.js';
+import type { RunResult } from '../../sim/result.js';
+import { InputError } from '../errors.js';
+import { measureWindow } from './measure.js';
+import type { Watchdog } from './processes.js';
+import { startStack, targetStack, type RunningStack, type StackServices } from './stack.js';
+import { warmCaches } from './warm.js';
+import { keptTimelines, loadWorld, type LiveWorld } from './world.js';
+
+/** The closed loop that checks the machine's maximum read rate before the window. */
+export const SATURATION = { connections: 64, checkMs: 2_000, maxMs: 5_000, warmupMs: 500, readers: 2_000 } as const;
+
+export interface ReplayEnv {
+  world: LiveWorld;
+  offered: OfferedLoad;
+  services: StackServices;
+  /** Self-contained (the stack is ours to start) or a running deployment at this URL. */
+  target: URL | null;
+  /** Load the world into Postgres before each policy (self-contained always; a target unless --no-load). */
+  load: boolean;
+  /** Replace what a target's tables hold (--replace). */
+  replace: boolean;
+  tokenSecret: string;
+  redis: Redis;
+  store: Store;
+  watchdog: Watchdog | null;
+  signal: AbortSignal;
+  log: (line: string) => void;
+  progress: (label: string) => { update(fraction: number, detail: string): void; done(detail?: string): void };
+  /** The measured window begins, lasting this many wall seconds. */
+  onStart?: (wallSeconds: number) => void;
+  onInterval?: (bucket: IntervalFigures, sample: IntervalSample) => void;
+}
+
+/** A replay this machine cannot carry (exit 2), after what was started is stopped. */
+export class ReplayRefusal extends InputError {}
+
+function readsFor(env: ReplayEnv, stack: RunningStack): { path: string; token: string }[] {
+  const active = env.world.population.activeUsers;
+  const n = Math.min(SATURATION.readers, active.length);
+  const path = `/v1/feed?limit=${env.world.mapping.scenario.activity.pageSize}`;
+  return Array.from({ length: n }, (_, i) => ({ path, token: stack.token(active[Math.floor((i * active.length) / n)]) }));
+}
+
+/** Closed-loop maximum read rate: ours (and autocannon's, for --max), side by side. */
+export async function saturation(env: ReplayEnv, stack: RunningStack, both: boolean): Promise<{ own: SaturationFigure; autocannon: SaturationFigure | null }> {
+  const reads = readsFor(env, stack);
+  const o = { host: stack.host, port: stack.port, reads, connections: SATURATION.connections, warmupMs: SATURATION.warmupMs };
+  const own = await ownClosedLoop({ ...o, durationMs: both ? SATURATION.maxMs : SATURATION.checkMs });
+  const autocannon = both ? await autocannonClosedLoop({ ...o, durationMs: SATURATION.maxMs }) : null;
+  return { own, autocannon };
+}
+
+export interface PolicyOutcome {
+  result: RunResult | null;
+  saturation: { own: SaturationFigure; autocannon: SaturationFigure | null } | null;
+}
+
+/**
+ * Replay one policy. `maxOnly` (--max): stop after the closed-loop saturation, no open loop.
+ * Throws ReplayRefusal when the schedule offers more reads than the machine sustains.
+ */
+export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: string, maxOnly = false): Promise<PolicyOutcome> {
+  const { world, services: s } = env;
+  const sc = world.mapping.scenario;
+  const say = (line: string) => env.log(`${label}: ${line}`);
+
+  // a fresh starting state: the caches empty, the world as loaded
+  if (env.target === null) {
+    await dropKeyspace(env.redis, keyspace(s.keyPrefix));
+    await dropKeyspace(env.redis, keyspace(s.streamPrefix));
+  }
+  let loadSeconds = NaN;
+  if (env.load) {
+    const p = env.progress(`${label}: loading`);
+    const f = await loadWorld(env.store, world, Date.now(), env.target === null || env.replace, (fr, d) => p.update(fr, d));
+    p.done(`${f.users.toLocaleString('en-US')} users, ${f.follows.toLocaleString('en-US')} follows, ${f.posts.toLocaleString('en-US')} posts of the last ${sc.policy.leaseDays} days`);
+    loadSeconds = f.seconds;
+  }
+  const baseline = await usedMemory(env.redis);
+
+  const stack =
+    env.target === null
+      ? await startStack(s, sc, policy, world.mapping.workers.started, env.tokenSecret, env.watchdog)
+      : await targetStack(env.target, s, policy, env.tokenSecret);
+  if (env.target === null) say(`server (pid ${stack.processes[0].pid}) and ${stack.workerNames.length} worker process${stack.workerNames.length === 1 ? '' : 'es'} up on http://${stack.host}:${stack.port}, policy ${formatPolicy(policy)}`);
+  try {
+    let warm: { readers: number; seconds: number } | null = null;
+    if (world.mapping.warm) {
+      const kept = keptTimelines(world, policy);
+      const p = env.progress(`${label}: warming`);
+      const w = await warmCaches({
+        host: stack.host,
+        port: stack.port,
+        token: stack.token,
+        readers: kept.active,
+        dormantKept: kept.dormantKept,
+        pageSize: sc.activity.pageSize,
+        redis: env.redis,
+        store: env.store,
+        keyPrefix: s.keyPrefix,
+        scenario: sc,
+        policy,
+        onProgress: (fr, d) => p.update(fr, d),
+      });
+      p.done(`${w.readers.toLocaleString('en-US')} readers' timelines, lists and followee sets${w.dormantTimelines > 0 ? `, ${w.dormantTimelines} dormant timelines` : ''}`);
+      warm = { readers: w.readers, seconds: w.seconds };
+    }
+
+    const sat = world.population.activeUsers.length > 0 ? await saturation(env, stack, maxOnly) : null;
+    if (maxOnly) return { result: null, saturation: sat };
+    if (sat) {
+      const refusal = readRateRefusal(env.offered, sat.own.rate, world.mapping.timeScale, world.mapping.users);
+      if (refusal) throw new ReplayRefusal(`replay: ${refusal}`);
+      say(`the server sustains ${Math.round(sat.own.rate).toLocaleString('en-US')} reads/s closed-loop; the schedule peaks at ${Math.round(env.offered.readsPerSecond.peak).toLocaleString('en-US')}/s`);
+    }
+
+    const pgPort = Number(new URL(resolveDatabaseUrl(s.databaseUrl)).port || 5432);
+    const cpu = new CpuMeter(env.redis, null, pgPort, async (ports) => {
+      if (ports.length === 0) return [];
+      const r = await env.store.pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE client_port = ANY ($1::int[])', [ports]);
+      return r.rows.map((row) => row.pid);
+    });
+    cpu.setProcesses(new Map(stack.processes.map((p) => [p.name, p.pid])));
+    const [metricsConn] = await openConnections(stack.host, stack.port, 1);
+    const p = env.progress(`${label}: replaying ${Math.round(world.mapping.wallSeconds)} s at x${world.mapping.timeScale}`);
+    env.onStart?.(world.mapping.wallSeconds);
+    let figures;
+    try {
+      figures = await measureWindow({
+        world,
+        policy,
+        host: stack.host,
+        port: stack.port,
+        token: stack.token,
+        redis: env.redis,
+        store: env.store,
+        keyPrefix: s.keyPrefix,
+        streamPrefix: s.streamPrefix,
+        partitions: s.partitions,
+        group: s.group,
+        cpu,
+        workerNames: stack.workerNames,
+        metricsConn,
+        signal: env.signal,
+        onInterval: env.onInterval,
+        onProgress: (fr, d) => p.update(fr, d),
+        log: say,
+      });
+    } finally {
+      metricsConn.close();
+    }
+    p.done();
+    const result = buildReplayResult({
+      ...figures,
+      scenario: sc,
+      mapping: world.mapping,
+      graph: world.graph,
+      population: world.population,
+      schedule: world.schedule,
+      digest: world.digest,
+      offered: env.offered,
+      policy: formatPolicy(policy),
+      target: {
+        mode: env.target === null ? 'self-contained' : 'target',
+        url: env.target === null ? `http://${stack.host}:${stack.port}` : env.target.toString(),
+        scratch: env.target === null ? { schema: s.schema, keyPrefix: s.keyPrefix } : null,
+      },
+      world: { users: world.graph.users, follows: world.graph.edges, historyPosts: world.history.author.length, loadSeconds, warm },
+      baselineUsedMemory: baseline,
+      saturation: { own: sat?.own ?? null, autocannon: sat?.autocannon ?? null },
+      events: world.schedule.events.map((e) => ({ ...e, at: e.at / world.mapping.timeScale })),
+    });
+    return { result, saturation: sat };
+  } finally {
+    await stack.stop();
+  }
+}

@@ -1,0 +1,124 @@
+// The live stack one policy is replayed on. Self-contained: `feedlab serve` (the API and the outbox
+// relay) and the mapped number of `feedlab worker` processes, on the scratch schema and prefixes,
+// started with the policy and the scenario's timeline rules, stopped after the policy. Against a
+// target: the running deployment, its workers switched to the policy through the runtime policy key.
+import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { signToken } from '../../server/auth/token.js';
+import { closeRedis, keyspace } from '../../server/cache/redis.js';
+import { setRuntimePolicy } from '../../server/worker/process.js';
+import type { Scenario } from '../../sim/scenario/types.js';
+import { connectServiceRedis } from './services.js';
+import { ServiceProcess, type Watchdog } from './processes.js';
+
+/** Where the stack's services are and how they are named. */
+export interface StackServices {
+  redisUrl: string;
+  databaseUrl: string;
+  schema: string;
+  keyPrefix: string;
+  streamPrefix: string;
+  partitions: number;
+  group: string;
+}
+
+export interface RunningStack {
+  host: string;
+  port: number;
+  /** Processes by name ('server', 'worker 1', ...): empty against a target. */
+  processes: ServiceProcess[];
+  workerNames: string[];
+  /** A bearer token for a user (cached). */
+  token(user: number): string;
+  stop(): Promise<void>;
+}
+
+/** How long a service may take to start (migrations included). */
+const START_TIMEOUT_MS = 60_000;
+/** Tokens outlive any replay (they are scratch secrets). */
+const TOKEN_TTL_SECONDS = 24 * 3600;
+
+function tokens(secret: string): (user: number) => string {
+  const cache = new Map<number, string>();
+  return (user) => {
+    let t = cache.get(user);
+    if (t === undefined) cache.set(user, (t = signToken(user, secret, { ttlSeconds: TOKEN_TTL_SECONDS })));
+    return t;
+  };
+}
+
+/** The settings both kinds of process take, from the scenario's policy section and infrastructure. */
+function commonArgs(s: StackServices, sc: Scenario, policy: FanoutPolicy): string[] {
+  return [
+    '--redis-url', s.redisUrl,
+    '--database-url', s.databaseUrl,
+    '--schema', s.schema,
+    '--key-prefix', s.keyPrefix,
+    '--stream-prefix', s.streamPrefix,
+    '--policy', formatPolicy(policy),
+    '--timeline-cap', String(sc.policy.timelineCap),
+    '--lease-days', String(sc.policy.leaseDays),
+    '--dormant-days', String(sc.policy.dormantDays),
+  ];
+}
+
+function commonEnv(s: StackServices, sc: Scenario, policy: FanoutPolicy, secret: string): Record<string, string> {
+  return {
+    FEED_TOKEN_SECRET: secret,
+    FEED_PARTITIONS: String(s.partitions),
+    FEED_LIST_LENGTH: String(sc.policy.celebrityListLength),
+    FEED_READER_CAP: String(policy.readerCap),
+    FEED_BACKLOG_BOUND: String(Math.round(policy.backlogBound)),
+    FEED_MIN_THRESHOLD: String(policy.minThreshold),
+    FEED_GROUP: s.group,
+  };
+}
+
+/** Start the API and the workers; every pid goes to the watchdog before it is waited on. */
+export async function startStack(s: StackServices, sc: Scenario, policy: FanoutPolicy, workers: number, secret: string, watchdog: Watchdog | null): Promise<RunningStack> {
+  const started: ServiceProcess[] = [];
+  const tell = () => watchdog?.send({ pids: started.map((p) => p.pid) });
+  const stop = async () => {
+    // workers first: they finish their batch; then the API (its relay has nothing left to move)
+    await Promise.all(started.filter((p) => p.name !== 'server').map((p) => p.stop()));
+    await started.find((p) => p.name === 'server')?.stop();
+    watchdog?.send({ pids: [] });
+  };
+  try {
+    const server = ServiceProcess.start('server', ['serve', '--port', '0', '--host', '127.0.0.1', ...commonArgs(s, sc, policy)], commonEnv(s, sc, policy, secret));
+    started.push(server);
+    tell();
+    const m = await server.ready(/listening on http:\/\/([0-9.]+):(\d+)/, START_TIMEOUT_MS);
+    const workerNames: string[] = [];
+    for (let i = 1; i <= workers; i++) {
+      const name = `worker ${i}`;
+      const w = ServiceProcess.start(
+        name,
+        ['worker', ...commonArgs(s, sc, policy), '--batch-size', String(sc.infrastructure.batchSize), '--consumer', `replay-${process.pid}-${i}`],
+        { ...commonEnv(s, sc, policy, secret), FEED_RELAY: '0', FEED_MIGRATE: '0', FEED_STATUS_MS: '0' },
+      );
+      started.push(w);
+      workerNames.push(name);
+    }
+    tell();
+    await Promise.all(started.filter((p) => p.name !== 'server').map((p) => p.ready(/^feedlab worker: ready: /, START_TIMEOUT_MS)));
+    return { host: m[1], port: Number(m[2]), processes: started, workerNames, token: tokens(secret), stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * A running deployment: its workers are switched to the policy through the runtime policy key (its
+ * API keeps the read threshold it started with; the registry of pulled authors keeps its reads
+ * right whatever the workers pull, at the cost of merging lists it no longer needs).
+ */
+export async function targetStack(url: URL, s: StackServices, policy: FanoutPolicy, secret: string): Promise<RunningStack> {
+  const redis = await connectServiceRedis(s.redisUrl, 'feedlab-replay-policy');
+  try {
+    await setRuntimePolicy(redis, keyspace(s.keyPrefix), formatPolicy(policy));
+  } finally {
+    await closeRedis(redis);
+  }
+  return { host: url.hostname, port: Number(url.port || 80), processes: [], workerNames: [], token: tokens(secret), stop: async () => {} };
+}

@@ -1,0 +1,200 @@
+// Fan-out lag measured from outside the workers: for a sample of acknowledged posts, a sample of
+// their followers' timelines (always including the followers the worker reaches last) is polled in
+// Redis until the post is there. The workers' own histograms say when they wrote; this says when a
+// reader could see it, through nothing but Redis. The two are reported side by side.
+//
+// A poll is one pipeline over every pending (post, follower) pair: EXISTS of the timeline and
+// ZSCORE of the post in it (for a pulled post, ZSCORE in its author's recent list). A follower whose
+// timeline is missing is dropped from the sample (the worker skips missing timelines by design; the
+// reader's next read rebuilds it from Postgres, with the post), so only a timeline that exists and
+// never gets the post counts as not seen.
+import type { Redis } from 'ioredis';
+import { authorPostsKey, timelineKey } from '../../core/keys.js';
+import { DurationRecorder } from '../metrics/recorder.js';
+
+export interface ProbeOptions {
+  redis: Redis;
+  /** The server's key prefix. */
+  keyPrefix: string;
+  pollMs: number;
+  /** A pair not seen this long after its post's creation is given up (counted as not seen). */
+  giveUpMs: number;
+  /** At most this many pairs pending at once; posts beyond it are not probed (counted). */
+  maxPending: number;
+  /** Series bucket of the per-interval lag p99 (wall ms), and the run's start (ms since epoch). */
+  intervalMs: number;
+  startedAtMs: number;
+  clock?: () => number;
+}
+
+interface Pair {
+  post: string;
+  key: string;
+  /** Creation time of the post (ms since epoch, from its id) and its series bucket. */
+  createdAt: number;
+  bucket: number;
+  probe: number;
+}
+
+interface WatchedPost {
+  pending: number;
+  lastSeenMs: number;
+  bucket: number;
+  createdAt: number;
+}
+
+export interface ProbeFigures {
+  posts: number;
+  pairs: number;
+  /** Per probed follower, seconds. */
+  followerLag: ReturnType<DurationRecorder['summary']>;
+  /** Per probed post (its last probed follower), seconds. */
+  postLag: ReturnType<DurationRecorder['summary']>;
+  /** Followers dropped because their timeline was missing (rebuilt on their next read). */
+  missingTimelines: number;
+  /** Pairs never seen within giveUpMs: a post acknowledged and not delivered. */
+  notSeen: number;
+  /** Posts not probed because maxPending pairs were in flight. */
+  skippedPosts: number;
+  polls: number;
+  pollMs: number;
+  /** Per series bucket of creation: probed follower lag p99, seconds (NaN: nothing probed). */
+  lagP99ByBucket: number[];
+  histogram: string;
+}
+
+export class FanoutProbe {
+  private readonly pairs: Pair[] = [];
+  private readonly posts: WatchedPost[] = [];
+  private readonly followerLag = new DurationRecorder();
+  private readonly postLag = new DurationRecorder();
+  private readonly byBucket = new Map<number, DurationRecorder>();
+  private timer: NodeJS.Timeout | null = null;
+  private polling: Promise<void> | null = null;
+  private pairCount = 0;
+  private missing = 0;
+  private notSeen = 0;
+  private skipped = 0;
+  private polls = 0;
+  private readonly clock: () => number;
+
+  constructor(private readonly o: ProbeOptions) {
+    this.clock = o.clock ?? Date.now;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.polling = this.poll().finally(() => {
+        this.polling = null;
+        if (this.timer !== null) this.timer = setTimeout(tick, this.o.pollMs);
+      });
+    };
+    this.timer = setTimeout(tick, this.o.pollMs);
+  }
+
+  /**
+   * Watch a post: created at `createdAt` (ms), by `author`; `followers` are the probed readers (an
+   * empty list for a pulled post, watched in its author's list instead).
+   */
+  watch(postId: string, createdAt: number, author: number, followers: readonly number[], pulled: boolean): void {
+    const keys = pulled ? [this.o.keyPrefix + authorPostsKey(author)] : followers.map((u) => this.o.keyPrefix + timelineKey(u));
+    if (keys.length === 0) return;
+    if (this.pairs.length + keys.length > this.o.maxPending) {
+      this.skipped++;
+      return;
+    }
+    const probe = this.posts.length;
+    const bucket = Math.floor((createdAt - this.o.startedAtMs) / this.o.intervalMs);
+    this.posts.push({ pending: keys.length, lastSeenMs: -Infinity, bucket, createdAt });
+    for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe });
+    this.pairCount += keys.length;
+  }
+
+  /** Pairs still waiting. */
+  get pending(): number {
+    return this.pairs.length;
+  }
+
+  /** Poll until nothing is pending (or everything gave up), then stop. */
+  async finish(): Promise<ProbeFigures> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.polling) await this.polling;
+    while (this.pairs.length > 0) {
+      await this.poll();
+      if (this.pairs.length > 0) await new Promise((r) => setTimeout(r, this.o.pollMs));
+    }
+    const buckets = Math.max(0, ...this.byBucket.keys()) + 1;
+    return {
+      posts: this.posts.length,
+      pairs: this.pairCount,
+      followerLag: this.followerLag.summary(),
+      postLag: this.postLag.summary(),
+      missingTimelines: this.missing,
+      notSeen: this.notSeen,
+      skippedPosts: this.skipped,
+      polls: this.polls,
+      pollMs: this.o.pollMs,
+      lagP99ByBucket: Array.from({ length: this.byBucket.size === 0 ? 0 : buckets }, (_, b) => this.byBucket.get(b)?.percentile(99) ?? NaN),
+      histogram: this.followerLag.encoded(),
+    };
+  }
+
+  /** Abandon whatever is pending (an interrupted run): counted neither seen nor lost. */
+  abandon(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.pairs.length = 0;
+  }
+
+  private async poll(): Promise<void> {
+    if (this.pairs.length === 0) return;
+    const batch = this.pairs.splice(0, this.pairs.length);
+    const p = this.o.redis.pipeline();
+    for (const pair of batch) {
+      p.exists(pair.key);
+      p.zscore(pair.key, pair.post);
+    }
+    let replies: [Error | null, unknown][];
+    try {
+      replies = ((await p.exec()) ?? []) as [Error | null, unknown][];
+    } catch {
+      this.pairs.push(...batch); // Redis hiccup: try again at the next poll
+      return;
+    }
+    this.polls++;
+    const now = this.clock();
+    for (let i = 0; i < batch.length; i++) {
+      const pair = batch[i];
+      const [e1, exists] = replies[2 * i] ?? [new Error('no reply'), null];
+      const [e2, score] = replies[2 * i + 1] ?? [new Error('no reply'), null];
+      const post = this.posts[pair.probe];
+      if (e1 || e2) {
+        this.pairs.push(pair);
+        continue;
+      }
+      if (score !== null) {
+        const lag = Math.max(0, now - pair.createdAt) / 1000;
+        this.followerLag.record(lag);
+        let rec = this.byBucket.get(pair.bucket);
+        if (!rec) this.byBucket.set(pair.bucket, (rec = new DurationRecorder()));
+        rec.record(lag);
+        post.lastSeenMs = Math.max(post.lastSeenMs, now);
+        this.settle(post);
+      } else if (exists === 0) {
+        this.missing++;
+        this.settle(post);
+      } else if (now - pair.createdAt > this.o.giveUpMs) {
+        this.notSeen++;
+        this.settle(post);
+      } else {
+        this.pairs.push(pair);
+      }
+    }
+  }
+
+  private settle(post: WatchedPost): void {
+    if (--post.pending > 0) return;
+    if (Number.isFinite(post.lastSeenMs)) this.postLag.record(Math.max(0, post.lastSeenMs - post.createdAt) / 1000);
+  }
+}

@@ -1,0 +1,131 @@
+// What replay reads from Redis with a client of its own (sim never imports server): commands by
+// name (INFO commandstats), used memory, the timeline writes the workers counted per second, the
+// metrics the workers publish, and the event log's backlog. Key names come from core/keys.ts, the
+// published metrics' format from core/worker-metrics.ts, the same definitions the server uses.
+import type { Redis } from 'ioredis';
+import * as hdr from 'hdr-histogram-js';
+import { eventStreamKey, TIMELINE_WRITES_KEY, WORKER_METRICS_KEY } from '../../core/keys.js';
+import { HISTOGRAM_UNITS_PER_MS, parseExportedMetrics, type CounterName, type HistogramName } from '../../core/worker-metrics.js';
+
+/** Calls per command since the server started (or CONFIG RESETSTAT), scripts' inner commands included. */
+export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const out = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out.set(m[1], Number(m[2]));
+  return out;
+}
+
+/** b - a, per command, dropping those that did not move. */
+export function callsDelta(a: Map<string, number>, b: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [cmd, n] of b) {
+    const d = n - (a.get(cmd) ?? 0);
+    if (d > 0) out.set(cmd, d);
+  }
+  return out;
+}
+
+export async function usedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
+}
+
+/** Redis's own CPU seconds (user + system) since it started. */
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const num = (k: string) => Number(new RegExp(`${k}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+  return num('used_cpu_sys') + num('used_cpu_user');
+}
+
+/** Timeline writes per unix second, as the workers' batches counted them at Redis. */
+export async function timelineWritesBySecond(redis: Redis, keyPrefix: string): Promise<Map<number, number>> {
+  const all = await redis.hgetall(keyPrefix + TIMELINE_WRITES_KEY);
+  const out = new Map<number, number>();
+  for (const [second, n] of Object.entries(all)) out.set(Number(second), Number(n));
+  return out;
+}
+
+export interface FleetFigures {
+  workers: number;
+  counters: Partial<Record<CounterName, number>>;
+  /** HDR histograms of microseconds, merged over the workers, with their weighted sums in ms. */
+  histograms: Map<HistogramName, { h: hdr.Histogram; sumMs: number }>;
+}
+
+/** The metrics every worker published (each worker's latest), merged. */
+export async function fleetFigures(redis: Redis, keyPrefix: string): Promise<FleetFigures> {
+  const all = await redis.hgetall(keyPrefix + WORKER_METRICS_KEY);
+  const out: FleetFigures = { workers: 0, counters: {}, histograms: new Map() };
+  for (const text of Object.values(all)) {
+    const doc = parseExportedMetrics(text);
+    if (!doc) continue;
+    out.workers++;
+    for (const [name, n] of Object.entries(doc.counters) as [CounterName, number][]) out.counters[name] = (out.counters[name] ?? 0) + n;
+    for (const [name, v] of Object.entries(doc.histograms) as [HistogramName, { encoded: string; sumMs: number }][]) {
+      if (!v) continue;
+      const decoded = hdr.decodeFromCompressedBase64(v.encoded, 64, false);
+      let entry = out.histograms.get(name);
+      if (!entry) out.histograms.set(name, (entry = { h: hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 }), sumMs: 0 }));
+      entry.h.add(decoded);
+      entry.sumMs += v.sumMs;
+    }
+  }
+  return out;
+}
+
+/** Seconds: mean, p50, p90, p99, p99.9, max of merged histograms (NaN when empty). */
+export function latencySeconds(...entries: ({ h: hdr.Histogram; sumMs: number } | undefined)[]): { count: number; mean: number; p50: number; p90: number; p99: number; p999: number; max: number } {
+  const h = hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 });
+  let sumMs = 0;
+  for (const e of entries) {
+    if (!e) continue;
+    h.add(e.h);
+    sumMs += e.sumMs;
+  }
+  const n = h.totalCount;
+  const at = (p: number) => (n === 0 ? NaN : h.getValueAtPercentile(p) / HISTOGRAM_UNITS_PER_MS / 1000);
+  return { count: n, mean: n === 0 ? NaN : sumMs / n / 1000, p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: n === 0 ? NaN : h.maxValue / HISTOGRAM_UNITS_PER_MS / 1000 };
+}
+
+/** The merged histograms of these names, compressed (mergeable with hdr-histogram-js). */
+export function encodeMerged(fleet: FleetFigures, names: HistogramName[]): string {
+  const h = hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 });
+  for (const n of names) {
+    const e = fleet.histograms.get(n);
+    if (e) h.add(e.h);
+  }
+  return hdr.encodeIntoCompressedBase64(h);
+}
+
+/**
+ * Post events the workers' group has not handled: entries not yet delivered (the group's lag) plus
+ * delivered and not acknowledged, over every partition stream; a stream the group has not read yet
+ * counts whole.
+ */
+export async function eventBacklog(redis: Redis, streamPrefix: string, partitions: number, group: string): Promise<number> {
+  const p = redis.pipeline();
+  for (let i = 0; i < partitions; i++) {
+    const key = eventStreamKey(streamPrefix, i);
+    p.xinfo('GROUPS', key);
+    p.xlen(key);
+  }
+  const replies = ((await p.exec()) ?? []) as [Error | null, unknown][];
+  let total = 0;
+  for (let i = 0; i < partitions; i++) {
+    const [err, groups] = replies[2 * i];
+    if (err) continue; // no such stream yet: nothing posted to that partition
+    const info = (groups as unknown[][]).map((g) => {
+      const f = new Map<string, unknown>();
+      for (let k = 0; k + 1 < g.length; k += 2) f.set(String(g[k]), g[k + 1]);
+      return f;
+    });
+    const mine = info.find((f) => f.get('name') === group);
+    if (!mine) {
+      total += Number(replies[2 * i + 1][1] ?? 0);
+      continue;
+    }
+    const lag = mine.get('lag');
+    total += Number(mine.get('pending') ?? 0) + (lag === null || lag === undefined ? 0 : Number(lag));
+  }
+  return total;
+}

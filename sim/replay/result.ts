@@ -1,0 +1,373 @@
+// A replay's measurements as the result document every mode writes (feedlab.result/1, source
+// "replay"): the same summary fields as a simulation, each taken from what was measured on the live
+// stack, so that reports, --check and thresholds work on it unchanged, plus a `replay` section with
+// the mapping, what was offered and sent, and each figure's source beside the other sources of it
+// (the workers' histograms and the probes, the Redis counter and commandstats, the memory model).
+//
+// Figures a replay does not measure are NaN (null in the JSON), never a made-up number: event-log
+// partition utilisation, the Postgres connections' busy share, the adaptive threshold's changes.
+import * as hdr from 'hdr-histogram-js';
+import { isDormant } from '../../core/timeline-rules.js';
+import type { FollowerGraph } from '../graph/graph.js';
+import { followerDistribution } from '../graph/follower-distribution.js';
+import type { FiredEvent } from '../model/metrics.js';
+import type { Population } from '../model/population.js';
+import { backlogDrainSeconds, FEEDLAB_VERSION, RESULT_SCHEMA, type LatencySummary, type RunResult } from '../result.js';
+import type { Scenario } from '../scenario/types.js';
+import { sloVerdict } from '../slo.js';
+import type { MaterializedSchedule } from '../workload/schedule.js';
+import type { OfferedLoad } from './capacity.js';
+import type { CpuShare } from './cpu.js';
+import { encodeHistograms, type DriverResult } from './driver.js';
+import type { ProbeFigures } from './fanout-probe.js';
+import type { ReplayMapping } from './mapping.js';
+import type { MemoryByClass } from './memory-classes.js';
+import { encodeMerged, latencySeconds, type FleetFigures } from './redis-figures.js';
+import type { SaturationFigure } from './saturation.js';
+import { bucketQuantile, type ServerCounters } from './server-metrics.js';
+
+/** A run whose other processes took more than this share of the machine on average is marked contended. */
+export const CONTENDED_OTHER_SHARE = 0.25;
+
+/** One series interval's samples, taken as it closed. */
+export interface IntervalSample {
+  /** End of the interval, ms from the window's start. */
+  atMs: number;
+  usedMemory: number;
+  backlogEvents: number;
+  /** The server's cumulative counters at that moment. */
+  coldStarts: number;
+  /** CPU of the interval, % of one core. */
+  cpu: CpuShare | null;
+}
+
+/** Everything one policy's replay measured. */
+export interface ReplayMeasurements {
+  scenario: Scenario;
+  mapping: ReplayMapping;
+  graph: FollowerGraph;
+  population: Population;
+  schedule: MaterializedSchedule;
+  digest: string;
+  offered: OfferedLoad;
+  policy: string;
+  target: { mode: 'self-contained' | 'target'; url: string; scratch: { schema: string; keyPrefix: string } | null };
+  world: { users: number; follows: number; historyPosts: number; loadSeconds: number; warm: { readers: number; seconds: number } | null };
+  intervalSeconds: number;
+  /** Wall seconds the window ran (the mapping's, or less when stopped). */
+  windowSeconds: number;
+  windowStartEpochMs: number;
+  driver: DriverResult;
+  probe: ProbeFigures;
+  fleet: FleetFigures;
+  /** Unix second -> timeline writes (the workers' counter at Redis). */
+  writesBySecond: Map<number, number>;
+  samples: IntervalSample[];
+  /** used_memory before the replay's keys were written. */
+  baselineUsedMemory: number;
+  memory: MemoryByClass;
+  server: ServerCounters;
+  /** Commands per name over the measured window; over the reads-only window with its completed reads. */
+  commands: { window: Record<string, number>; readsOnly: { reads: number; seconds: number; calls: Record<string, number> } | null };
+  postgres: { scans: number; rowsWritten: number };
+  cpu: CpuShare | null;
+  workerProcesses: string[];
+  saturation: { own: SaturationFigure | null; autocannon: SaturationFigure | null };
+  events: FiredEvent[];
+  cacheLosses: { atSeconds: number; keys: number; timelines: number }[];
+  /** Seconds after the window's start when the event log's backlog was empty again (NaN: never seen empty). */
+  drainedAtSeconds: number;
+  /** The backlog when the window ended, in post events. */
+  endBacklogEvents: number;
+  stoppedAtSeconds: number | null;
+}
+
+export interface ReplaySection {
+  mode: 'self-contained' | 'target';
+  target: string;
+  scratch: { schema: string; keyPrefix: string } | null;
+  mapping: {
+    users: number;
+    follows: number;
+    timeScale: number;
+    simulatedSeconds: number;
+    wallSeconds: number;
+    population: number;
+    celebrityScale: number;
+    workers: ReplayMapping['workers'];
+    warm: boolean;
+    notes: string[];
+  };
+  schedule: { digest: string; posts: number; sessions: number; pages: number };
+  offered: OfferedLoad;
+  world: ReplayMeasurements['world'];
+  driver: Omit<DriverResult, 'posts' | 'intervals' | 'histograms'> & { histograms: Record<string, string> };
+  fanout: {
+    workers: { postLag: ReturnType<typeof latencySeconds>; followerLag: ReturnType<typeof latencySeconds>; counters: FleetFigures['counters']; processes: number };
+    probes: Omit<ProbeFigures, 'histogram' | 'lagP99ByBucket'>;
+    /** Probe over workers, per follower and per post, p50 and p99: 1 is agreement (the probes poll every pollMs). */
+    agreement: { followerP50: number; followerP99: number; postP50: number; postP99: number };
+    writes: { counted: number; commandstatsZadd: number; workersCounter: number };
+  };
+  memory: MemoryByClass & { baselineUsedMemory: number };
+  reads: {
+    server: { p50Ms: number; p90Ms: number; p99Ms: number; answered: number };
+    commandsPerRead: { total: number; byCommand: Record<string, number>; reads: number; seconds: number } | null;
+    counters: ServerCounters;
+  };
+  postgres: ReplayMeasurements['postgres'];
+  cpu: { share: CpuShare | null; perInterval: (CpuShare | null)[]; contended: boolean; otherShare: number; workerProcesses: string[] };
+  saturation: ReplayMeasurements['saturation'];
+  cacheLosses: ReplayMeasurements['cacheLosses'];
+}
+
+/** The whole machine in % of one core (200 on two cores): every part of a share added up. */
+function machinePct(c: CpuShare): number {
+  return c.generator + Object.values(c.processes).reduce((a, b) => a + b, 0) + c.redis + c.postgres + c.other + c.idle;
+}
+
+const toLatency = (l: ReturnType<typeof latencySeconds>): LatencySummary => ({ mean: l.mean, p50: l.p50, p90: l.p90, p99: l.p99, p999: l.p999, max: l.max });
+
+/** Posts whose author had no follower the fan-out reaches (none active, when dormant followers are skipped). */
+function postsWithoutAudience(m: ReplayMeasurements, skipDormant: boolean): number {
+  const g = m.graph;
+  let n = 0;
+  for (const p of m.driver.posts) {
+    if (p.outcome !== 'created') continue;
+    let reached = false;
+    for (let e = g.followerOffsets[p.authorId]; e < g.followerOffsets[p.authorId + 1] && !reached; e++) {
+      reached = !skipDormant || !isDormant(m.population.lastSeen[g.followerIds[e]], 0, m.scenario.policy.dormantDays);
+    }
+    if (!reached) n++;
+  }
+  return n;
+}
+
+export function buildReplayResult(m: ReplayMeasurements): RunResult {
+  const iv = m.intervalSeconds;
+  const duration = m.windowSeconds;
+  const intervals = Math.max(1, Math.ceil(duration / iv - 1e-9));
+  const d = m.driver;
+  const startSecond = m.windowStartEpochMs / 1000;
+
+  // timeline writes per second of the window (and after it, until the backlog drained), at Redis
+  let writes = 0;
+  let peakWrites = 0;
+  const writesSeries = new Array<number>(intervals).fill(0);
+  for (const [second, n] of m.writesBySecond) {
+    const at = second - startSecond;
+    if (at < -1) continue;
+    writes += n;
+    if (n > peakWrites) peakWrites = n;
+    writesSeries[Math.min(intervals - 1, Math.max(0, Math.floor(at / iv)))] += n;
+  }
+  const perInterval = (xs: number[]) => xs.map((x, i) => x / Math.min(iv, duration - i * iv));
+
+  const posts = d.totals.posts.completed;
+  const pushed = m.fleet.counters.postsPushed ?? 0;
+  const writesPerPushed = pushed > 0 ? writes / pushed : 0;
+  const bucketOf = (atMs: number) => Math.min(intervals - 1, Math.floor(atMs / 1000 / iv));
+  const series = {
+    posts: new Array<number>(intervals).fill(0),
+    reads: new Array<number>(intervals).fill(0),
+    readP99: new Array<number>(intervals).fill(NaN),
+    cold: new Array<number>(intervals).fill(0),
+    backlog: new Array<number>(intervals).fill(NaN),
+    memory: new Array<number>(intervals).fill(NaN),
+  };
+  for (const b of d.intervals) {
+    const i = bucketOf(b.startMs);
+    series.posts[i] += b.posts.completed;
+    series.reads[i] += b.reads.completed;
+    if (Number.isFinite(b.reads.p99Ms)) series.readP99[i] = Math.max(Number.isFinite(series.readP99[i]) ? series.readP99[i] : 0, b.reads.p99Ms);
+  }
+  let lastCold = m.samples.length > 0 ? m.samples[0].coldStarts : 0;
+  for (const s of m.samples) {
+    // a sample is taken just after its interval closed; those of the settling after the window are not in the series
+    const i = Math.max(0, Math.round(s.atMs / 1000 / iv) - 1);
+    if (i >= intervals) break;
+    series.cold[i] += s.coldStarts - lastCold;
+    lastCold = s.coldStarts;
+    series.backlog[i] = s.backlogEvents * writesPerPushed;
+    series.memory[i] = s.usedMemory - m.baselineUsedMemory;
+  }
+  const memorySeries = series.memory.filter((x) => Number.isFinite(x));
+  const classes = m.memory.classes;
+  const timelineBytes = classes.timelines.bytes;
+  const listBytes = classes.pulledLists.bytes + classes.ownLists.bytes;
+  const endMemory = m.memory.usedMemory - m.baselineUsedMemory;
+  const shardBytes = m.memory.shardBytes;
+  const meanShard = shardBytes.reduce((a, b) => a + b, 0) / Math.max(1, shardBytes.length);
+
+  const workersPostLag = latencySeconds(m.fleet.histograms.get('fanoutLagPushMs'), m.fleet.histograms.get('fanoutLagPullMs'));
+  const workersFollowerLag = latencySeconds(m.fleet.histograms.get('fanoutFollowerLagPushMs'), m.fleet.histograms.get('fanoutFollowerLagPullMs'));
+  const lagSeries = Array.from({ length: intervals }, (_, i) => m.probe.lagP99ByBucket[i] ?? NaN);
+
+  const readsOnly = m.commands.readsOnly;
+  const commandsPerRead =
+    readsOnly && readsOnly.reads > 0
+      ? {
+          total: Object.values(readsOnly.calls).reduce((a, b) => a + b, 0) / readsOnly.reads,
+          byCommand: Object.fromEntries(Object.entries(readsOnly.calls).map(([k, v]) => [k, v / readsOnly.reads])),
+          reads: readsOnly.reads,
+          seconds: readsOnly.seconds,
+        }
+      : null;
+  const server = m.server;
+  const cpuShares = m.samples.map((s) => s.cpu);
+  const otherShare = m.cpu ? m.cpu.other / machinePct(m.cpu) : NaN;
+  const workerCpu = m.cpu ? m.workerProcesses.reduce((s, name) => s + (m.cpu!.processes[name] ?? 0), 0) : NaN;
+  const redisBusiest = Math.max(0, ...cpuShares.map((c) => (c ? c.redis : 0))) / 100;
+  const floorWrites = m.mapping.workers.started * m.scenario.infrastructure.writesPerSecondPerWorker;
+  const backlogWrites = series.backlog.map((x) => (Number.isFinite(x) ? x : 0));
+  const drainedAt = Number.isFinite(m.drainedAtSeconds) ? m.drainedAtSeconds : NaN;
+  const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) && Number.isFinite(b) ? a / b : NaN);
+  const probeF = m.probe.followerLag;
+  const probeP = m.probe.postLag;
+
+  const doc: Omit<RunResult, 'summary'> & { summary: Omit<RunResult['summary'], 'slo'> & { slo?: RunResult['summary']['slo'] } } = {
+    schema: RESULT_SCHEMA,
+    tool: { name: 'feedlab', version: FEEDLAB_VERSION, mode: 'replay' },
+    source: 'replay',
+    scenario: {
+      name: m.scenario.name,
+      description: m.scenario.description,
+      seed: m.scenario.seed,
+      durationSeconds: duration,
+      population: m.graph.users,
+      sampledUsers: m.graph.users,
+      sampledEdges: m.graph.edges,
+      scale: 1,
+      graph: { ...m.graph.provenance },
+    },
+    policy: m.policy,
+    ...(m.stoppedAtSeconds === null ? {} : { partial: { stoppedAtSeconds: m.stoppedAtSeconds } }),
+    summary: {
+      posts: {
+        total: posts,
+        perSecond: { mean: posts / duration, peak: Math.max(0, ...perInterval(series.posts)) },
+        pushed,
+        pulled: m.fleet.counters.postsPulled ?? 0,
+        withoutAudience: postsWithoutAudience(m, m.scenario.policy.skipDormant),
+      },
+      fanout: {
+        lagSeconds: toLatency(workersPostLag),
+        followerLagSeconds: toLatency(workersFollowerLag),
+        writesPerSecond: { mean: writes / duration, peak: peakWrites },
+        deliveries: writes,
+        deliveriesPerPost: posts > 0 ? writes / posts : 0,
+        listWrites: m.fleet.counters.listWrites ?? 0,
+        backlog: {
+          peakWrites: Math.max(0, ...backlogWrites),
+          endWrites: m.endBacklogEvents * writesPerPushed,
+          drainedAtSeconds: drainedAt,
+          drainSeconds: backlogDrainSeconds(backlogWrites, iv, duration, Number.isFinite(drainedAt) ? drainedAt : duration, floorWrites),
+        },
+        workerUtilisation: workerCpu / (100 * Math.max(1, m.workerProcesses.length)),
+        partitionUtilisation: NaN,
+        adaptive: null,
+      },
+      redis: {
+        memoryBytes: { peak: Math.max(endMemory, ...memorySeries), end: endMemory },
+        naiveMemoryBytes: { peak: m.memory.naiveTimelineBytes, end: m.memory.naiveTimelineBytes },
+        naiveUnderestimate: m.memory.naiveTimelineBytes > 0 ? timelineBytes / m.memory.naiveTimelineBytes : 0,
+        listBytes,
+        timelines: classes.timelines.keys,
+        perShard: { endBytes: shardBytes, imbalance: meanShard > 0 ? Math.max(...shardBytes) / meanShard : 1 },
+        peakShardUtilisation: redisBusiest,
+        saturatedShards: redisBusiest > 0.95 ? 1 : 0,
+      },
+      reads: {
+        total: d.totals.reads.completed,
+        perSecond: { mean: d.totals.reads.completed / duration },
+        latencyMs: {
+          mean: d.latency.reads.fromIntended.meanMs,
+          p50: d.latency.reads.fromIntended.p50Ms,
+          p90: d.latency.reads.fromIntended.p90Ms,
+          p99: d.latency.reads.fromIntended.p99Ms,
+          p999: d.latency.reads.fromIntended.p999Ms,
+          max: d.latency.reads.fromIntended.maxMs,
+        },
+        redisOpsPerRead: { mean: commandsPerRead ? commandsPerRead.total : NaN },
+        coldShare: server.feedAnswered > 0 ? server.coldStarts / server.feedAnswered : 0,
+        coldReads: server.coldStarts,
+        listRebuilds: server.listRebuilds,
+        rebuilds: server.rebuilds,
+        postgresUtilisation: NaN,
+      },
+    },
+    events: m.events,
+    series: {
+      intervalSeconds: iv,
+      startSeconds: Array.from({ length: intervals }, (_, i) => i * iv),
+      postsPerSecond: perInterval(series.posts),
+      writesPerSecond: perInterval(writesSeries),
+      readsPerSecond: perInterval(series.reads),
+      coldReadsPerSecond: perInterval(series.cold),
+      backlogWrites: series.backlog,
+      lagP99Seconds: lagSeries,
+      readP99Ms: series.readP99,
+      memoryBytes: series.memory,
+      naiveMemoryBytes: new Array<number>(intervals).fill(NaN),
+      maxShardBytes: new Array<number>(intervals).fill(NaN),
+      threshold: null,
+    },
+    histograms: { postLagMicros: encodeMerged(m.fleet, ['fanoutLagPushMs', 'fanoutLagPullMs']), readLatencyMicros: hdr.encodeIntoCompressedBase64(d.histograms.reads.fromIntended) },
+    followers: followerDistribution(m.graph),
+    replay: {
+      mode: m.target.mode,
+      target: m.target.url,
+      scratch: m.target.scratch,
+      mapping: {
+        users: m.graph.users,
+        follows: m.graph.edges,
+        timeScale: m.mapping.timeScale,
+        simulatedSeconds: m.mapping.simulatedSeconds,
+        wallSeconds: m.mapping.wallSeconds,
+        population: m.mapping.population,
+        celebrityScale: m.mapping.celebrityScale,
+        workers: m.mapping.workers,
+        warm: m.mapping.warm,
+        notes: m.mapping.notes,
+      },
+      schedule: { digest: m.digest, posts: m.schedule.posts.at.length, sessions: m.schedule.sessions.at.length, pages: m.offered.pages },
+      offered: m.offered,
+      world: m.world,
+      driver: (() => {
+        const { posts: _posts, intervals: _intervals, histograms, ...rest } = d;
+        return { ...rest, histograms: encodeHistograms(histograms) };
+      })(),
+      fanout: {
+        workers: { postLag: workersPostLag, followerLag: workersFollowerLag, counters: m.fleet.counters, processes: m.fleet.workers },
+        probes: (() => {
+          const { histogram: _h, lagP99ByBucket: _b, ...rest } = m.probe;
+          return rest;
+        })(),
+        agreement: {
+          followerP50: ratio(probeF.p50, workersFollowerLag.p50),
+          followerP99: ratio(probeF.p99, workersFollowerLag.p99),
+          postP50: ratio(probeP.p50, workersPostLag.p50),
+          postP99: ratio(probeP.p99, workersPostLag.p99),
+        },
+        writes: { counted: writes, commandstatsZadd: m.commands.window.zadd ?? 0, workersCounter: (m.fleet.counters.timelineWrites ?? 0) + (m.fleet.counters.timelinesPending ?? 0) },
+      },
+      memory: { ...m.memory, baselineUsedMemory: m.baselineUsedMemory },
+      reads: {
+        server: {
+          p50Ms: bucketQuantile(server.feedLatency, 0.5) * 1000,
+          p90Ms: bucketQuantile(server.feedLatency, 0.9) * 1000,
+          p99Ms: bucketQuantile(server.feedLatency, 0.99) * 1000,
+          answered: server.feedAnswered,
+        },
+        commandsPerRead,
+        counters: server,
+      },
+      postgres: m.postgres,
+      cpu: { share: m.cpu, perInterval: cpuShares, contended: otherShare > CONTENDED_OTHER_SHARE, otherShare, workerProcesses: m.workerProcesses },
+      saturation: m.saturation,
+      cacheLosses: m.cacheLosses,
+    },
+  };
+  doc.summary.slo = sloVerdict(m.scenario, doc);
+  return doc as RunResult;
+}
