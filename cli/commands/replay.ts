@@ -22,6 +22,8 @@ import { asInputError, exitOptions, readScenario, SCENARIO_OPTIONS, THRESHOLD_HE
 import { SATURATION } from '../replay/run.js';
 import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
 import { stopKeys } from '../replay/stop-keys.js';
+import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
+import type { Scenario } from '../../sim/scenario/types.js';
 
 export const summary = 'drive the reference server with a scenario and measure fan-out lag, Redis memory and p99 latency for real';
 
@@ -134,43 +136,84 @@ export async function run(argv: string[]): Promise<number> {
     maxOnly: values.max === true,
   };
 
-  const stop = new AbortController();
-  const keys = stopKeys(stop, log);
-  let outcome: ReplayOutcome;
-  try {
-    outcome = await asInputError(() => runReplay(input, { log, progress, signal: stop.signal }));
-  } finally {
-    keys.release();
+  if (values.max || !dashboardWanted(values)) {
+    const stop = new AbortController();
+    const keys = stopKeys(stop, log);
+    let outcome: ReplayOutcome;
+    try {
+      outcome = await asInputError(() => runReplay(input, { log, progress, signal: stop.signal }));
+    } finally {
+      keys.release();
+    }
+    if (values.max) return printMax(outcome, policies[0], values.json === true);
+    const done = report(outcome.runs, policies, mapping.scenario, values, stop.signal.aborted || outcome.stoppedPolicy !== null);
+    if (!done) return EXIT_INTERRUPTED;
+    process.stdout.write(done.text);
+    return finish(done, values, log);
   }
-  if (values.max) return printMax(outcome, policies[0], values.json === true);
 
-  const runs = outcome.runs;
-  if (runs.length === 0) {
-    process.stderr.write('feedlab: replay stopped before the first policy finished; no report written\n');
+  // On a terminal: the replay runs in a worker thread behind the live view (its timers undisturbed by the drawing).
+  const { LiveSession } = await loadDashboard();
+  const live = new LiveSession({ scenario: mapping.scenario, policies, labels: policies.map(formatPolicy), mode: policies.length > 1 ? 'sweep' : 'run', replay: { input, timeScale: mapping.timeScale } });
+  const outcome = await live.outcome();
+  const done = outcome.forced ? null : report(outcome.runs, policies, mapping.scenario, values, outcome.stopped);
+  if (!done) {
+    await live.close();
+    if (outcome.forced) process.stderr.write('feedlab: quit; the watchdog stops the stack and removes the scratch space\n');
     return EXIT_INTERRUPTED;
   }
+  await live.finish(done.text);
+  return finish(done, values, log);
+}
+
+interface Reported {
+  text: string;
+  doc: RunResult | SweepResult;
+  exitCode: number;
+  message: string | null;
+  stopped: boolean;
+}
+
+/** The document of the replayed policies (a sweep for several), its text, its files and exit code; null when nothing finished. */
+function report(all: RunResult[], policies: FanoutPolicy[], scenario: Scenario, values: { json?: boolean; out?: string; check?: boolean; 'no-thresholds'?: boolean }, stopped: boolean): Reported | null {
   const options = exitOptions(values);
-  const m = outcome.world.mapping;
   let doc: RunResult | SweepResult;
   let verdict: { exitCode: number; message: string | null };
   if (policies.length === 1) {
-    doc = runs[0];
-    verdict = judgeResult(runs[0], m.scenario, options);
+    if (all.length === 0) {
+      process.stderr.write('feedlab: replay stopped before the measured window; no report written\n');
+      return null;
+    }
+    doc = all[0];
+    verdict = judgeResult(all[0], scenario, options);
   } else {
-    const rows = runs.map((r) => sweepRow(r, m.scenario.infrastructure.writesPerSecondPerWorker));
-    const partial = outcome.stoppedPolicy || outcome.notRun.length > 0 ? { stoppedPolicy: outcome.stoppedPolicy, stoppedAtSeconds: null, notRun: outcome.notRun } : undefined;
+    // a stopped policy of a sweep is named, not compared
+    const runs = all.filter((r) => !r.partial);
+    if (runs.length === 0) {
+      process.stderr.write('feedlab: replay stopped before the first policy finished; no report written\n');
+      return null;
+    }
+    const rows = runs.map((r) => sweepRow(r, scenario.infrastructure.writesPerSecondPerWorker));
+    const stoppedRun = all.find((r) => r.partial);
+    const stoppedPolicy = stoppedRun ? stoppedRun.policy : stopped && runs.length < policies.length ? formatPolicy(policies[runs.length]) : null;
+    const notRun = policies.slice(runs.length + (stoppedPolicy ? 1 : 0)).map(formatPolicy);
+    const partial = stoppedPolicy || notRun.length > 0 ? { stoppedPolicy, stoppedAtSeconds: stoppedRun?.partial?.stoppedAtSeconds ?? null, notRun } : undefined;
     doc = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
     verdict = verdictExit(runs.map((r) => r.summary.slo), options);
   }
   if (values.out) writeReport(values.out, reportFiles(doc));
-  process.stdout.write(values.json ? stringifyResult(doc) + '\n' : doc.schema === 'feedlab.sweep/1' ? sweepTable(doc) : terminalReport(doc));
+  const text = values.json ? stringifyResult(doc) + '\n' : doc.schema === 'feedlab.sweep/1' ? sweepTable(doc) : terminalReport(doc);
+  return { text, doc, ...verdict, stopped };
+}
+
+function finish(done: Reported, values: { out?: string }, log: (line: string) => void): number {
   if (values.out) log(`report written to ${values.out}/report.json, report.md and report.html`);
-  if (stop.signal.aborted) {
+  if (done.stopped) {
     process.stderr.write(`feedlab: replay stopped; the report${values.out ? ` in ${values.out}` : ' above'} is partial (exit 130)\n`);
     return EXIT_INTERRUPTED;
   }
-  if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
-  return verdict.exitCode;
+  if (done.message) process.stderr.write(`feedlab: ${done.message}\n`);
+  return done.exitCode;
 }
 
 function printMax(outcome: ReplayOutcome, policy: FanoutPolicy, json: boolean): number {

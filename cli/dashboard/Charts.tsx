@@ -1,7 +1,6 @@
 // Sparklines of the run so far on the whole run's time axis, the SLO state beside the three series
 // that have an objective, and a marker row with a letter under the minute each scenario event fired.
 import { Box, Text } from 'ink';
-import { SERIES_INTERVAL } from '../../sim/model/simulation.js';
 import { maxOf } from '../../sim/metrics/series.js';
 import { axisFor, eventMark, liveSparkline, markerRow } from './columns.js';
 import { fmtMs, fmtRate, fmtSeconds, formatBytes, formatCount, sloStates, type SloState } from './format.js';
@@ -24,7 +23,7 @@ interface Row {
 export function Charts({ state, width, color, legendLines = Infinity }: { state: DashboardState; width: number; color: boolean; legendLines?: number }) {
   const c = state.current;
   if (!c) return null;
-  const axis = axisFor(c.durationSeconds, SERIES_INTERVAL, Math.max(10, width - FIXED_WIDTH));
+  const axis = axisFor(c.durationSeconds, c.intervalSeconds, Math.max(10, width - FIXED_WIDTH));
   const slo = sloStates(state.slo, c.soFar);
   const rows: Row[] = [
     { label: 'posts/s', values: c.postsPerSecond, fmt: fmtRate },
@@ -47,7 +46,7 @@ export function Charts({ state, width, color, legendLines = Infinity }: { state:
       ))}
       <Text>
         {pad('events', LABEL)}
-        {markerRow(c.events, axis, SERIES_INTERVAL)}
+        {markerRow(c.events, axis, c.intervalSeconds)}
       </Text>
       {c.events.slice(0, legendLines).map((e) => (
         <Text key={`${e.at}-${e.kind}`} wrap="truncate-end">

@@ -25,7 +25,8 @@ export function Clock({ state, now, color, width }: { state: DashboardState; now
   const etaText = state.stopRequested ? 'stopping' : Number.isFinite(eta) ? `ETA ${wall(eta)}` : 'ETA -';
   return (
     <Text wrap="truncate-end">
-      simulated {clock(c.atSeconds)} / {clock(c.durationSeconds)}  <Text color={color ? 'cyan' : undefined}>{bar(fraction, BAR)}</Text>{' '}
+      {state.source === 'replay' ? 'replayed' : 'simulated'} {clock(c.atSeconds)} / {clock(c.durationSeconds)}
+      {state.source === 'replay' ? ` (x${state.timeScale})` : ''}  <Text color={color ? 'cyan' : undefined}>{bar(fraction, BAR)}</Text>{' '}
       {`${Math.floor(fraction * 100)}%`.padStart(4)}  wall {wall(elapsed)}  {etaText}
     </Text>
   );

@@ -75,7 +75,7 @@ function Title({ state, color }: { state: DashboardState; color: boolean }) {
   const users = sc.population ?? sc.users;
   return (
     <Text bold={color} wrap="truncate-end">
-      feedlab {state.mode} · {sc.name} · {policy} · seed {sc.seed}
+      feedlab {state.source === 'replay' ? 'replay' : state.mode} · {sc.name} · {policy} · seed {sc.seed}
       {users ? ` · ${formatCount(users)} users` : ''}
     </Text>
   );
@@ -101,6 +101,9 @@ function SloLine({ state, color }: { state: DashboardState; color: boolean }) {
 
 function Keys({ state, active, color }: { state: DashboardState; active: boolean; color: boolean }) {
   if (!active) return null;
-  if (state.stopRequested) return <Text wrap="truncate-end">stopping at the end of this simulated minute; q or Ctrl-C again quits without a report</Text>;
+  if (state.stopRequested) {
+    const what = state.source === 'replay' ? 'stopping: the fan-out settles, then the partial report' : 'stopping at the end of this simulated minute';
+    return <Text wrap="truncate-end">{what}; q or Ctrl-C again quits without a report</Text>;
+  }
   return <Text dimColor={color} wrap="truncate-end">q or Ctrl-C: stop here and write the partial report</Text>;
 }

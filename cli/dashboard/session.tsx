@@ -1,10 +1,11 @@
-// One dashboard session for run or sweep: the simulation in a worker thread (see sim-worker.ts),
-// the Ink view on this thread (see view.tsx), q / Ctrl-C / SIGINT turned into a clean stop. The
+// One dashboard session for run, sweep or replay: the simulation (sim-worker.ts) or the replay
+// (replay-worker.ts) in a worker thread, the Ink view on this thread (see view.tsx), q / Ctrl-C /
+// SIGINT turned into a clean stop. The
 // command awaits the outcome, writes its files, and hands the final report back to be shown as the
 // last frame, once the final live frame has been drawn.
 import { Worker } from 'node:worker_threads';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
-import { InputError } from '../../sim/errors.js';
+import { InfrastructureError, InputError } from '../../sim/errors.js';
 import type { RunResult } from '../../sim/result.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 import type { WorkerInput } from './sim-worker.js';
@@ -31,12 +32,18 @@ export class LiveSession {
   private settled = false;
   private readonly onSigint = () => this.stop(this.store.getState().stopRequested);
 
-  constructor(opts: { scenario: Scenario; policies: FanoutPolicy[]; labels: string[]; mode: 'run' | 'sweep' }) {
-    this.store = new DashboardStore(initialState(opts.scenario, opts.labels, opts.mode));
+  /**
+   * `replay`: the thread is replay-worker.ts with this input (the clock counts the replay's wall
+   * time); otherwise sim-worker.ts simulates the policies.
+   */
+  constructor(opts: { scenario: Scenario; policies: FanoutPolicy[]; labels: string[]; mode: 'run' | 'sweep'; replay?: { input: object; timeScale: number } }) {
+    const live = opts.replay ? { source: 'replay' as const, timeScale: opts.replay.timeScale } : undefined;
+    this.store = new DashboardStore(initialState(opts.scenario, opts.labels, opts.mode, live));
     this.outcomePromise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
-    const workerData: WorkerInput = { scenario: opts.scenario, policies: opts.policies, stop: this.stopFlag.buffer as SharedArrayBuffer };
-    // the compiled worker beside this file (dist/cli/dashboard/sim-worker.js)
-    this.worker = new Worker(new URL('./sim-worker.js', import.meta.url), { workerData });
+    const stop = this.stopFlag.buffer as SharedArrayBuffer;
+    const workerData: WorkerInput | { input: object; stop: SharedArrayBuffer } = opts.replay ? { input: opts.replay.input, stop } : { scenario: opts.scenario, policies: opts.policies, stop };
+    // the compiled worker beside this file (dist/cli/dashboard/sim-worker.js or replay-worker.js)
+    this.worker = new Worker(new URL(opts.replay ? './replay-worker.js' : './sim-worker.js', import.meta.url), { workerData });
     this.worker.on('message', (m: LiveMessage) => this.receive(m));
     this.worker.on('error', (err) => this.fail(err));
     this.worker.on('exit', (code) => {
@@ -56,8 +63,10 @@ export class LiveSession {
     if (this.settled) return;
     this.store.dispatch({ type: 'stop' });
     Atomics.store(this.stopFlag, 0, 1);
-    // nothing to wait for before the first simulated minute (the graph is still being built), or when forced
-    if (force || this.store.getState().current === null) {
+    // nothing to wait for before the first simulated minute (the graph is still being built), or when
+    // forced; a replay always finishes its cleanup (it stops its stack and removes its scratch space)
+    const state = this.store.getState();
+    if (force || (state.current === null && state.source !== 'replay')) {
       this.settled = true;
       void this.worker.terminate();
       this.settle.resolve({ runs: force ? [] : this.runs, stopped: true, forced: force });
@@ -87,7 +96,7 @@ export class LiveSession {
     if (this.settled) return;
     if (m.type === 'finished') this.runs.push(m.result);
     if (m.type === 'error') {
-      const err = m.input ? new InputError(m.message) : Object.assign(new Error(m.message), { stack: m.stack });
+      const err = m.input ? new InputError(m.message) : m.infrastructure ? new InfrastructureError(m.message) : Object.assign(new Error(m.message), { stack: m.stack });
       this.fail(err);
       return;
     }

@@ -2,7 +2,7 @@
 // sim-worker.ts), folded into one state object by `reduce`, held by a small store the Ink
 // components subscribe to. Pure, so tests can feed it the snapshots of a real run without a worker.
 import type { FiredEvent } from '../../sim/model/metrics.js';
-import type { MinuteSnapshot } from '../../sim/model/simulation.js';
+import { SERIES_INTERVAL, type MinuteSnapshot } from '../../sim/model/simulation.js';
 import type { RunResult } from '../../sim/result.js';
 import type { Scenario, Slo } from '../../sim/scenario/types.js';
 import { sweepRow, type SweepRow } from '../../sim/sweep.js';
@@ -10,11 +10,11 @@ import { sweepRow, type SweepRow } from '../../sim/sweep.js';
 /** What the simulation thread tells the dashboard. */
 export type LiveMessage =
   | { type: 'prepare'; fraction: number; detail: string }
-  | { type: 'start'; index: number; policy: string; durationSeconds: number }
+  | { type: 'start'; index: number; policy: string; durationSeconds: number; intervalSeconds?: number }
   | { type: 'minutes'; index: number; snapshots: MinuteSnapshot[] }
   | { type: 'finished'; index: number; result: RunResult }
   | { type: 'done' }
-  | { type: 'error'; input: boolean; message: string; stack?: string };
+  | { type: 'error'; input: boolean; infrastructure?: boolean; message: string; stack?: string };
 
 /** What the command adds: the user asked to stop; take the live view down; the final report, shown as the last frame. */
 export type LocalMessage = { type: 'stop' } | { type: 'clear' } | { type: 'report'; text: string };
@@ -31,6 +31,8 @@ export interface CurrentRun {
   index: number;
   policy: string;
   durationSeconds: number;
+  /** Seconds per series column: a simulated minute, or (replay) the wall seconds a simulated minute takes. */
+  intervalSeconds: number;
   startedWall: number;
   lastWall: number;
   atSeconds: number;
@@ -46,6 +48,9 @@ export interface CurrentRun {
 
 export interface DashboardState {
   mode: 'run' | 'sweep';
+  /** What the clock counts: simulated time, or the live replay's wall time (at timeScale simulated seconds per wall second). */
+  source: 'simulate' | 'replay';
+  timeScale: number;
   scenario: { name: string; seed: number; durationSeconds: number; population: number | null; users: number | null };
   slo: Slo;
   writesPerSecondPerWorker: number;
@@ -61,9 +66,11 @@ export interface DashboardState {
   wallNow: number;
 }
 
-export function initialState(sc: Scenario, labels: string[], mode: 'run' | 'sweep'): DashboardState {
+export function initialState(sc: Scenario, labels: string[], mode: 'run' | 'sweep', live: { source: 'simulate' | 'replay'; timeScale: number } = { source: 'simulate', timeScale: 1 }): DashboardState {
   return {
     mode,
+    source: live.source,
+    timeScale: live.timeScale,
     scenario: {
       name: sc.name,
       seed: sc.seed,
@@ -93,6 +100,7 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
         index: msg.index,
         policy: msg.policy,
         durationSeconds: msg.durationSeconds,
+        intervalSeconds: msg.intervalSeconds ?? SERIES_INTERVAL,
         startedWall: now,
         lastWall: now,
         atSeconds: 0,

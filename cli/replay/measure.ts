@@ -135,16 +135,32 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   const samples: IntervalSample[] = [];
   let lastCpu = cpuStart;
   let sampling: Promise<void> = Promise.resolve();
+  let lastSampleAt = Date.now();
+  let writesSeen = new Map<number, number>();
   const sample = async (): Promise<IntervalSample> => {
-    const [mem, backlog, counters, cpuNow] = await Promise.all([
+    const [mem, backlog, counters, cpuNow, writesBySecond] = await Promise.all([
       usedMemory(ctx.redis),
       eventBacklog(ctx.redis, ctx.streamPrefix, ctx.partitions, ctx.group).catch(() => NaN),
       scrape(ctx).catch(() => null),
       ctx.cpu.snapshot(),
+      ctx.onInterval ? timelineWritesBySecond(ctx.redis, ctx.keyPrefix).catch(() => new Map<number, number>()) : Promise.resolve(new Map<number, number>()),
     ]);
+    writesSeen = writesBySecond;
     const cpu = ctx.cpu.share(lastCpu, cpuNow);
     lastCpu = cpuNow;
-    const s: IntervalSample = { atMs: Date.now() - startedAt, usedMemory: mem, backlogEvents: backlog, coldStarts: counters?.coldStarts ?? NaN, cpu };
+    let writes = 0;
+    for (const [second, n] of writesSeen) if (second >= (lastSampleAt - 1) / 1000 && second < (Date.now() - 1) / 1000) writes += n;
+    const s: IntervalSample = {
+      atMs: Date.now() - startedAt,
+      usedMemory: mem,
+      backlogEvents: backlog,
+      coldStarts: counters?.coldStarts ?? NaN,
+      writesPerSecond: (writes * 1000) / Math.max(1, Date.now() - lastSampleAt),
+      lagP99Seconds: probe.takeRecentP99(),
+      followerLagP99SoFar: probe.followerP99SoFar,
+      cpu,
+    };
+    lastSampleAt = Date.now();
     samples.push(s);
     return s;
   };

@@ -41,12 +41,19 @@ export interface ReplayEnv {
   log: (line: string) => void;
   progress: (label: string) => { update(fraction: number, detail: string): void; done(detail?: string): void };
   /** The measured window begins, lasting this many wall seconds. */
-  onStart?: (wallSeconds: number) => void;
+  onStart?: (wallSeconds: number, baselineUsedMemory: number) => void;
   onInterval?: (bucket: IntervalFigures, sample: IntervalSample) => void;
 }
 
 /** A replay this machine cannot carry (exit 2), after what was started is stopped. */
 export class ReplayRefusal extends InputError {}
+
+/** Stopped (q, Ctrl-C) before the policy's measured window began: nothing of it to report. */
+export class ReplayStopped extends Error {}
+
+function checkStopped(signal: AbortSignal): void {
+  if (signal.aborted) throw new ReplayStopped('stopped before the measured window');
+}
 
 function readsFor(env: ReplayEnv, stack: RunningStack): { path: string; token: string }[] {
   const active = env.world.population.activeUsers;
@@ -90,6 +97,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
     p.done(`${f.users.toLocaleString('en-US')} users, ${f.follows.toLocaleString('en-US')} follows, ${f.posts.toLocaleString('en-US')} posts of the last ${sc.policy.leaseDays} days`);
     loadSeconds = f.seconds;
   }
+  checkStopped(env.signal);
   const baseline = await usedMemory(env.redis);
 
   const stack =
@@ -115,12 +123,16 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
         scenario: sc,
         policy,
         onProgress: (fr, d) => p.update(fr, d),
+        signal: env.signal,
       });
+      checkStopped(env.signal);
       p.done(`${w.readers.toLocaleString('en-US')} readers' timelines, lists and followee sets${w.dormantTimelines > 0 ? `, ${w.dormantTimelines} dormant timelines` : ''}`);
       warm = { readers: w.readers, seconds: w.seconds };
     }
 
+    checkStopped(env.signal);
     const sat = world.population.activeUsers.length > 0 ? await saturation(env, stack, maxOnly) : null;
+    checkStopped(env.signal);
     if (maxOnly) return { result: null, saturation: sat };
     if (sat) {
       const refusal = readRateRefusal(env.offered, sat.own.rate, world.mapping.timeScale, world.mapping.users);
@@ -137,7 +149,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
     cpu.setProcesses(new Map(stack.processes.map((p) => [p.name, p.pid])));
     const [metricsConn] = await openConnections(stack.host, stack.port, 1);
     const p = env.progress(`${label}: replaying ${Math.round(world.mapping.wallSeconds)} s at x${world.mapping.timeScale}`);
-    env.onStart?.(world.mapping.wallSeconds);
+    env.onStart?.(world.mapping.wallSeconds, baseline);
     let figures;
     try {
       figures = await measureWindow({

@@ -15,7 +15,7 @@ import type { RunResult } from '../../sim/result.js';
 import { formatBytes, formatCount } from '../../sim/scenario/units.js';
 import { machineRoom } from './room.js';
 import { Watchdog } from './processes.js';
-import { ReplayRefusal, replayPolicy, type ReplayEnv } from './run.js';
+import { ReplayRefusal, ReplayStopped, replayPolicy, type ReplayEnv } from './run.js';
 import { dropScratch, scratchNames, type Scratch } from './scratch.js';
 import { connectServiceRedis, openServiceStore } from './services.js';
 import { buildWorld, type LiveWorld } from './world.js';
@@ -46,7 +46,7 @@ export interface ReplayHooks {
   log: (line: string) => void;
   progress: (label: string) => { update(fraction: number, detail: string): void; done(detail?: string): void };
   /** A policy's measured window begins (wall seconds it will last). */
-  onStart?: (index: number, policy: string, wallSeconds: number) => void;
+  onStart?: (index: number, policy: string, wallSeconds: number, baselineUsedMemory: number) => void;
   onInterval?: (index: number, bucket: IntervalFigures, sample: IntervalSample) => void;
   onFinished?: (index: number, result: RunResult) => void;
   signal: AbortSignal;
@@ -131,11 +131,19 @@ export async function runReplay(input: ReplayInput, hooks: ReplayHooks): Promise
     for (let i = 0; i < n; i++) {
       const policy = input.policies[i];
       const label = n > 1 ? `[${i + 1}/${n}] ${formatPolicy(policy)}` : formatPolicy(policy);
-      const r = await replayPolicy(
-        { ...env, onStart: (wall) => hooks.onStart?.(i, formatPolicy(policy), wall), onInterval: (b, s) => hooks.onInterval?.(i, b, s) },
-        policy,
-        label,
-      );
+      let r;
+      try {
+        r = await replayPolicy(
+          { ...env, onStart: (wall, baseline) => hooks.onStart?.(i, formatPolicy(policy), wall, baseline), onInterval: (b, s) => hooks.onInterval?.(i, b, s) },
+          policy,
+          label,
+        );
+      } catch (err) {
+        if (!(err instanceof ReplayStopped)) throw err;
+        outcome.stoppedPolicy = formatPolicy(policy);
+        outcome.notRun = input.policies.slice(i + 1).map(formatPolicy);
+        break;
+      }
       const result = r.result!;
       hooks.onFinished?.(i, result);
       if (result.partial) {

@@ -37,6 +37,8 @@ export async function warmCaches(o: {
   scenario: Scenario;
   policy: FanoutPolicy;
   onProgress?: (fraction: number, detail: string) => void;
+  /** Stops the pass (what was warmed stays). */
+  signal?: AbortSignal;
 }): Promise<WarmFigures> {
   const t0 = performance.now();
   const hostHeader = `${o.host}:${o.port}`;
@@ -45,6 +47,7 @@ export async function warmCaches(o: {
   const failures = new Map<number, number>();
   try {
     await overConnections(conns, o.readers.length, async (conn, i) => {
+      if (o.signal?.aborted) return;
       const r = await request(conn, getRequest(hostHeader, `/v1/feed?limit=${o.pageSize}`, o.token(o.readers[i])));
       if (r.status !== 200) failures.set(r.status, (failures.get(r.status) ?? 0) + 1);
       if (++done % 500 === 0) o.onProgress?.(done / o.readers.length, `${done}/${o.readers.length} readers`);

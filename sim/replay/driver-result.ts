@@ -30,6 +30,8 @@ export class IntervalSeries {
   private cur = 0;
   private readonly reads = newHistogram();
   private readonly posts = newHistogram();
+  /** Every read so far, for the live view's "SLO so far". */
+  private readonly readsSoFar = newHistogram();
 
   constructor(
     private readonly intervalMs: number,
@@ -56,6 +58,7 @@ export class IntervalSeries {
   /** A 2xx answer and its latency from the intended send, µs. */
   completed(post: boolean, fromIntendedUs: number): void {
     (post ? this.posts : this.reads).recordValue(fromIntendedUs);
+    if (!post) this.readsSoFar.recordValue(fromIntendedUs);
     this.b[post ? 'postsCompleted' : 'readsCompleted'][this.cur]++;
   }
 
@@ -79,7 +82,7 @@ export class IntervalSeries {
       index: i,
       startMs,
       endMs,
-      reads: { offered: b.readsOffered[i], completed: b.readsCompleted[i], failed: b.readsFailed[i], offeredPerSecond: b.readsOffered[i] / s, completedPerSecond: b.readsCompleted[i] / s, p50Ms: pct(this.reads, 50), p99Ms: pct(this.reads, 99) },
+      reads: { offered: b.readsOffered[i], completed: b.readsCompleted[i], failed: b.readsFailed[i], offeredPerSecond: b.readsOffered[i] / s, completedPerSecond: b.readsCompleted[i] / s, p50Ms: pct(this.reads, 50), p99Ms: pct(this.reads, 99), p99SoFarMs: pct(this.readsSoFar, 99) },
       posts: { offered: b.postsOffered[i], completed: b.postsCompleted[i], failed: b.postsFailed[i], offeredPerSecond: b.postsOffered[i] / s, completedPerSecond: b.postsCompleted[i] / s, p99Ms: pct(this.posts, 99) },
       status503: b.status503[i],
       networkErrors: b.networkErrors[i],
@@ -165,7 +168,8 @@ export interface IntervalFigures {
   startMs: number;
   endMs: number;
   /** failed: answered other than 2xx. p50/p99 from the intended send, of the 2xx answers in the bucket (NaN: none). */
-  reads: { offered: number; completed: number; failed: number; offeredPerSecond: number; completedPerSecond: number; p50Ms: number; p99Ms: number };
+  /** p99SoFarMs: every read answered so far, from t0 to this bucket's end. */
+  reads: { offered: number; completed: number; failed: number; offeredPerSecond: number; completedPerSecond: number; p50Ms: number; p99Ms: number; p99SoFarMs: number };
   posts: { offered: number; completed: number; failed: number; offeredPerSecond: number; completedPerSecond: number; p99Ms: number };
   status503: number;
   networkErrors: number;

@@ -69,6 +69,8 @@ export class FanoutProbe {
   private readonly followerLag = new DurationRecorder();
   private readonly postLag = new DurationRecorder();
   private readonly byBucket = new Map<number, DurationRecorder>();
+  /** Follower lags seen since the live view last asked (takeRecentP99). */
+  private recent = new DurationRecorder();
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
   private pairCount = 0;
@@ -108,6 +110,18 @@ export class FanoutProbe {
     this.posts.push({ pending: keys.length, lastSeenMs: -Infinity, bucket, createdAt });
     for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe });
     this.pairCount += keys.length;
+  }
+
+  /** p99 of the follower lags seen since the last call, seconds (NaN: none): the live view's lag line. */
+  takeRecentP99(): number {
+    const r = this.recent;
+    this.recent = new DurationRecorder();
+    return r.count > 0 ? r.percentile(99) : NaN;
+  }
+
+  /** p99 of every follower lag seen so far, seconds (NaN: none). */
+  get followerP99SoFar(): number {
+    return this.followerLag.count > 0 ? this.followerLag.percentile(99) : NaN;
   }
 
   /** Pairs still waiting. */
@@ -176,6 +190,7 @@ export class FanoutProbe {
       if (score !== null) {
         const lag = Math.max(0, now - pair.createdAt) / 1000;
         this.followerLag.record(lag);
+        this.recent.record(lag);
         let rec = this.byBucket.get(pair.bucket);
         if (!rec) this.byBucket.set(pair.bucket, (rec = new DurationRecorder()));
         rec.record(lag);

@@ -37,6 +37,11 @@ export interface IntervalSample {
   backlogEvents: number;
   /** The server's cumulative counters at that moment. */
   coldStarts: number;
+  /** For the live view: timeline writes per second over the interval (the Redis counter), the probes' follower lag p99 over it. */
+  writesPerSecond: number;
+  lagP99Seconds: number;
+  /** The probes' follower lag p99 over the run so far, seconds. */
+  followerLagP99SoFar: number;
   /** CPU of the interval, % of one core. */
   cpu: CpuShare | null;
 }
