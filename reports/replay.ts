@@ -54,7 +54,8 @@ export function replaySections(r: RunResult): Section[] {
   sections.push({
     title: 'Replay: fan-out, each figure by two sources',
     rows: [
-      ['per follower', `workers p50 ${sec(wf.p50)}, p99 ${sec(wf.p99)}, max ${sec(wf.max)}; probes p50 ${sec(pf.p50)}, p99 ${sec(pf.p99)} (${n(f.probes.pairs)} followers of ${n(f.probes.posts)} posts, polled every ${f.probes.pollMs} ms): probe/workers ${ratio(f.agreement.followerP50)} at p50, ${ratio(f.agreement.followerP99)} at p99`],
+      ['per follower, pushed', `workers p50 ${sec(wf.p50)}, p99 ${sec(wf.p99)}, max ${sec(wf.max)}; probes p50 ${sec(pf.p50)}, p99 ${sec(pf.p99)} (${n(f.probes.pairs)} followers of ${n(f.probes.posts)} posts, polled every ${f.probes.pollMs} ms): probe/workers ${ratio(f.agreement.followerP50)} at p50, ${ratio(f.agreement.followerP99)} at p99`],
+      ['pulled posts', f.probes.pulledPosts > 0 ? `${n(f.probes.pulledPosts)} probed in their authors' lists, p50 ${sec(f.probes.pulledFollowerLag.p50)}, p99 ${sec(f.probes.pulledFollowerLag.p99)}, weighted by their ${n(f.probes.pulledFollowerLag.count)} live readers (in the summary's per-follower figure with the workers' pushed deliveries)` : 'none'],
       ['per post', `workers p50 ${sec(wp.p50)}, p99 ${sec(wp.p99)}; probes p50 ${sec(pp.p50)}, p99 ${sec(pp.p99)}: ${ratio(f.agreement.postP50)} at p50, ${ratio(f.agreement.postP99)} at p99`],
       ['not delivered', `${n(f.probes.notSeen)} probed followers never got their post${f.probes.missingTimelines > 0 ? `; ${n(f.probes.missingTimelines)} had no timeline (rebuilt on their next read)` : ''}${f.probes.skippedPosts > 0 ? `; ${n(f.probes.skippedPosts)} posts not probed (probe budget)` : ''}`],
       ['timeline writes', `${n(f.writes.counted)} counted at Redis per second by the workers' batches; the workers' own counter ${n(f.writes.workersCounter)}; ZADD calls at Redis ${n(f.writes.commandstatsZadd)} (lists and rebuilds too)`],

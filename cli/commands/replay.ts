@@ -40,8 +40,9 @@ CPU per process. Self-contained by default: a scratch schema and key prefix on t
 and Postgres (REDIS_URL, DATABASE_URL), \`feedlab serve\` and \`feedlab worker\` started and stopped,
 everything removed at the end (also on Ctrl-C, q, or a crash).
 
-  --policy P         one policy (default: the scenario's policy section)
+  --policy P         one policy
   --policies P1,...  a live sweep: the same schedule once per policy from the same starting state
+                     (default: replay.policies when the scenario has them, else its policy section)
   --seed N           override the scenario's seed
   --users N          accounts of the live graph (default: replay.users, else graph.generate.users)
   --time-scale X     simulated seconds per wall second (default: replay.timeScale, else 1)
@@ -88,7 +89,12 @@ export async function run(argv: string[]): Promise<number> {
   const sc = readScenario(positionals[0], 'replay', values.seed);
   if (values.out) checkOutputDir(values.out);
   if (values.policy !== undefined && values.policies !== undefined) throw new InputError('replay: give --policy or --policies, not both');
-  const specs = values.policies !== undefined ? values.policies.split(',').map((s) => s.trim()).filter(Boolean) : [values.policy ?? null];
+  const specs =
+    values.policies !== undefined
+      ? values.policies.split(',').map((s) => s.trim()).filter(Boolean)
+      : values.policy === undefined && sc.replay?.policies
+        ? sc.replay.policies
+        : [values.policy ?? null];
   if (specs.length === 0) throw new InputError('replay: --policies is empty');
   const policies: FanoutPolicy[] = specs.map((spec) => asInputError(() => policyFor(sc, spec ?? undefined)));
   for (const p of policies) {

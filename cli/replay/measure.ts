@@ -103,6 +103,15 @@ function probedFollowers(ctx: MeasureContext, author: number, post: number, acti
   return [...picked];
 }
 
+/** The live readers a pulled post of `author` reaches: its followers the fan-out counts (the active, unless dormant ones are not skipped). */
+function audienceOf(ctx: MeasureContext, author: number, active: Uint8Array): number {
+  const g = ctx.world.graph;
+  if (!ctx.policy.skipDormant) return g.followerOffsets[author + 1] - g.followerOffsets[author];
+  let n = 0;
+  for (let e = g.followerOffsets[author]; e < g.followerOffsets[author + 1]; e++) n += active[g.followerIds[e]];
+  return n;
+}
+
 export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures> {
   const { world } = ctx;
   const sc = world.mapping.scenario;
@@ -210,11 +219,12 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
       signal: ctx.signal,
       onPostCreated: (i, created) => {
         if (adaptive) return;
-        const burst = s.posts.burst[i] === 1;
-        if (!burst && mix32(i ^ 0x5bd1e995) / 4294967296 >= MEASURE.probeShare) return;
         const author = created.authorId;
-        const pulled = ctx.policy.kind !== 'rate' && pullsAuthor(ctx.policy, world.followerCounts[author], ctx.policy.threshold);
-        probe.watch(created.id, created.createdAt, author, pulled ? [] : probedFollowers(ctx, author, i, active), pulled);
+        const pulled = pullsAuthor(ctx.policy, world.followerCounts[author], ctx.policy.threshold);
+        // every pulled and every burst post is probed, a share of the others
+        if (!pulled && s.posts.burst[i] !== 1 && mix32(i ^ 0x5bd1e995) / 4294967296 >= MEASURE.probeShare) return;
+        if (pulled) probe.watch(created.id, created.createdAt, author, [], true, audienceOf(ctx, author, active));
+        else probe.watch(created.id, created.createdAt, author, probedFollowers(ctx, author, i, active), false);
       },
       onInterval: (b) => {
         lastBucket.b = b;

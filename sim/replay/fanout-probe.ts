@@ -8,6 +8,11 @@
 // timeline is missing is dropped from the sample (the worker skips missing timelines by design; the
 // reader's next read rebuilds it from Postgres, with the post), so only a timeline that exists and
 // never gets the post counts as not seen.
+//
+// A pulled post is visible to every reader who merges its author's list once it is in that list
+// (the API adds it there before answering 201): one key stands for its whole live audience, and its
+// lag is recorded with that audience as the weight (pulledFollowerLag), so that pushed and pulled
+// deliveries add up per follower as the simulator counts them.
 import type { Redis } from 'ioredis';
 import { authorPostsKey, timelineKey } from '../../core/keys.js';
 import { DurationRecorder } from '../metrics/recorder.js';
@@ -34,6 +39,8 @@ interface Pair {
   createdAt: number;
   bucket: number;
   probe: number;
+  /** Followers the pair stands for: 1 for a timeline, the live audience for a pulled post's list. */
+  weight: number;
 }
 
 interface WatchedPost {
@@ -46,8 +53,11 @@ interface WatchedPost {
 export interface ProbeFigures {
   posts: number;
   pairs: number;
-  /** Per probed follower, seconds. */
+  /** Per probed follower of a pushed post, seconds. */
   followerLag: ReturnType<DurationRecorder['summary']>;
+  /** Pulled posts: the list write's lag, each weighted by the post's live audience, seconds. */
+  pulledFollowerLag: ReturnType<DurationRecorder['summary']>;
+  pulledPosts: number;
   /** Per probed post (its last probed follower), seconds. */
   postLag: ReturnType<DurationRecorder['summary']>;
   /** Followers dropped because their timeline was missing (rebuilt on their next read). */
@@ -61,6 +71,8 @@ export interface ProbeFigures {
   /** Per series bucket of creation: probed follower lag p99, seconds (NaN: nothing probed). */
   lagP99ByBucket: number[];
   histogram: string;
+  /** HDR (µs) of pulledFollowerLag, weighted: mergeable with the workers' pushed per-follower histogram. */
+  pulledHistogram: string;
 }
 
 export class FanoutProbe {
@@ -68,6 +80,8 @@ export class FanoutProbe {
   private readonly posts: WatchedPost[] = [];
   private readonly followerLag = new DurationRecorder();
   private readonly postLag = new DurationRecorder();
+  private readonly pulledLag = new DurationRecorder();
+  private pulledPosts = 0;
   private readonly byBucket = new Map<number, DurationRecorder>();
   /** Follower lags seen since the live view last asked (takeRecentP99). */
   private recent = new DurationRecorder();
@@ -96,10 +110,11 @@ export class FanoutProbe {
 
   /**
    * Watch a post: created at `createdAt` (ms), by `author`; `followers` are the probed readers (an
-   * empty list for a pulled post, watched in its author's list instead).
+   * empty list for a pulled post, watched in its author's list instead, standing for `audience` readers).
    */
-  watch(postId: string, createdAt: number, author: number, followers: readonly number[], pulled: boolean): void {
+  watch(postId: string, createdAt: number, author: number, followers: readonly number[], pulled: boolean, audience = 1): void {
     const keys = pulled ? [this.o.keyPrefix + authorPostsKey(author)] : followers.map((u) => this.o.keyPrefix + timelineKey(u));
+    const weight = pulled ? Math.max(1, audience) : 1;
     if (keys.length === 0) return;
     if (this.pairs.length + keys.length > this.o.maxPending) {
       this.skipped++;
@@ -108,8 +123,9 @@ export class FanoutProbe {
     const probe = this.posts.length;
     const bucket = Math.floor((createdAt - this.o.startedAtMs) / this.o.intervalMs);
     this.posts.push({ pending: keys.length, lastSeenMs: -Infinity, bucket, createdAt });
-    for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe });
+    for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe, weight });
     this.pairCount += keys.length;
+    if (pulled) this.pulledPosts++;
   }
 
   /** p99 of the follower lags seen since the last call, seconds (NaN: none): the live view's lag line. */
@@ -143,6 +159,8 @@ export class FanoutProbe {
       posts: this.posts.length,
       pairs: this.pairCount,
       followerLag: this.followerLag.summary(),
+      pulledFollowerLag: this.pulledLag.summary(),
+      pulledPosts: this.pulledPosts,
       postLag: this.postLag.summary(),
       missingTimelines: this.missing,
       notSeen: this.notSeen,
@@ -151,6 +169,7 @@ export class FanoutProbe {
       pollMs: this.o.pollMs,
       lagP99ByBucket: Array.from({ length: this.byBucket.size === 0 ? 0 : buckets }, (_, b) => this.byBucket.get(b)?.percentile(99) ?? NaN),
       histogram: this.followerLag.encoded(),
+      pulledHistogram: this.pulledLag.encoded(),
     };
   }
 
@@ -189,11 +208,12 @@ export class FanoutProbe {
       }
       if (score !== null) {
         const lag = Math.max(0, now - pair.createdAt) / 1000;
-        this.followerLag.record(lag);
-        this.recent.record(lag);
+        if (pair.weight === 1) this.followerLag.record(lag);
+        else this.pulledLag.record(lag, pair.weight);
+        this.recent.record(lag, pair.weight);
         let rec = this.byBucket.get(pair.bucket);
         if (!rec) this.byBucket.set(pair.bucket, (rec = new DurationRecorder()));
-        rec.record(lag);
+        rec.record(lag, pair.weight);
         post.lastSeenMs = Math.max(post.lastSeenMs, now);
         this.settle(post);
       } else if (exists === 0) {

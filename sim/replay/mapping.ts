@@ -51,7 +51,7 @@ export interface ReplayMapping {
 
 /** The replay mapping of a scenario; `cores` is this machine's (the worker cap). ScenarioError on what cannot map. */
 export function replayMapping(sc: Scenario, overrides: ReplayOverrides, cores: number): ReplayMapping {
-  const settings = sc.replay ?? { users: null, timeScale: 1, workers: null, warm: true };
+  const settings = sc.replay ?? { users: null, timeScale: 1, workers: null, warm: true, policies: null };
   const timeScale = overrides.timeScale ?? settings.timeScale;
   if (!(timeScale > 0) || !Number.isFinite(timeScale)) throw new ScenarioError(`--time-scale must be a positive number, got ${timeScale}`);
   const notes: string[] = [];

@@ -109,7 +109,7 @@ export interface ReplaySection {
   driver: Omit<DriverResult, 'posts' | 'intervals' | 'histograms'> & { histograms: Record<string, string> };
   fanout: {
     workers: { postLag: ReturnType<typeof latencySeconds>; followerLag: ReturnType<typeof latencySeconds>; counters: FleetFigures['counters']; processes: number };
-    probes: Omit<ProbeFigures, 'histogram' | 'lagP99ByBucket'>;
+    probes: Omit<ProbeFigures, 'histogram' | 'pulledHistogram' | 'lagP99ByBucket'>;
     /** Probe over workers, per follower and per post, p50 and p99: 1 is agreement (the probes poll every pollMs). */
     agreement: { followerP50: number; followerP99: number; postP50: number; postP99: number };
     writes: { counted: number; commandstatsZadd: number; workersCounter: number };
@@ -205,7 +205,13 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
   const meanShard = shardBytes.reduce((a, b) => a + b, 0) / Math.max(1, shardBytes.length);
 
   const workersPostLag = latencySeconds(m.fleet.histograms.get('fanoutLagPushMs'), m.fleet.histograms.get('fanoutLagPullMs'));
-  const workersFollowerLag = latencySeconds(m.fleet.histograms.get('fanoutFollowerLagPushMs'), m.fleet.histograms.get('fanoutFollowerLagPullMs'));
+  // per follower: the workers' pushed deliveries, exact; pulled posts by the probes, each weighted by its
+  // live audience (the workers weigh a pulled post by users.follower_count, population-scale for a celebrity)
+  const workersFollowerLag = latencySeconds(m.fleet.histograms.get('fanoutFollowerLagPushMs'));
+  const pulledByProbe = m.probe.pulledFollowerLag.count > 0
+    ? { h: hdr.decodeFromCompressedBase64(m.probe.pulledHistogram, 64, false), sumMs: m.probe.pulledFollowerLag.mean * m.probe.pulledFollowerLag.count * 1000 }
+    : undefined;
+  const followerLag = latencySeconds(m.fleet.histograms.get('fanoutFollowerLagPushMs'), pulledByProbe);
   const lagSeries = Array.from({ length: intervals }, (_, i) => m.probe.lagP99ByBucket[i] ?? NaN);
 
   const readsOnly = m.commands.readsOnly;
@@ -257,7 +263,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       },
       fanout: {
         lagSeconds: toLatency(workersPostLag),
-        followerLagSeconds: toLatency(workersFollowerLag),
+        followerLagSeconds: toLatency(followerLag),
         writesPerSecond: { mean: writes / duration, peak: peakWrites },
         deliveries: writes,
         deliveriesPerPost: posts > 0 ? writes / posts : 0,
@@ -345,7 +351,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       fanout: {
         workers: { postLag: workersPostLag, followerLag: workersFollowerLag, counters: m.fleet.counters, processes: m.fleet.workers },
         probes: (() => {
-          const { histogram: _h, lagP99ByBucket: _b, ...rest } = m.probe;
+          const { histogram: _h, pulledHistogram: _p, lagP99ByBucket: _b, ...rest } = m.probe;
           return rest;
         })(),
         agreement: {

@@ -474,10 +474,16 @@ export const scenarioSchema: ObjectSpec = {
         timeScale: { type: 'number', description: 'simulated seconds per wall second (30: 2 h in 4 min)', default: 1, above: 0, max: 1e6 },
         workers: { type: 'count', integer: true, description: 'fan-out worker processes started in self-contained mode (default: infrastructure.fanoutWorkers, capped)', min: 1, max: 256 },
         warm: { type: 'boolean', description: 'timelines and followee sets warm at the start, as the simulator assumes', default: true },
+        policies: {
+          type: 'list',
+          description: 'a live sweep: the policies replayed in turn when the command line names none',
+          minItems: 1,
+          items: { type: 'string', description: 'a policy, e.g. threshold:25000' },
+        },
       },
       // absent stays absent (replay fills its defaults from the scenario, see sim/replay/mapping.ts)
-      build: (v: { users?: number; timeScale: number; workers?: number; warm: boolean } | null): ReplaySettings | undefined =>
-        v ? { users: v.users ?? null, timeScale: v.timeScale, workers: v.workers ?? null, warm: v.warm } : undefined,
+      build: (v: { users?: number; timeScale: number; workers?: number; warm: boolean; policies?: string[] } | null): ReplaySettings | undefined =>
+        v ? { users: v.users ?? null, timeScale: v.timeScale, workers: v.workers ?? null, warm: v.warm, policies: v.policies ?? null } : undefined,
     },
     sweep: {
       type: 'object',

@@ -150,6 +150,8 @@ export interface ReplaySettings {
   workers: number | null;
   /** Timelines and followee sets warm at the start. */
   warm: boolean;
+  /** A live sweep's policies, replayed when the command line names none; null: the policy section's one. */
+  policies: string[] | null;
 }
 
 export interface Scenario {

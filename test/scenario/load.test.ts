@@ -97,7 +97,7 @@ function expectFormatExample(s: Scenario): void {
       { figure: 'backlogDrain', statistic: null, op: '<', value: 600, valueText: '10m', expression: '< 10m' },
     ],
   });
-  expect(s.replay).toEqual({ users: 20000, timeScale: 30, workers: 2, warm: true });
+  expect(s.replay).toEqual({ users: 20000, timeScale: 30, workers: 2, warm: true, policies: null });
   expect(s.sweep.policies).toEqual(['push', 'pull', 'threshold:10000', 'threshold:25000', 'threshold:50000', 'rate', 'reader-cap:2000']);
 }
 
