@@ -149,6 +149,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
     cpu.setProcesses(new Map(stack.processes.map((p) => [p.name, p.pid])));
     const [metricsConn] = await openConnections(stack.host, stack.port, 1);
     const p = env.progress(`${label}: replaying ${Math.round(world.mapping.wallSeconds)} s at x${world.mapping.timeScale}`);
+    say(`window: ${Math.round(world.mapping.wallSeconds)} s of the schedule (${Math.round(world.mapping.simulatedSeconds / 60)} simulated minutes at x${world.mapping.timeScale}), from now`);
     env.onStart?.(world.mapping.wallSeconds, baseline);
     let figures;
     try {
@@ -190,6 +191,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
         mode: env.target === null ? 'self-contained' : 'target',
         url: env.target === null ? `http://${stack.host}:${stack.port}` : env.target.toString(),
         scratch: env.target === null ? { schema: s.schema, keyPrefix: s.keyPrefix } : null,
+        processes: stack.processes.map((p) => ({ name: p.name, pid: p.pid })),
       },
       world: { users: world.graph.users, follows: world.graph.edges, historyPosts: world.history.author.length, loadSeconds, warm },
       baselineUsedMemory: baseline,

@@ -90,7 +90,10 @@ export async function runReplay(input: ReplayInput, hooks: ReplayHooks): Promise
   const redis = await connectServiceRedis(input.redisUrl, 'feedlab-replay');
   let store: Awaited<ReturnType<typeof openServiceStore>> | null = null;
   const watchdog = scratch ? new Watchdog(null) : null;
-  if (scratch) watchdog!.send({ scratch });
+  if (scratch) {
+    watchdog!.send({ scratch });
+    log(`scratch space: schema ${scratch.schema}, keys under ${scratch.keyPrefix} and ${scratch.streamPrefix} (removed at the end)`);
+  }
   const outcome: ReplayOutcome = {
     world: { mapping: m, digest: world.digest, users: world.graph.users, follows: world.graph.edges, activeReaders: world.population.activeUsers.length },
     offered,

@@ -56,7 +56,7 @@ export interface ReplayMeasurements {
   digest: string;
   offered: OfferedLoad;
   policy: string;
-  target: { mode: 'self-contained' | 'target'; url: string; scratch: { schema: string; keyPrefix: string } | null };
+  target: { mode: 'self-contained' | 'target'; url: string; scratch: { schema: string; keyPrefix: string } | null; processes: { name: string; pid: number }[] };
   world: { users: number; follows: number; historyPosts: number; loadSeconds: number; warm: { readers: number; seconds: number } | null };
   intervalSeconds: number;
   /** Wall seconds the window ran (the mapping's, or less when stopped). */
@@ -91,6 +91,8 @@ export interface ReplaySection {
   mode: 'self-contained' | 'target';
   target: string;
   scratch: { schema: string; keyPrefix: string } | null;
+  /** The processes the replay started (self-contained), stopped before the document was written. */
+  processes: { name: string; pid: number }[];
   mapping: {
     users: number;
     follows: number;
@@ -329,6 +331,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       mode: m.target.mode,
       target: m.target.url,
       scratch: m.target.scratch,
+      processes: m.target.processes,
       mapping: {
         users: m.graph.users,
         follows: m.graph.edges,
@@ -360,7 +363,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           postP50: ratio(probeP.p50, workersPostLag.p50),
           postP99: ratio(probeP.p99, workersPostLag.p99),
         },
-        writes: { counted: writes, commandstatsZadd: m.commands.window.zadd ?? 0, workersCounter: (m.fleet.counters.timelineWrites ?? 0) + (m.fleet.counters.timelinesPending ?? 0) },
+        writes: { counted: writes, commandstatsZadd: m.commands.window.zadd ?? 0, workersCounter: m.fleet.counters.timelineWrites ?? 0 },
       },
       memory: { ...m.memory, baselineUsedMemory: m.baselineUsedMemory },
       reads: {

@@ -1,0 +1,291 @@
+// feedlab replay end to end, on this machine's Redis and Postgres: the built CLI against the real
+// server and workers it starts. One file, so its replays never run at the same time as each other
+// (they measure the machine). Each scenario is small: about half a minute of wall time.
+import { readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recommend, type SweepResult } from '../../sim/sweep.js';
+import type { RunResult } from '../../sim/result.js';
+import { replayMapping } from '../../sim/replay/mapping.js';
+import { parseScenario } from '../../sim/scenario/load.js';
+import { buildWorld } from '../../cli/replay/world.js';
+import { closeRedis, connectRedis } from '../../server/cache/redis.js';
+import { createStore, type Store } from '../../server/store/pool.js';
+import type { Redis } from 'ioredis';
+import { feedlab, oneLine, ROOT, scratchDir, writeScenario } from './cli-helpers.js';
+import { skipWithoutServices } from '../server/services.js';
+
+const skip = await skipWithoutServices('feedlab replay end to end');
+
+/** Cache loss and a cold-start storm on 1,200 users: 10 simulated minutes in 30 s (a series column is 3 s). */
+const EVENTS = `name: replay-events
+seed: 9
+duration: 10m
+graph:
+  generate: { users: 1200, avgFollows: 20, alpha: 2.2, celebrities: [{ count: 2, followers: 0.3, name: star }] }
+activity:
+  postsPerUserPerDay: 20
+  sessionsPerUserPerDay: 15
+  pagesPerSession: { "1": 0.6, "2-4": 0.4 }
+  dormantShare: 0.4
+  diurnal: none
+events:
+  - at: 5m
+    cacheLoss: { shards: 2 }
+  - at: 7m
+    coldStartStorm: { share: 0.3, window: 40s }
+infrastructure: { fanoutWorkers: 2, redisShards: 4 }
+policy: { kind: threshold, threshold: 100000 }
+replay: { timeScale: 20 }
+`;
+
+/** Five celebrities (half the users each) post five times within 20 simulated seconds: a push burst. */
+const BURST = `name: replay-burst
+seed: 4
+duration: 10m
+population: 100000000
+graph:
+  generate: { users: 3000, avgFollows: 15, alpha: 2.3, celebrities: [{ count: 5, followers: 0.5, name: star }] }
+activity:
+  postsPerUserPerDay: 10
+  sessionsPerUserPerDay: 4
+  pagesPerSession: 1
+  dormantShare: 0.3
+  diurnal: none
+events:
+  - at: 5m
+    celebrityBurst: { accounts: 5, window: 20s, postsPerAccount: 5 }
+infrastructure: { fanoutWorkers: 2, redisShards: 4 }
+policy: { kind: threshold, threshold: 25000 }
+replay: { timeScale: 20 }
+`;
+
+let dir = '';
+let redis: Redis | undefined;
+let store: Store | undefined;
+
+beforeAll(async () => {
+  if (skip) return;
+  dir = scratchDir();
+  redis = await connectRedis({ reconnect: false });
+  store = createStore({ max: 1 });
+});
+
+afterAll(async () => {
+  if (redis) await closeRedis(redis);
+  await store?.pool.end();
+});
+
+/** No key, schema or process of this replay is left. */
+async function expectNothingLeft(scratch: { schema: string; keyPrefix: string }, pids: number[]): Promise<void> {
+  const keys = await redis!.scan('0', 'MATCH', `${scratch.keyPrefix}*`, 'COUNT', 100_000);
+  expect(keys[1]).toEqual([]);
+  const events = await redis!.scan('0', 'MATCH', `${scratch.keyPrefix}events*`, 'COUNT', 100_000);
+  expect(events[1]).toEqual([]);
+  const schemas = await store!.pool.query('SELECT nspname FROM pg_namespace WHERE nspname = $1', [scratch.schema]);
+  expect(schemas.rows).toEqual([]);
+  for (const pid of pids) expect(() => process.kill(pid, 0), `process ${pid} is still running`).toThrow();
+}
+
+/** Start the CLI without waiting; `until` resolves once stderr matches. */
+function start(args: string[]): { proc: ChildProcess; stderr: () => string; stdout: () => string; exited: Promise<number>; until(re: RegExp, ms: number): Promise<RegExpExecArray> } {
+  const proc = spawn(process.execPath, [join(ROOT, 'dist/cli/main.js'), ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } });
+  let err = '';
+  let out = '';
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = new Promise<number>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
+  return {
+    proc,
+    stderr: () => err,
+    stdout: () => out,
+    exited,
+    async until(re, ms) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const m = re.exec(err);
+        if (m) return m;
+        if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`never saw ${re} (exit ${proc.exitCode}):\n${err.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}
+
+describe.skipIf(skip)('feedlab replay', () => {
+  it('measures a small scenario for real, with cold reads after a cache loss and rebuilds in a storm, and leaves nothing behind', async () => {
+    const path = writeScenario(dir, 'events.yaml', EVENTS);
+    const out = join(dir, 'events-out');
+    const r = feedlab(['replay', path, '--json', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as RunResult;
+    expect(doc.schema).toBe('feedlab.result/1');
+    expect(doc.source).toBe('replay');
+    const x = doc.replay!;
+    expect(x.mode).toBe('self-contained');
+
+    // the schedule is the one the scenario and seed make, byte for byte
+    const sc = parseScenario(EVENTS, 'events.yaml');
+    const world = buildWorld(replayMapping(sc, {}, 2));
+    expect(x.schedule.digest).toBe(world.digest);
+    expect(x.schedule.digest).toBe(buildWorld(replayMapping(sc, {}, 2)).digest);
+    expect(x.schedule.posts).toBe(world.schedule.posts.at.length);
+
+    // every scheduled request was offered, sent and answered
+    const t = x.driver.totals;
+    expect(t.posts.offered).toBe(world.schedule.posts.at.length);
+    expect(t.posts.completed).toBe(t.posts.offered);
+    expect(t.reads.completed).toBe(t.reads.offered);
+    expect(t.reads.dropped + t.reads.timeouts + t.reads.networkErrors).toBe(0);
+    expect(doc.summary.posts.total).toBe(t.posts.completed);
+
+    // fan-out measured twice, and nothing acknowledged went missing
+    const s = doc.summary;
+    expect(s.fanout.lagSeconds.p50).toBeGreaterThan(0);
+    expect(s.fanout.lagSeconds.p99).toBeLessThan(10);
+    expect(s.fanout.followerLagSeconds.p99).toBeGreaterThan(0);
+    expect(x.fanout.probes.pairs).toBeGreaterThan(20);
+    expect(x.fanout.probes.notSeen).toBe(0);
+    expect(x.fanout.probes.followerLag.p50).toBeGreaterThan(0);
+    // timeline writes counted at Redis, equal to what the workers counted
+    expect(s.fanout.deliveries).toBeGreaterThan(100);
+    expect(x.fanout.writes.counted).toBe(x.fanout.writes.workersCounter);
+    expect(s.fanout.writesPerSecond.peak).toBeGreaterThanOrEqual(s.fanout.writesPerSecond.mean);
+
+    // memory by key class: the simulator's model of the timelines within 5% of MEMORY USAGE
+    const tl = x.memory.classes.timelines;
+    expect(tl.keys).toBeGreaterThan(100);
+    expect(tl.modelBytes! / tl.bytes).toBeGreaterThan(0.95);
+    expect(tl.modelBytes! / tl.bytes).toBeLessThan(1.05);
+    expect(x.memory.classes.bodies.keys).toBeGreaterThan(0);
+    expect(s.redis.memoryBytes.end).toBeGreaterThan(tl.bytes);
+
+    // reads: client percentiles from the intended send, the server's own, commands per read
+    expect(s.reads.latencyMs.p50).toBeGreaterThan(0);
+    expect(s.reads.latencyMs.p99).toBeGreaterThanOrEqual(s.reads.latencyMs.p50);
+    expect(x.reads.server.answered).toBeGreaterThanOrEqual(t.reads.completed);
+    expect(x.reads.commandsPerRead!.total).toBeGreaterThan(3);
+    expect(x.reads.commandsPerRead!.byCommand.mget).toBeGreaterThan(0.9);
+
+    // the cache loss took keys at 15 s (5 simulated minutes at 20x); cold reads came after it, and the storm rebuilt more
+    expect(x.cacheLosses).toHaveLength(1);
+    expect(x.cacheLosses[0].atSeconds).toBe(15);
+    expect(x.cacheLosses[0].timelines).toBeGreaterThan(10);
+    expect(s.reads.coldReads).toBeGreaterThan(10);
+    expect(s.reads.rebuilds).toBeGreaterThan(10);
+    const iv = doc.series.intervalSeconds;
+    const coldBefore = doc.series.coldReadsPerSecond.slice(0, Math.floor(15 / iv)).reduce((a, b) => a + b, 0);
+    const coldAfter = doc.series.coldReadsPerSecond.slice(Math.ceil(15 / iv)).reduce((a, b) => a + b, 0);
+    expect(coldBefore).toBe(0);
+    expect(coldAfter).toBeGreaterThan(0);
+    expect(doc.events.map((e) => [e.kind, e.at])).toEqual([
+      ['cacheLoss', 15],
+      ['coldStartStorm', 21],
+    ]);
+
+    // CPU per process, and the files of --out
+    expect(Object.keys(x.cpu.share!.processes).sort()).toEqual(['server', 'worker 1', 'worker 2']);
+    expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).replay.schedule.digest).toBe(x.schedule.digest);
+    await expectNothingLeft(x.scratch!, x.processes.map((p) => p.pid));
+  });
+
+  it('shows a push burst as a lag peak that the threshold policy does not have, and a live sweep recommends from its measured rows', async () => {
+    const path = writeScenario(dir, 'burst.yaml', BURST);
+    const r = feedlab(['replay', path, '--policies', 'push,threshold:25000', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as SweepResult;
+    expect(doc.schema).toBe('feedlab.sweep/1');
+    expect(doc.runs.map((x) => x.policy)).toEqual(['push:skip-dormant', 'threshold:25000:skip-dormant']);
+    expect(doc.recommended).toEqual(recommend(doc.rows));
+    const [push, threshold] = doc.runs;
+    // the same schedule both times
+    expect(push.replay!.schedule.digest).toBe(threshold.replay!.schedule.digest);
+    // the burst: 25 posts to ~1,500 readers each under push; pulled once each under the threshold
+    expect(push.summary.posts.pulled).toBe(0);
+    expect(threshold.summary.posts.pulled).toBeGreaterThanOrEqual(25);
+    expect(push.summary.fanout.deliveries).toBeGreaterThan(threshold.summary.fanout.deliveries + 25 * 1000);
+    const iv = push.series.intervalSeconds;
+    const burstAt = Math.floor(15 / iv);
+    const around = (xs: number[]) => Math.max(...xs.slice(burstAt, burstAt + 3).map((v) => v ?? 0));
+    const elsewhere = (xs: number[]) => {
+      const rest = xs.filter((_, i) => i < burstAt - 1 || i > burstAt + 3).filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+      return rest[Math.floor(rest.length / 2)];
+    };
+    expect(around(push.series.lagP99Seconds)).toBeGreaterThan(3 * elsewhere(push.series.lagP99Seconds));
+    expect(around(push.series.lagP99Seconds)).toBeGreaterThan(2 * around(threshold.series.lagP99Seconds));
+    expect(push.summary.fanout.writesPerSecond.peak).toBeGreaterThan(2 * threshold.summary.fanout.writesPerSecond.peak);
+    for (const run of doc.runs) await expectNothingLeft(run.replay!.scratch!, run.replay!.processes.map((p) => p.pid));
+  }, 600_000);
+
+  it('Ctrl-C stops the window: a partial report, exit 130, nothing left behind', async () => {
+    const path = writeScenario(dir, 'events-stop.yaml', EVENTS);
+    const run = start(['replay', path, '--json']);
+    await run.until(/window: 30 s of the schedule/, 120_000);
+    await new Promise((r) => setTimeout(r, 8_000));
+    const stoppedAt = Date.now();
+    run.proc.kill('SIGINT');
+    expect(await run.exited).toBe(130);
+    // the settling after a stop is bounded (10 s), the reads-only window skipped
+    expect(Date.now() - stoppedAt).toBeLessThan(30_000);
+    const doc = JSON.parse(run.stdout()) as RunResult;
+    expect(doc.partial!.stoppedAtSeconds).toBeGreaterThan(6);
+    expect(doc.partial!.stoppedAtSeconds).toBeLessThan(15);
+    expect(doc.scenario.durationSeconds).toBe(doc.partial!.stoppedAtSeconds);
+    expect(doc.replay!.reads.commandsPerRead).toBeNull();
+    expect(doc.summary.reads.total).toBeGreaterThan(0);
+    expect(run.stderr()).toMatch(/replay stopped; the report above is partial \(exit 130\)/);
+    await expectNothingLeft(doc.replay!.scratch!, doc.replay!.processes.map((p) => p.pid));
+  });
+
+  it('a driver killed outright leaves nothing behind: the watchdog stops the stack and removes the scratch space', async () => {
+    const path = writeScenario(dir, 'events-kill.yaml', EVENTS);
+    const run = start(['replay', path]);
+    const [, schema, keyPrefix] = await run.until(/scratch space: schema (\S+), keys under (\S+) and/, 60_000);
+    const [, server] = await run.until(/server \(pid (\d+)\)/, 120_000);
+    await run.until(/window: 30 s of the schedule/, 120_000);
+    run.proc.kill('SIGKILL');
+    await run.exited;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        await expectNothingLeft({ schema, keyPrefix }, [Number(server)]);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  });
+
+  it('refuses what it cannot replay in one line: a read rate over what the server sustains (with the largest that fits), bad options, unreachable services', async () => {
+    const path = writeScenario(dir, 'heavy.yaml', EVENTS.replace('sessionsPerUserPerDay: 15', 'sessionsPerUserPerDay: 20000'));
+    const heavy = feedlab(['replay', path, '--quiet']);
+    expect(heavy.code, heavy.stderr).toBe(2);
+    expect(oneLine(heavy.stderr)).toMatch(/^feedlab: replay: the schedule offers up to .* feed pages\/s .* the largest that fits is --time-scale [0-9.]+ \(or --users \d+ at time scale 20\)$/);
+
+    const events = writeScenario(dir, 'events-bad.yaml', EVENTS);
+    const bad: [string[], RegExp][] = [
+      [['replay', events, '--time-scale', '0'], /^feedlab: --time-scale must be at least/],
+      [['replay', events, '--policy', 'rate'], /^feedlab: replay: the rate policy decides per \(author, reader\) pair/],
+      [['replay', events, '--no-load'], /^feedlab: replay: --no-load, --replace, --schema, --key-prefix and --stream-prefix go with --target/],
+      [['replay', events, '--policy', 'push', '--policies', 'pull'], /^feedlab: replay: give --policy or --policies, not both$/],
+      [['replay', events, '--target', 'ftp://x'], /^feedlab: replay: --target must be an http:\/\/ URL/],
+      [['replay', events, '--users', '1'], /^feedlab: --users must be at least 2/],
+      [['replay'], /^feedlab: replay: a scenario file is required/],
+    ];
+    for (const [args, re] of bad) {
+      const r = feedlab(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(oneLine(r.stderr)).toMatch(re);
+    }
+    const down = feedlabEnv(['replay', events, '--quiet'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(down.code).toBe(3);
+    expect(oneLine(down.stderr)).toMatch(/^feedlab: replay: .*127\.0\.0\.1:1/);
+  });
+});
+
+function feedlabEnv(args: string[], env: Record<string, string>) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 120_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
