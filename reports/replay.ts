@@ -27,7 +27,7 @@ export function replaySections(r: RunResult): Section[] {
       title: 'Replay: what ran',
       rows: [
         ['stack', `${x.mode === 'self-contained' ? `self-contained at ${x.target} (schema ${x.scratch?.schema}, key prefix ${x.scratch?.keyPrefix}), removed afterwards` : `the deployment at ${x.target}`}`],
-        ['world', `${formatCount(m.users)} users, ${formatCount(m.follows)} follows, ${formatCount(x.world.historyPosts)} posts of the lease window; ${m.warm ? 'timelines and followee sets warm' : 'caches cold'}; fan-out workers ${m.workers.started} (asked ${m.workers.asked}, cap ${m.workers.cap})`],
+        ['world', `${formatCount(m.users)} users, ${formatCount(m.follows)} follows, ${formatCount(x.world.historyPosts)} posts of the lease window; ${m.warm ? 'timelines and followee sets warm' : 'caches cold'}; ${x.mode === 'target' ? "the deployment's fan-out workers" : `fan-out workers ${m.workers.started} (asked ${m.workers.asked}, cap ${m.workers.cap})`}`],
         ['time', `x${m.timeScale}: ${fmtSeconds(m.simulatedSeconds)} simulated in ${fmtSeconds(m.wallSeconds)} of wall time`],
         ['offered', `posts ${fmtRate(o.postsPerSecond.mean)} mean, ${fmtRate(o.postsPerSecond.peak)} peak; feed pages ${fmtRate(o.readsPerSecond.mean)} mean, ${fmtRate(o.readsPerSecond.peak)} peak (over 5 s)`],
         ['schedule', `${formatCount(x.schedule.posts)} posts, ${formatCount(x.schedule.sessions)} sessions, ${formatCount(x.schedule.pages)} pages; sha256 ${x.schedule.digest.slice(0, 16)}`],

@@ -13,6 +13,7 @@ import type { IntervalSample } from '../../sim/replay/result.js';
 import type { SaturationFigure } from '../../sim/replay/saturation.js';
 import type { RunResult } from '../../sim/result.js';
 import { formatBytes, formatCount } from '../../sim/scenario/units.js';
+import { serviceCliError } from '../service-command.js';
 import { machineRoom } from './room.js';
 import { Watchdog } from './processes.js';
 import { ReplayRefusal, ReplayStopped, replayPolicy, type ReplayEnv } from './run.js';
@@ -62,7 +63,16 @@ export interface ReplayOutcome {
   saturation: { own: SaturationFigure; autocannon: SaturationFigure | null } | null;
 }
 
+/** The replay, with the server code's errors as the CLI's (a refused load exits 2, an unreachable service 3). */
 export async function runReplay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOutcome> {
+  try {
+    return await replay(input, hooks);
+  } catch (err) {
+    throw serviceCliError('replay', err, () => false);
+  }
+}
+
+async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOutcome> {
   const { log } = hooks;
   const gp = hooks.progress('graph');
   const world = buildWorld(input.mapping, (f, d) => gp.update(f, d));

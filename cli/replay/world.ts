@@ -7,6 +7,7 @@ import { makePostId, MAX_WORKER_ID } from '../../core/post-id.js';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { bulkLoadGraph } from '../../server/store/bulk-load.js';
+import { StoreInputError } from '../../server/store/errors.js';
 import { migrate } from '../../server/store/migrate.js';
 import type { Store } from '../../server/store/pool.js';
 import { seedPosts } from '../../server/store/seed-posts.js';
@@ -65,13 +66,21 @@ export async function loadWorld(store: Store, world: LiveWorld, startMs: number,
   await migrate(store);
   const { graph, population, history } = world;
   const lastSeenMs = Float64Array.from(population.lastSeen, (s) => Math.round(startMs + s * 1000));
-  await bulkLoadGraph(store, graph, {
-    truncate: replace,
-    loadedAt: new Date(startMs),
-    lastSeenMs,
-    followerCounts: world.followerCounts,
-    onProgress: (f, d) => onProgress?.(f * 0.6, d),
-  });
+  try {
+    await bulkLoadGraph(store, graph, {
+      truncate: replace,
+      loadedAt: new Date(startMs),
+      lastSeenMs,
+      followerCounts: world.followerCounts,
+      onProgress: (f, d) => onProgress?.(f * 0.6, d),
+    });
+  } catch (err) {
+    // the loader's own advice names its flag; a replay's are --no-load and --replace
+    if (err instanceof StoreInputError && /already holds/.test(err.message)) {
+      throw new StoreInputError(`${err.message.replace(/; pass --truncate.*$/, '')}; pass --no-load (that graph is the one to replay) or --replace (replace it)`);
+    }
+    throw err;
+  }
   const n = history.author.length;
   const createdAtMs = Float64Array.from(history.offsetMs, (o) => startMs + o);
   const ids: string[] = new Array(n);
