@@ -2,11 +2,12 @@
 import { benchEngine } from './engine.js';
 import { benchGraph } from './graph.js';
 import { benchLoadGraph } from './load-graph.js';
+import { benchReplay } from './replay.js';
 import { benchServer } from './server.js';
 import { benchSimulate } from './simulate.js';
 
 const only = process.argv[2];
-const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer };
+const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer, replay: benchReplay };
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;
   console.log(`\n== ${name} ==`);
