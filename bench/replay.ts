@@ -18,9 +18,8 @@ import { availableParallelism } from 'node:os';
 import type { Redis } from 'ioredis';
 import { formatPolicy } from '../core/fanout-policy.js';
 import { CLI_MAIN, Watchdog } from '../cli/replay/processes.js';
-import { SATURATION } from '../cli/replay/run.js';
+import { REPLAY } from '../cli/replay/settings.js';
 import { dropScratch, scratchNames } from '../cli/replay/scratch.js';
-import { PARTITIONS } from '../cli/replay/session.js';
 import { startStack, type RunningStack } from '../cli/replay/stack.js';
 import { warmCaches } from '../cli/replay/warm.js';
 import { buildWorld, keptTimelines, loadWorld } from '../cli/replay/world.js';
@@ -156,7 +155,7 @@ async function benchDriver(redis: Redis, redisUrl: string, databaseUrl: string):
     const store = createStore({ databaseUrl, schema: scratch.schema, max: 8, applicationName: 'feedlab-bench-replay' });
     cleanup.add('close Postgres', () => store.pool.end());
     const loaded = await loadWorld(store, world, Date.now(), true);
-    const services = { redisUrl, databaseUrl, schema: scratch.schema, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: PARTITIONS, group: DEFAULT_GROUP };
+    const services = { redisUrl, databaseUrl, schema: scratch.schema, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP };
     const stack: RunningStack = await startStack(services, sc, policy, mapping.workers.started, randomBytes(32).toString('hex'), watchdog);
     cleanup.add('stop the server and workers', () => stack.stop());
     const kept = keptTimelines(world, policy);
@@ -184,10 +183,10 @@ async function benchDriver(redis: Redis, redisUrl: string, databaseUrl: string):
     // (a) the closed-loop maximum, both clients on the same reads, connections and durations
     const active = world.population.activeUsers;
     const path = `/v1/feed?limit=${sc.activity.pageSize}`;
-    const sat: SaturationOptions = { host: stack.host, port: stack.port, reads: Array.from(active, (u) => ({ path, token: stack.token(u) })), connections: SATURATION.connections, warmupMs: SATURATION.warmupMs, durationMs: SATURATION.maxMs };
+    const sat: SaturationOptions = { host: stack.host, port: stack.port, reads: Array.from(active, (u) => ({ path, token: stack.token(u) })), connections: REPLAY.saturation.connections, warmupMs: REPLAY.saturation.warmupMs, durationMs: REPLAY.saturation.maxMs };
     console.log(
       `closed loop (what \`feedlab replay --max\` runs): first pages of the ${fmt(active.length)} warm readers in turn, ${sat.connections} keep-alive connections, ` +
-        `${SATURATION.maxMs / 1000} s after ${SATURATION.warmupMs} ms of warm-up, ${CLOSED_ROUNDS} rounds in alternating order (the best of each is compared):`,
+        `${REPLAY.saturation.maxMs / 1000} s after ${REPLAY.saturation.warmupMs} ms of warm-up, ${CLOSED_ROUNDS} rounds in alternating order (the best of each is compared):`,
     );
     const best: Record<'feedlab' | 'autocannon', { fig: SaturationFigure; share: CpuShare } | null> = { feedlab: null, autocannon: null };
     for (let round = 0; round < CLOSED_ROUNDS; round++) {

@@ -42,7 +42,7 @@ export function replaySections(r: RunResult): Section[] {
         ['sent late (> 1 ms)', `${n(t.reads.lateGenerator + t.posts.lateGenerator)} by the driver, ${n(t.reads.lateNoConnection + t.posts.lateNoConnection)} waiting for a connection; send delay p99 ${ms(d.latency.sendDelay.p99Ms)}`],
         ['read latency from the send', `p50 ${ms(d.latency.reads.fromSent.p50Ms)}, p99 ${ms(d.latency.reads.fromSent.p99Ms)} (what a closed-loop tool would report)`],
         ['post latency', `p50 ${ms(d.latency.posts.fromIntended.p50Ms)}, p99 ${ms(d.latency.posts.fromIntended.p99Ms)}`],
-        ['driver', `${d.driver.cpuSeconds.toFixed(1)} CPU s (${n(d.driver.cpuMicrosPerRequest)} us a request), event-loop delay p99 ${ms(d.driver.loopDelayP99Ms)}; connections ${d.connections.peak} at most, ${d.connections.lost} lost`],
+        ['this process', `driver, probes and samplers: ${d.driver.cpuSeconds.toFixed(1)} CPU s (${n(d.driver.cpuMicrosPerRequest)} us a request), event-loop delay p99 ${ms(d.driver.loopDelayP99Ms)}; connections ${d.connections.peak} at most, ${d.connections.lost} lost`],
       ],
     },
   ];
@@ -54,6 +54,7 @@ export function replaySections(r: RunResult): Section[] {
   sections.push({
     title: 'Replay: fan-out, each figure by two sources',
     rows: [
+      ['how', `probes: every pulled and burst post and ${finite(f.probes.share) ? `${Math.round(100 * f.probes.share)}%` : 'a share'} of the others, up to nine active followers each (three the worker reaches last); a post appears between two polls: the midpoint is recorded (+-${f.probes.pollMs / 2} ms); workers: every delivery`],
       ['per follower, pushed', `workers p50 ${sec(wf.p50)}, p99 ${sec(wf.p99)}, max ${sec(wf.max)}; probes p50 ${sec(pf.p50)}, p99 ${sec(pf.p99)} (${n(f.probes.pairs)} followers of ${n(f.probes.posts)} posts, polled every ${f.probes.pollMs} ms): probe/workers ${ratio(f.agreement.followerP50)} at p50, ${ratio(f.agreement.followerP99)} at p99`],
       ['pulled posts', f.probes.pulledPosts > 0 ? `${n(f.probes.pulledPosts)} probed in their authors' lists, p50 ${sec(f.probes.pulledFollowerLag.p50)}, p99 ${sec(f.probes.pulledFollowerLag.p99)}, weighted by their ${n(f.probes.pulledFollowerLag.count)} live readers (in the summary's per-follower figure with the workers' pushed deliveries)` : 'none'],
       ['per post', `workers p50 ${sec(wp.p50)}, p99 ${sec(wp.p99)}; probes p50 ${sec(pp.p50)}, p99 ${sec(pp.p99)}: ${ratio(f.agreement.postP50)} at p50, ${ratio(f.agreement.postP99)} at p99`],

@@ -59,14 +59,14 @@ export function summarySections(r: RunResult): Section[] {
         ['writes per second', `${fmtRate(f.writesPerSecond.mean)} mean, ${fmtRate(f.writesPerSecond.peak)} peak second`],
         ['post lag', `p50 ${fmtSeconds(lag.p50)}, p99 ${fmtSeconds(lag.p99)}, max ${fmtSeconds(lag.max)} (mean ${fmtSeconds(lag.mean)})`],
         ['follower wait', `p50 ${fmtSeconds(fl.p50)}, p99 ${fmtSeconds(fl.p99)}, max ${fmtSeconds(fl.max)} (mean ${fmtSeconds(fl.mean)})`],
-        ['backlog', `peak ${count(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${count(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}${drain(f.backlog.drainSeconds)}`],
+        ['backlog', `peak ${count(f.backlog.peakWrites)} writes; ${f.backlog.endWrites > 0 ? `${count(f.backlog.endWrites)} still queued at the end, drained at ${fmtSeconds(f.backlog.drainedAtSeconds)}` : 'empty at the end'}${drain(f.backlog.drainSeconds)}${r.source === 'replay' ? "; estimated: the event log's waiting posts x the run's mean writes per pushed post" : ''}`],
         ['utilisation', `workers ${percent(f.workerUtilisation)}${r.source === 'replay' ? ' (their processes\' CPU)' : ''}, event-log partitions ${percent(f.partitionUtilisation)}`],
       ],
     },
     {
       title: 'Redis',
       rows: [
-        ['memory', `peak ${bytes(m.memoryBytes.peak)}, end ${bytes(m.memoryBytes.end)} (${count(m.timelines)} timelines, lists ${bytes(m.listBytes)})${r.source === 'replay' ? '; used_memory over the start, every key of the replay' : ''}`],
+        ['memory', `peak ${bytes(m.memoryBytes.peak)}, end ${bytes(m.memoryBytes.end)} (${count(m.timelines)} timelines, lists ${bytes(m.listBytes)})${r.source === 'replay' ? "; the replay's own keys by MEMORY USAGE at the end, the peak from used_memory over the window" : ''}`],
         ['documents\' 24 B/entry', `${bytes(m.naiveMemoryBytes.end)}: ${fixed(m.naiveUnderestimate, 1)}x under ${r.source === 'replay' ? 'what Redis used (MEMORY USAGE)' : 'the encoding model'}`],
         ['per shard', `${m.perShard.endBytes.length} shards, largest/mean ${fixed(m.perShard.imbalance, 3)}, peak utilisation ${percent(m.peakShardUtilisation)}`],
         ...(m.saturatedShards > 0

@@ -12,14 +12,14 @@ import { DEFAULT_DATABASE_URL } from '../../server/store/pool.js';
 import { replayMapping } from '../../sim/replay/mapping.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor } from '../../sim/run-scenario.js';
-import { formatCount } from '../../sim/scenario/units.js';
+import { formatCount, formatDuration } from '../../sim/scenario/units.js';
 import { judgeResult, verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, Progress, writeReport } from '../output.js';
 import { asInputError, exitOptions, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
-import { SATURATION } from '../replay/run.js';
+import { REPLAY } from '../replay/settings.js';
 import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
 import { stopKeys } from '../replay/stop-keys.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
@@ -116,12 +116,33 @@ export async function run(argv: string[]): Promise<number> {
       sc,
       {
         users: values.users !== undefined ? numberFlag('users', values.users, 0, { min: 2, integer: true }) : undefined,
-        timeScale: values['time-scale'] !== undefined ? numberFlag('time-scale', values['time-scale'], 1, { min: Number.MIN_VALUE }) : undefined,
+        timeScale: values['time-scale'] !== undefined ? positive('time-scale', values['time-scale']) : undefined,
         workers: values.workers !== undefined ? numberFlag('workers', values.workers, 1, { min: 1, max: 256, integer: true }) : undefined,
       },
       cores,
     ),
   );
+  const wall = mapping.wallSeconds;
+  if (wall < REPLAY.minWallSeconds || wall > REPLAY.maxWallSeconds) {
+    const lo = mapping.simulatedSeconds / REPLAY.maxWallSeconds;
+    const hi = mapping.simulatedSeconds / REPLAY.minWallSeconds;
+    throw new InputError(
+      `replay: at time scale ${mapping.timeScale} the ${formatDuration(mapping.simulatedSeconds)} scenario takes ${formatDuration(wall)} of wall time; a replay runs ${REPLAY.minWallSeconds} s to ${REPLAY.maxWallSeconds / 86_400} days: choose --time-scale from ${Number(lo.toPrecision(3))} to ${Number(hi.toPrecision(3))}`,
+    );
+  }
+  if (values.max && policies.length > 1) throw new InputError('replay --max measures one stack: give one --policy (or none)');
+  if (target) {
+    const prefix = values['key-prefix'] ?? '';
+    if (prefix === '' && values['no-load'] !== true) {
+      throw new InputError("replay --target: loading the world empties the deployment's caches, which needs its --key-prefix (an empty prefix would be the whole Redis database); or pass --no-load");
+    }
+    if (prefix === '' && sc.events.some((e) => e.kind === 'cacheLoss')) {
+      throw new InputError("replay --target: a cacheLoss event deletes keys by the deployment's --key-prefix, and an empty one would be the whole Redis database: give --key-prefix");
+    }
+    if (values['no-load'] && policies.length > 1) {
+      throw new InputError('replay --target --no-load: a live sweep starts every policy from the same loaded world; drop --no-load (with --key-prefix), or replay one policy');
+    }
+  }
   const quiet = values.quiet === true;
   const progress = (label: string) => new Progress(label, !quiet);
   const log = (line: string) => {
@@ -200,8 +221,10 @@ function report(all: RunResult[], policies: FanoutPolicy[], scenario: Scenario, 
       return null;
     }
     const rows = runs.map((r) => sweepRow(r, scenario.infrastructure.writesPerSecondPerWorker));
+    // the policy whose window was cut is named stopped; one stopped before its window began, and
+    // those after it, were not run
     const stoppedRun = all.find((r) => r.partial);
-    const stoppedPolicy = stoppedRun ? stoppedRun.policy : stopped && runs.length < policies.length ? formatPolicy(policies[runs.length]) : null;
+    const stoppedPolicy = stoppedRun ? stoppedRun.policy : null;
     const notRun = policies.slice(runs.length + (stoppedPolicy ? 1 : 0)).map(formatPolicy);
     const partial = stoppedPolicy || notRun.length > 0 ? { stoppedPolicy, stoppedAtSeconds: stoppedRun?.partial?.stoppedAtSeconds ?? null, notRun } : undefined;
     doc = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
@@ -231,7 +254,7 @@ function printMax(outcome: ReplayOutcome, policy: FanoutPolicy, json: boolean): 
   }
   const line = (s: NonNullable<typeof sat.autocannon>) =>
     `${s.tool.padEnd(10)} ${fmtRate(s.rate).padStart(10)}  p50 ${s.p50Ms.toFixed(2)} ms  p99 ${s.p99Ms.toFixed(2)} ms  ${s.connections} connections, ${s.seconds.toFixed(0)} s, ${s.completed} answered, ${s.errors + s.non2xx} errors; client CPU ${Math.round(s.clientCpuMicrosPerRequest)} us a request`;
-  process.stdout.write(`closed-loop maximum of GET /v1/feed (first pages of ${Math.min(SATURATION.readers, outcome.world.activeReaders)} readers, warm caches):\n  ${line(sat.own)}\n`);
+  process.stdout.write(`closed-loop maximum of GET /v1/feed (first pages of ${Math.min(REPLAY.saturation.readers, outcome.world.activeReaders)} readers, warm caches):\n  ${line(sat.own)}\n`);
   if (sat.autocannon) {
     const ratio = sat.autocannon.rate / sat.own.rate;
     process.stdout.write(`  ${line(sat.autocannon)}\n  autocannon / feedlab: ${ratio.toFixed(2)}\n`);
@@ -241,6 +264,13 @@ function printMax(outcome: ReplayOutcome, policy: FanoutPolicy, json: boolean): 
 
 function fmtRate(perSecond: number): string {
   return `${formatCount(perSecond)}/s`;
+}
+
+/** A positive number flag, refused in one line otherwise. */
+function positive(name: string, raw: string): number {
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v <= 0) throw new InputError(`--${name} must be a positive number, got "${raw}"`);
+  return v;
 }
 
 function parseTarget(raw: string): URL {

@@ -8,8 +8,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { InfrastructureError, InputError } from '../../sim/errors.js';
 import type { FiredEvent } from '../../sim/model/metrics.js';
 import type { MinuteSnapshot } from '../../sim/model/simulation.js';
-import type { ScenarioEvent } from '../../sim/scenario/types.js';
 import { ScenarioError } from '../../sim/run-scenario.js';
+import { seriesIntervalSeconds } from '../../sim/replay/mapping.js';
 import { runReplay, type ReplayInput } from '../replay/session.js';
 import type { LiveMessage } from './state.js';
 
@@ -31,9 +31,10 @@ function main(): void {
     post({ type: 'prepare', fraction, detail });
   };
   const m = input.mapping;
-  const interval = Math.max(1, 60 / m.timeScale);
+  const interval = seriesIntervalSeconds(m.timeScale);
   let baseline = 0;
   let peak = 0;
+  let fired: FiredEvent[] = [];
 
   runReplay(input, {
     log: (line) => prepare(fraction, line),
@@ -56,11 +57,12 @@ function main(): void {
         readP99Ms: bucket.reads.p99Ms,
         memoryBytes: sample.usedMemory - baseline,
         soFar: { followerLagP99Seconds: sample.followerLagP99SoFar, readP99Ms: bucket.reads.p99SoFarMs, peakMemoryBytes: (peak = Math.max(peak, sample.usedMemory - baseline)) },
-        events: firedBy(input, at),
+        events: fired.filter((e) => e.at <= at),
       };
       post({ type: 'minutes', index, snapshots: [snapshot] });
     },
     onFinished: (index, result) => post({ type: 'finished', index, result }),
+    onEvents: (events) => (fired = events),
     signal: aborter.signal,
   }).then(
     () => {
@@ -74,27 +76,6 @@ function main(): void {
       post({ type: 'error', input: isInput, infrastructure: err instanceof InfrastructureError, message, stack: err instanceof Error ? err.stack : undefined });
     },
   );
-}
-
-/** The scenario's events fired by wall second `at`, at their wall times (the report has the schedule's own lines). */
-function firedBy(input: ReplayInput, at: number): FiredEvent[] {
-  const tau = input.mapping.timeScale;
-  return input.mapping.scenario.events
-    .filter((e) => e.at / tau <= at)
-    .map((e) => ({ at: e.at / tau, kind: e.kind, detail: eventDetail(e) }));
-}
-
-function eventDetail(e: ScenarioEvent): string {
-  switch (e.kind) {
-    case 'celebrityBurst':
-      return `${e.accounts} accounts post within ${e.window}s simulated`;
-    case 'breakingNews':
-      return `post rate x${e.multiplier} for ${e.window}s simulated`;
-    case 'coldStartStorm':
-      return `${(e.share * 100).toFixed(0)}% of dormant users return within ${e.window}s simulated`;
-    case 'cacheLoss':
-      return `${e.shards} Redis shards lose their keys`;
-  }
 }
 
 main();

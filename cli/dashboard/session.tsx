@@ -50,6 +50,7 @@ export class LiveSession {
       if (!this.settled) this.fail(new Error(`the simulation thread exited with code ${code}`));
     });
     process.on('SIGINT', this.onSigint);
+    process.on('SIGTERM', this.onSigint);
     this.view = new LiveView(this.store, { onStop: (force) => this.stop(force) });
   }
 
@@ -85,6 +86,7 @@ export class LiveSession {
   /** Take the dashboard off the screen without a report (errors, a stop before anything ran). */
   async close(): Promise<void> {
     process.off('SIGINT', this.onSigint);
+    process.off('SIGTERM', this.onSigint);
     await this.view.close();
     if (!this.settled) {
       this.settled = true;

@@ -5,7 +5,7 @@
 // terminal went away), the watchdog stops every process it was told about and removes the scratch
 // space, so a replay never leaves a server, a worker, a schema or a key behind.
 //
-// Run as `node dist/cli/replay/reaper.js` by reaper-client.ts; not a feedlab command.
+// Started as `node dist/cli/replay/reaper.js` by processes.ts's Watchdog; not a feedlab command.
 import { appendFileSync } from 'node:fs';
 import { dropScratch, type Scratch } from './scratch.js';
 

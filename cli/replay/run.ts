@@ -16,12 +16,12 @@ import type { RunResult } from '../../sim/result.js';
 import { InputError } from '../errors.js';
 import { measureWindow } from './measure.js';
 import type { Watchdog } from './processes.js';
+import { commandsPerRead } from './commands-per-read.js';
+import { REPLAY } from './settings.js';
 import { startStack, targetStack, type RunningStack, type StackServices } from './stack.js';
 import { warmCaches } from './warm.js';
 import { keptTimelines, loadWorld, type LiveWorld } from './world.js';
 
-/** The closed loop that checks the machine's maximum read rate before the window. */
-export const SATURATION = { connections: 64, checkMs: 2_000, maxMs: 5_000, warmupMs: 500, readers: 2_000 } as const;
 
 export interface ReplayEnv {
   world: LiveWorld;
@@ -57,7 +57,7 @@ function checkStopped(signal: AbortSignal): void {
 
 function readsFor(env: ReplayEnv, stack: RunningStack): { path: string; token: string }[] {
   const active = env.world.population.activeUsers;
-  const n = Math.min(SATURATION.readers, active.length);
+  const n = Math.min(REPLAY.saturation.readers, active.length);
   const path = `/v1/feed?limit=${env.world.mapping.scenario.activity.pageSize}`;
   return Array.from({ length: n }, (_, i) => ({ path, token: stack.token(active[Math.floor((i * active.length) / n)]) }));
 }
@@ -65,9 +65,10 @@ function readsFor(env: ReplayEnv, stack: RunningStack): { path: string; token: s
 /** Closed-loop maximum read rate: ours (and autocannon's, for --max), side by side. */
 export async function saturation(env: ReplayEnv, stack: RunningStack, both: boolean): Promise<{ own: SaturationFigure; autocannon: SaturationFigure | null }> {
   const reads = readsFor(env, stack);
-  const o = { host: stack.host, port: stack.port, reads, connections: SATURATION.connections, warmupMs: SATURATION.warmupMs };
-  const own = await ownClosedLoop({ ...o, durationMs: both ? SATURATION.maxMs : SATURATION.checkMs });
-  const autocannon = both ? await autocannonClosedLoop({ ...o, durationMs: SATURATION.maxMs }) : null;
+  const sat = REPLAY.saturation;
+  const o = { host: stack.host, port: stack.port, reads, connections: sat.connections, warmupMs: sat.warmupMs };
+  const own = await ownClosedLoop({ ...o, durationMs: both ? sat.maxMs : sat.checkMs });
+  const autocannon = both ? await autocannonClosedLoop({ ...o, durationMs: sat.maxMs }) : null;
   return { own, autocannon };
 }
 
@@ -85,11 +86,10 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
   const sc = world.mapping.scenario;
   const say = (line: string) => env.log(`${label}: ${line}`);
 
-  // a fresh starting state: the caches empty, the world as loaded
-  if (env.target === null) {
-    await dropKeyspace(env.redis, keyspace(s.keyPrefix));
-    await dropKeyspace(env.redis, keyspace(s.streamPrefix));
-  }
+  // a fresh starting state: the caches empty (a target's only when the world is loaded anew: its
+  // event log stays), the world as loaded
+  if (env.target === null || env.load) await dropKeyspace(env.redis, keyspace(s.keyPrefix));
+  if (env.target === null) await dropKeyspace(env.redis, keyspace(s.streamPrefix));
   let loadSeconds = NaN;
   if (env.load) {
     const p = env.progress(`${label}: loading`);
@@ -103,7 +103,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
   const stack =
     env.target === null
       ? await startStack(s, sc, policy, world.mapping.workers.started, env.tokenSecret, env.watchdog)
-      : await targetStack(env.target, s, policy, env.tokenSecret);
+      : await targetStack(env.target, s, policy, env.tokenSecret, env.redis);
   if (env.target === null) say(`server (pid ${stack.processes[0].pid}) and ${stack.workerNames.length} worker process${stack.workerNames.length === 1 ? '' : 'es'} up on http://${stack.host}:${stack.port}, policy ${formatPolicy(policy)}`);
   try {
     let warm: { readers: number; seconds: number } | null = null;
@@ -139,6 +139,21 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
       if (refusal) throw new ReplayRefusal(`replay: ${refusal}`);
       say(`the server sustains ${Math.round(sat.own.rate).toLocaleString('en-US')} reads/s closed-loop; the schedule peaks at ${Math.round(env.offered.readsPerSecond.peak).toLocaleString('en-US')}/s`);
     }
+    // commands per read on the warm steady state, before any post, cache loss or storm
+    const p0 = env.progress(`${label}: commands per read`);
+    p0.update(0, `an idle and a reads-only window of ${REPLAY.readsOnlyMs / 1000} s each`);
+    const readsOnly = await commandsPerRead({
+      redis: env.redis,
+      host: stack.host,
+      port: stack.port,
+      token: stack.token,
+      readers: world.population.activeUsers,
+      pageSize: sc.activity.pageSize,
+      rate: env.offered.readsPerSecond.mean,
+      signal: env.signal,
+    });
+    p0.done();
+    checkStopped(env.signal);
 
     const pgPort = Number(new URL(resolveDatabaseUrl(s.databaseUrl)).port || 5432);
     const cpu = new CpuMeter(env.redis, null, pgPort, async (ports) => {
@@ -190,11 +205,12 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
       target: {
         mode: env.target === null ? 'self-contained' : 'target',
         url: env.target === null ? `http://${stack.host}:${stack.port}` : env.target.toString(),
-        scratch: env.target === null ? { schema: s.schema, keyPrefix: s.keyPrefix } : null,
+        scratch: env.target === null ? { schema: s.schema, keyPrefix: s.keyPrefix, streamPrefix: s.streamPrefix } : null,
         processes: stack.processes.map((p) => ({ name: p.name, pid: p.pid })),
       },
       world: { users: world.graph.users, follows: world.graph.edges, historyPosts: world.history.author.length, loadSeconds, warm },
       baselineUsedMemory: baseline,
+      commands: { window: figures.commandsWindow, readsOnly },
       saturation: { own: sat?.own ?? null, autocannon: sat?.autocannon ?? null },
       events: world.schedule.events.map((e) => ({ ...e, at: e.at / world.mapping.timeScale })),
     });

@@ -13,7 +13,8 @@ export interface Scratch {
   streamPrefix: string;
 }
 
-/** Scratch names: `replay_<pid>_<tag>` and `feedlab:replay:<pid>_<tag>:`. */
+/** Scratch names: `replay_<pid>_<tag>`, keys `feedlab:replay:<pid>_<tag>:`, the event log `feedlab:replay-events:<pid>_<tag>`
+ * (not under the key prefix: a cache loss takes keys by the key prefix, and must leave the log). */
 export function scratchNames(redisUrl: string, databaseUrl: string): Scratch {
   const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
   return {
@@ -21,7 +22,7 @@ export function scratchNames(redisUrl: string, databaseUrl: string): Scratch {
     databaseUrl,
     schema: `replay_${tag}`,
     keyPrefix: `feedlab:replay:${tag}:`,
-    streamPrefix: `feedlab:replay:${tag}:events`,
+    streamPrefix: `feedlab:replay-events:${tag}`,
   };
 }
 

@@ -11,18 +11,18 @@ import type { IntervalFigures } from '../../sim/replay/driver.js';
 import type { ReplayMapping } from '../../sim/replay/mapping.js';
 import type { IntervalSample } from '../../sim/replay/result.js';
 import type { SaturationFigure } from '../../sim/replay/saturation.js';
+import type { FiredEvent } from '../../sim/model/metrics.js';
 import type { RunResult } from '../../sim/result.js';
 import { formatBytes, formatCount } from '../../sim/scenario/units.js';
 import { serviceCliError } from '../service-command.js';
 import { machineRoom } from './room.js';
+import { REPLAY } from './settings.js';
 import { Watchdog } from './processes.js';
 import { ReplayRefusal, ReplayStopped, replayPolicy, type ReplayEnv } from './run.js';
 import { dropScratch, scratchNames, type Scratch } from './scratch.js';
 import { connectServiceRedis, openServiceStore } from './services.js';
 import { buildWorld, type LiveWorld } from './world.js';
 
-/** The event-log partitions of the self-contained stack (the server's default). */
-export const PARTITIONS = 16;
 
 /** Everything a replay needs, as plain data (it crosses into a worker thread). */
 export interface ReplayInput {
@@ -50,6 +50,8 @@ export interface ReplayHooks {
   onStart?: (index: number, policy: string, wallSeconds: number, baselineUsedMemory: number) => void;
   onInterval?: (index: number, bucket: IntervalFigures, sample: IntervalSample) => void;
   onFinished?: (index: number, result: RunResult) => void;
+  /** The scenario's events as the schedule describes them, at their wall times (once the world is built). */
+  onEvents?: (events: FiredEvent[]) => void;
   signal: AbortSignal;
 }
 
@@ -85,6 +87,7 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
       `(${Math.round(m.simulatedSeconds / 60)} simulated minutes); ${m.workers.started} fan-out worker process${m.workers.started === 1 ? '' : 'es'}`,
   );
   for (const note of m.notes) log(note);
+  hooks.onEvents?.(world.schedule.events.map((e) => ({ ...e, at: e.at / m.timeScale })));
 
   const target = input.target === null ? null : new URL(input.target);
   const scratch: Scratch | null = target ? null : scratchNames(input.redisUrl, input.databaseUrl);
@@ -94,7 +97,7 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
     schema: scratch?.schema ?? input.schema,
     keyPrefix: scratch?.keyPrefix ?? input.keyPrefix,
     streamPrefix: scratch?.streamPrefix ?? input.streamPrefix,
-    partitions: PARTITIONS,
+    partitions: REPLAY.partitions,
     group: DEFAULT_GROUP,
   };
   const redis = await connectServiceRedis(input.redisUrl, 'feedlab-replay');
@@ -116,7 +119,10 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
     store = await openServiceStore(input.databaseUrl, services.schema, 'feedlab-replay');
     // the starting state must fit before anything is written
     const room = await machineRoom(redis, store, target === null);
-    const fp = startingFootprint(m.scenario, world.graph, world.population, world.history, input.policies[0], world.followerCounts);
+    // the largest starting state of the policies (push keeps every timeline, pull none)
+    const fp = input.policies
+      .map((p) => startingFootprint(m.scenario, world.graph, world.population, world.history, p, world.followerCounts))
+      .reduce((a, b) => (b.redisBytes > a.redisBytes ? b : a));
     const refusal = footprintRefusal(fp, room, m.users);
     if (refusal) throw new ReplayRefusal(`replay: ${refusal}`);
     log(`starting state: ${formatCount(fp.timelines)} warm timelines (~${formatBytes(fp.redisBytes)} in Redis), ~${formatBytes(fp.postgresBytes)} in Postgres`);
@@ -147,7 +153,8 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
       let r;
       try {
         r = await replayPolicy(
-          { ...env, onStart: (wall, baseline) => hooks.onStart?.(i, formatPolicy(policy), wall, baseline), onInterval: (b, s) => hooks.onInterval?.(i, b, s) },
+          // a target's tables hold the world loaded for the policy before: replace it
+          { ...env, replace: env.replace || i > 0, onStart: (wall, baseline) => hooks.onStart?.(i, formatPolicy(policy), wall, baseline), onInterval: (b, s) => hooks.onInterval?.(i, b, s) },
           policy,
           label,
         );

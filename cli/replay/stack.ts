@@ -4,11 +4,13 @@
 // target: the running deployment, its workers switched to the policy through the runtime policy key.
 import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { signToken } from '../../server/auth/token.js';
-import { closeRedis, keyspace } from '../../server/cache/redis.js';
+import type { Redis } from 'ioredis';
+import { keyspace } from '../../server/cache/redis.js';
+import { RUNTIME_POLICY_KEY } from '../../server/worker/config.js';
 import { setRuntimePolicy } from '../../server/worker/process.js';
 import type { Scenario } from '../../sim/scenario/types.js';
-import { connectServiceRedis } from './services.js';
 import { ServiceProcess, type Watchdog } from './processes.js';
+import { REPLAY } from './settings.js';
 
 /** Where the stack's services are and how they are named. */
 export interface StackServices {
@@ -32,8 +34,6 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-/** How long a service may take to start (migrations included). */
-const START_TIMEOUT_MS = 60_000;
 /** Tokens outlive any replay (they are scratch secrets). */
 const TOKEN_TTL_SECONDS = 24 * 3600;
 
@@ -87,7 +87,7 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
     const server = ServiceProcess.start('server', ['serve', '--port', '0', '--host', '127.0.0.1', ...commonArgs(s, sc, policy)], commonEnv(s, sc, policy, secret));
     started.push(server);
     tell();
-    const m = await server.ready(/listening on http:\/\/([0-9.]+):(\d+)/, START_TIMEOUT_MS);
+    const m = await server.ready(/listening on http:\/\/([0-9.]+):(\d+)/, REPLAY.startTimeoutMs);
     const workerNames: string[] = [];
     for (let i = 1; i <= workers; i++) {
       const name = `worker ${i}`;
@@ -100,7 +100,7 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
       workerNames.push(name);
     }
     tell();
-    await Promise.all(started.filter((p) => p.name !== 'server').map((p) => p.ready(/^feedlab worker: ready: /, START_TIMEOUT_MS)));
+    await Promise.all(started.filter((p) => p.name !== 'server').map((p) => p.ready(/^feedlab worker: ready: /, REPLAY.startTimeoutMs)));
     return { host: m[1], port: Number(m[2]), processes: started, workerNames, token: tokens(secret), stop };
   } catch (err) {
     await stop();
@@ -113,12 +113,14 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
  * API keeps the read threshold it started with; the registry of pulled authors keeps its reads
  * right whatever the workers pull, at the cost of merging lists it no longer needs).
  */
-export async function targetStack(url: URL, s: StackServices, policy: FanoutPolicy, secret: string): Promise<RunningStack> {
-  const redis = await connectServiceRedis(s.redisUrl, 'feedlab-replay-policy');
-  try {
-    await setRuntimePolicy(redis, keyspace(s.keyPrefix), formatPolicy(policy));
-  } finally {
-    await closeRedis(redis);
-  }
-  return { host: url.hostname, port: Number(url.port || 80), processes: [], workerNames: [], token: tokens(secret), stop: async () => {} };
+export async function targetStack(url: URL, s: StackServices, policy: FanoutPolicy, secret: string, redis: Redis): Promise<RunningStack> {
+  const keys = keyspace(s.keyPrefix);
+  const before = await redis.get(keys.key(RUNTIME_POLICY_KEY));
+  await setRuntimePolicy(redis, keys, formatPolicy(policy));
+  // the deployment gets back the runtime policy it had (none: its configured one)
+  const stop = async () => {
+    if (before === null) await setRuntimePolicy(redis, keys, null);
+    else await redis.set(keys.key(RUNTIME_POLICY_KEY), before);
+  };
+  return { host: url.hostname, port: Number(url.port || 80), processes: [], workerNames: [], token: tokens(secret), stop };
 }

@@ -14,9 +14,8 @@ import type { Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
 import { getRequest, openConnections, overConnections, request } from '../../sim/replay/http-client.js';
 import type { Scenario } from '../../sim/scenario/types.js';
+import { REPLAY } from './settings.js';
 
-/** Reads in flight during the warm pass. */
-const WARM_CONNECTIONS = 32;
 
 export interface WarmFigures {
   readers: number;
@@ -42,7 +41,7 @@ export async function warmCaches(o: {
 }): Promise<WarmFigures> {
   const t0 = performance.now();
   const hostHeader = `${o.host}:${o.port}`;
-  const conns = await openConnections(o.host, o.port, Math.min(WARM_CONNECTIONS, Math.max(1, o.readers.length)));
+  const conns = await openConnections(o.host, o.port, Math.min(REPLAY.warmConnections, Math.max(1, o.readers.length)));
   let done = 0;
   const failures = new Map<number, number>();
   try {
@@ -71,7 +70,7 @@ export async function warmCaches(o: {
         await timelines.rebuild(u, () => repo.rebuildTimeline(u, Date.now() - leaseMs, sc.policy.timelineCap, Math.min(threshold, Number.MAX_SAFE_INTEGER)));
       }
     };
-    await Promise.all(Array.from({ length: 8 }, lane));
+    await Promise.all(Array.from({ length: REPLAY.warmRebuildLanes }, lane));
   }
   o.onProgress?.(1, `${o.readers.length} readers`);
   return { readers: o.readers.length, dormantTimelines: o.dormantKept.length, seconds: (performance.now() - t0) / 1000 };

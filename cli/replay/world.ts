@@ -13,6 +13,7 @@ import type { Store } from '../../server/store/pool.js';
 import { seedPosts } from '../../server/store/seed-posts.js';
 import type { FollowerGraph } from '../../sim/graph/graph.js';
 import type { Population } from '../../sim/model/population.js';
+import { keptAtStart } from '../../sim/replay/capacity.js';
 import { policyFollowerCounts, withFileUsers, type ReplayMapping } from '../../sim/replay/mapping.js';
 import { prepare, scenarioGraph } from '../../sim/run-scenario.js';
 import { historyPosts, postText, type History } from '../../sim/workload/history.js';
@@ -59,7 +60,8 @@ export interface LoadFigures {
 
 /**
  * Migrate, then replace the schema's users, follows and posts with the world as of `startMs` (the
- * wall time the measured window starts from): last-seen times and post times are offsets from it.
+ * load's own time; the window starts after the warm pass, some seconds later): last-seen times and
+ * post times are offsets from it.
  */
 export async function loadWorld(store: Store, world: LiveWorld, startMs: number, replace: boolean, onProgress?: (fraction: number, detail: string) => void): Promise<LoadFigures> {
   const t0 = performance.now();
@@ -97,14 +99,8 @@ export async function loadWorld(store: Store, world: LiveWorld, startMs: number,
   return { users: graph.users, follows: graph.edges, posts: n, seconds: (performance.now() - t0) / 1000 };
 }
 
-/**
- * Users whose timelines the simulator keeps warm at the start (sim/model/simulation.ts): the active,
- * and the dormant ones the fan-out still writes to (every one without dormant skipping; with it,
- * those away for less than the lease).
- */
+/** The readers the warm pass reads (the active) and the dormant ones whose timelines are kept too (capacity.ts keptAtStart). */
 export function keptTimelines(world: LiveWorld, policy: FanoutPolicy): { active: Int32Array; dormantKept: number[] } {
-  const lease = world.mapping.scenario.policy.leaseDays * SECONDS_PER_DAY;
-  const dormantKept: number[] = [];
-  for (const u of world.population.dormantUsers) if (!policy.skipDormant || -world.population.lastSeen[u] < lease) dormantKept.push(u);
-  return { active: world.population.activeUsers, dormantKept };
+  const kept = keptAtStart(world.mapping.scenario, world.population, policy);
+  return { active: world.population.activeUsers, dormantKept: Array.from(world.population.dormantUsers).filter((u) => kept[u] === 1) };
 }

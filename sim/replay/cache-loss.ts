@@ -15,7 +15,9 @@ export interface CacheLossFigures {
   seconds: number;
 }
 
-export async function loseShards(redis: Redis, keyPrefix: string, lost: number, shards: number): Promise<CacheLossFigures> {
+/** `keyPrefix` must not be empty (that would be every key of the database); keys under `streamPrefix` (the event log) stay. */
+export async function loseShards(redis: Redis, keyPrefix: string, streamPrefix: string, lost: number, shards: number): Promise<CacheLossFigures> {
+  if (keyPrefix === '') throw new RangeError('a cache loss needs the key prefix of the replay: an empty one is the whole database');
   const t0 = performance.now();
   let keys = 0;
   let timelines = 0;
@@ -23,7 +25,7 @@ export async function loseShards(redis: Redis, keyPrefix: string, lost: number, 
   do {
     const [next, batch] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 2000);
     cursor = next;
-    const gone = batch.filter((k) => !KEPT.test(k.slice(keyPrefix.length)) && onLostShard(k, lost, shards));
+    const gone = batch.filter((k) => !k.startsWith(streamPrefix) && !KEPT.test(k.slice(keyPrefix.length)) && onLostShard(k, lost, shards));
     if (gone.length > 0) {
       keys += await redis.unlink(...gone);
       for (const k of gone) if (k.endsWith(':home')) timelines++;

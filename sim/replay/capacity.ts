@@ -79,6 +79,21 @@ const POST_ROW_BYTES = 330;
 const USER_ROW_BYTES = 150;
 
 /**
+ * 1 for the users whose timelines the simulator keeps warm at the start (sim/model/simulation.ts):
+ * the active, and the dormant ones the fan-out still writes to (every one without dormant skipping;
+ * with it, those away for less than the lease).
+ */
+export function keptAtStart(sc: Scenario, pop: Population, policy: FanoutPolicy): Uint8Array {
+  const lease = sc.policy.leaseDays * SECONDS_PER_DAY;
+  const kept = new Uint8Array(pop.users);
+  for (let u = 0; u < pop.users; u++) {
+    const dormant = isDormant(pop.lastSeen[u], 0, sc.policy.dormantDays);
+    kept[u] = !dormant || !policy.skipDormant || -pop.lastSeen[u] < lease ? 1 : 0;
+  }
+  return kept;
+}
+
+/**
  * The starting state's size: each kept timeline holds its pushed followees' history posts of the
  * lease window (capped), each pulled author a list of its own. Exact counts over the history, O(history
  * posts x followers).
@@ -88,11 +103,7 @@ export function startingFootprint(sc: Scenario, graph: FollowerGraph, pop: Popul
   const lease = sc.policy.leaseDays * SECONDS_PER_DAY;
   const length = new Uint32Array(graph.users);
   const listLength = new Uint32Array(graph.users);
-  const kept = new Uint8Array(graph.users);
-  for (let u = 0; u < graph.users; u++) {
-    const dormant = isDormant(pop.lastSeen[u], 0, sc.policy.dormantDays);
-    kept[u] = !dormant || !policy.skipDormant || -pop.lastSeen[u] < lease ? 1 : 0;
-  }
+  const kept = keptAtStart(sc, pop, policy);
   for (let i = 0; i < history.author.length; i++) {
     const a = history.author[i];
     if (pullsAuthor(policy, followerCounts[a], policy.threshold)) {

@@ -9,10 +9,16 @@
 // reader's next read rebuilds it from Postgres, with the post), so only a timeline that exists and
 // never gets the post counts as not seen.
 //
-// A pulled post is visible to every reader who merges its author's list once it is in that list
-// (the API adds it there before answering 201): one key stands for its whole live audience, and its
-// lag is recorded with that audience as the weight (pulledFollowerLag), so that pushed and pulled
-// deliveries add up per follower as the simulator counts them.
+// When a post appeared is only known to within a poll: between the last poll that did not find it
+// (or the post's creation, for the first poll) and the Redis execution of the one that did (the
+// midpoint of its pipeline's send and answer). The lag recorded is the middle of that interval, so
+// the resolution is half the poll interval plus half a pipeline round trip.
+//
+// A pulled post is visible to every reader who merges its author's list once it is in that list.
+// The API adds it there before answering 201, so a pulled post found at its first poll appeared no
+// later than the 201 arrived: its interval ends there. One key stands for its whole live audience,
+// and its lag is recorded with that audience as the weight (pulledFollowerLag), so that pushed and
+// pulled deliveries add up per follower as the simulator counts them; pulledPostLag has it once per post.
 import type { Redis } from 'ioredis';
 import { authorPostsKey, timelineKey } from '../../core/keys.js';
 import { DurationRecorder } from '../metrics/recorder.js';
@@ -41,6 +47,10 @@ interface Pair {
   probe: number;
   /** Followers the pair stands for: 1 for a timeline, the live audience for a pulled post's list. */
   weight: number;
+  /** When the post was last polled and not there (ms since epoch); -1 before the first poll. */
+  lastMiss: number;
+  /** No later than this it was there if the first poll finds it (a pulled post: its 201's arrival); Infinity: unknown. */
+  firstBound: number;
 }
 
 interface WatchedPost {
@@ -57,6 +67,8 @@ export interface ProbeFigures {
   followerLag: ReturnType<DurationRecorder['summary']>;
   /** Pulled posts: the list write's lag, each weighted by the post's live audience, seconds. */
   pulledFollowerLag: ReturnType<DurationRecorder['summary']>;
+  /** Pulled posts: the same lag, once per post. */
+  pulledPostLag: ReturnType<DurationRecorder['summary']>;
   pulledPosts: number;
   /** Per probed post (its last probed follower), seconds. */
   postLag: ReturnType<DurationRecorder['summary']>;
@@ -68,11 +80,15 @@ export interface ProbeFigures {
   skippedPosts: number;
   polls: number;
   pollMs: number;
+  /** Share of ordinary posts the caller chose to probe (it probes every pulled and burst post); set by the caller. */
+  share?: number;
   /** Per series bucket of creation: probed follower lag p99, seconds (NaN: nothing probed). */
   lagP99ByBucket: number[];
   histogram: string;
   /** HDR (µs) of pulledFollowerLag, weighted: mergeable with the workers' pushed per-follower histogram. */
   pulledHistogram: string;
+  /** HDR (µs) of pulledPostLag: mergeable with the workers' pushed per-post histogram. */
+  pulledPostHistogram: string;
 }
 
 export class FanoutProbe {
@@ -81,6 +97,7 @@ export class FanoutProbe {
   private readonly followerLag = new DurationRecorder();
   private readonly postLag = new DurationRecorder();
   private readonly pulledLag = new DurationRecorder();
+  private readonly pulledPostLag = new DurationRecorder();
   private pulledPosts = 0;
   private readonly byBucket = new Map<number, DurationRecorder>();
   /** Follower lags seen since the live view last asked (takeRecentP99). */
@@ -110,9 +127,10 @@ export class FanoutProbe {
 
   /**
    * Watch a post: created at `createdAt` (ms), by `author`; `followers` are the probed readers (an
-   * empty list for a pulled post, watched in its author's list instead, standing for `audience` readers).
+   * empty list for a pulled post, watched in its author's list instead, standing for `audience` readers,
+   * and in it by `answeredAt`, when its 201 arrived).
    */
-  watch(postId: string, createdAt: number, author: number, followers: readonly number[], pulled: boolean, audience = 1): void {
+  watch(postId: string, createdAt: number, author: number, followers: readonly number[], pulled: boolean, audience = 1, answeredAt = Infinity): void {
     const keys = pulled ? [this.o.keyPrefix + authorPostsKey(author)] : followers.map((u) => this.o.keyPrefix + timelineKey(u));
     const weight = pulled ? Math.max(1, audience) : 1;
     if (keys.length === 0) return;
@@ -123,7 +141,8 @@ export class FanoutProbe {
     const probe = this.posts.length;
     const bucket = Math.floor((createdAt - this.o.startedAtMs) / this.o.intervalMs);
     this.posts.push({ pending: keys.length, lastSeenMs: -Infinity, bucket, createdAt });
-    for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe, weight });
+    const firstBound = pulled ? answeredAt : Infinity;
+    for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe, weight, lastMiss: -1, firstBound });
     this.pairCount += keys.length;
     if (pulled) this.pulledPosts++;
   }
@@ -160,6 +179,7 @@ export class FanoutProbe {
       pairs: this.pairCount,
       followerLag: this.followerLag.summary(),
       pulledFollowerLag: this.pulledLag.summary(),
+      pulledPostLag: this.pulledPostLag.summary(),
       pulledPosts: this.pulledPosts,
       postLag: this.postLag.summary(),
       missingTimelines: this.missing,
@@ -170,6 +190,7 @@ export class FanoutProbe {
       lagP99ByBucket: Array.from({ length: this.byBucket.size === 0 ? 0 : buckets }, (_, b) => this.byBucket.get(b)?.percentile(99) ?? NaN),
       histogram: this.followerLag.encoded(),
       pulledHistogram: this.pulledLag.encoded(),
+      pulledPostHistogram: this.pulledPostLag.encoded(),
     };
   }
 
@@ -189,6 +210,7 @@ export class FanoutProbe {
       p.zscore(pair.key, pair.post);
     }
     let replies: [Error | null, unknown][];
+    const sent = this.clock();
     try {
       replies = ((await p.exec()) ?? []) as [Error | null, unknown][];
     } catch {
@@ -196,7 +218,8 @@ export class FanoutProbe {
       return;
     }
     this.polls++;
-    const now = this.clock();
+    // when Redis ran it, to within half the round trip
+    const now = (sent + this.clock()) / 2;
     for (let i = 0; i < batch.length; i++) {
       const pair = batch[i];
       const [e1, exists] = replies[2 * i] ?? [new Error('no reply'), null];
@@ -207,14 +230,19 @@ export class FanoutProbe {
         continue;
       }
       if (score !== null) {
-        const lag = Math.max(0, now - pair.createdAt) / 1000;
+        const from = pair.lastMiss < 0 ? pair.createdAt : pair.lastMiss;
+        const to = pair.lastMiss < 0 ? Math.min(now, pair.firstBound) : now;
+        const lag = Math.max(0, (from + to) / 2 - pair.createdAt) / 1000;
         if (pair.weight === 1) this.followerLag.record(lag);
-        else this.pulledLag.record(lag, pair.weight);
+        else {
+          this.pulledLag.record(lag, pair.weight);
+          this.pulledPostLag.record(lag);
+        }
         this.recent.record(lag, pair.weight);
         let rec = this.byBucket.get(pair.bucket);
         if (!rec) this.byBucket.set(pair.bucket, (rec = new DurationRecorder()));
         rec.record(lag, pair.weight);
-        post.lastSeenMs = Math.max(post.lastSeenMs, now);
+        post.lastSeenMs = Math.max(post.lastSeenMs, (from + to) / 2);
         this.settle(post);
       } else if (exists === 0) {
         this.missing++;
@@ -223,6 +251,7 @@ export class FanoutProbe {
         this.notSeen++;
         this.settle(post);
       } else {
+        pair.lastMiss = now;
         this.pairs.push(pair);
       }
     }

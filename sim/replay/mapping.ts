@@ -107,6 +107,11 @@ export function replayMapping(sc: Scenario, overrides: ReplayOverrides, cores: n
   return mapping;
 }
 
+/** Seconds of a series column in a replay: the wall time one simulated minute takes (at least a second). */
+export function seriesIntervalSeconds(timeScale: number): number {
+  return Math.max(1, 60 / timeScale);
+}
+
 /** A graph-file mapping once the file's accounts are known. */
 export function withFileUsers(m: ReplayMapping, fileUsers: number): ReplayMapping {
   if (Number.isFinite(m.users)) return m;

@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import * as hdr from 'hdr-histogram-js';
 import { eventStreamKey, TIMELINE_WRITES_KEY, WORKER_METRICS_KEY } from '../../core/keys.js';
+import { newHistogram } from './http-client.js';
 import { HISTOGRAM_UNITS_PER_MS, parseExportedMetrics, type CounterName, type HistogramName } from '../../core/worker-metrics.js';
 
 /** Calls per command since the server started (or CONFIG RESETSTAT), scripts' inner commands included. */
@@ -65,7 +66,7 @@ export async function fleetFigures(redis: Redis, keyPrefix: string): Promise<Fle
       if (!v) continue;
       const decoded = hdr.decodeFromCompressedBase64(v.encoded, 64, false);
       let entry = out.histograms.get(name);
-      if (!entry) out.histograms.set(name, (entry = { h: hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 }), sumMs: 0 }));
+      if (!entry) out.histograms.set(name, (entry = { h: newHistogram(), sumMs: 0 }));
       entry.h.add(decoded);
       entry.sumMs += v.sumMs;
     }
@@ -73,9 +74,45 @@ export async function fleetFigures(redis: Redis, keyPrefix: string): Promise<Fle
   return out;
 }
 
+/**
+ * What the workers did between two readings: counters and histograms of `after` less `before` (a
+ * running deployment's workers publish since they started). A worker that restarted meanwhile
+ * cannot be subtracted: its figures are then taken whole, and `exact` says so.
+ */
+export function fleetDelta(before: FleetFigures, after: FleetFigures): FleetFigures & { exact: boolean } {
+  let exact = true;
+  const counters: FleetFigures['counters'] = {};
+  for (const [name, n] of Object.entries(after.counters) as [CounterName, number][]) {
+    const d = n - (before.counters[name] ?? 0);
+    if (d < 0) exact = false;
+    counters[name] = d < 0 ? n : d;
+  }
+  const histograms: FleetFigures['histograms'] = new Map();
+  for (const [name, a] of after.histograms) {
+    const b = before.histograms.get(name);
+    const h = newHistogram();
+    h.add(a.h);
+    let sumMs = a.sumMs;
+    if (b && b.h.totalCount > 0) {
+      try {
+        if (b.h.totalCount > a.h.totalCount) throw new RangeError('fewer samples after than before');
+        h.subtract(b.h);
+        sumMs -= b.sumMs;
+      } catch {
+        exact = false;
+        h.reset();
+        h.add(a.h);
+        sumMs = a.sumMs;
+      }
+    }
+    histograms.set(name, { h, sumMs });
+  }
+  return { workers: after.workers, counters, histograms, exact };
+}
+
 /** Seconds: mean, p50, p90, p99, p99.9, max of merged histograms (NaN when empty). */
 export function latencySeconds(...entries: ({ h: hdr.Histogram; sumMs: number } | undefined)[]): { count: number; mean: number; p50: number; p90: number; p99: number; p999: number; max: number } {
-  const h = hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 });
+  const h = newHistogram();
   let sumMs = 0;
   for (const e of entries) {
     if (!e) continue;
@@ -89,7 +126,7 @@ export function latencySeconds(...entries: ({ h: hdr.Histogram; sumMs: number } 
 
 /** The merged histograms of these names, compressed (mergeable with hdr-histogram-js). */
 export function encodeMerged(fleet: FleetFigures, names: HistogramName[]): string {
-  const h = hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 });
+  const h = newHistogram();
   for (const n of names) {
     const e = fleet.histograms.get(n);
     if (e) h.add(e.h);

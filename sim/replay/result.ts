@@ -28,6 +28,15 @@ import { bucketQuantile, type ServerCounters } from './server-metrics.js';
 
 /** A run whose other processes took more than this share of the machine on average is marked contended. */
 export const CONTENDED_OTHER_SHARE = 0.25;
+/** ... and so is one whose Redis grew by more than this much besides the replay's own keys (another tenant wrote to it). */
+export const CONTENDED_MEMORY_SHARE = 0.25;
+
+/** Where a self-contained replay kept its data (all of it removed afterwards). */
+export interface Scratchpad {
+  schema: string;
+  keyPrefix: string;
+  streamPrefix: string;
+}
 
 /** One series interval's samples, taken as it closed. */
 export interface IntervalSample {
@@ -56,7 +65,7 @@ export interface ReplayMeasurements {
   digest: string;
   offered: OfferedLoad;
   policy: string;
-  target: { mode: 'self-contained' | 'target'; url: string; scratch: { schema: string; keyPrefix: string } | null; processes: { name: string; pid: number }[] };
+  target: { mode: 'self-contained' | 'target'; url: string; scratch: Scratchpad | null; processes: { name: string; pid: number }[] };
   world: { users: number; follows: number; historyPosts: number; loadSeconds: number; warm: { readers: number; seconds: number } | null };
   intervalSeconds: number;
   /** Wall seconds the window ran (the mapping's, or less when stopped). */
@@ -64,15 +73,19 @@ export interface ReplayMeasurements {
   windowStartEpochMs: number;
   driver: DriverResult;
   probe: ProbeFigures;
-  fleet: FleetFigures;
+  /** What the workers did in the window (their published figures less those before it). */
+  fleet: FleetFigures & { exact: boolean };
   /** Unix second -> timeline writes (the workers' counter at Redis). */
   writesBySecond: Map<number, number>;
   samples: IntervalSample[];
   /** used_memory before the replay's keys were written. */
   baselineUsedMemory: number;
   memory: MemoryByClass;
+  /** The server's counters over the window and the settling (the reads-only window is before it), and as they were before it. */
   server: ServerCounters;
-  /** Commands per name over the measured window; over the reads-only window with its completed reads. */
+  serverBefore: ServerCounters;
+  /** Commands per name over the measured window; over the reads-only window (before the measured one, on the warm
+   * steady state; an idle window's share taken off) with its completed reads. */
   commands: { window: Record<string, number>; readsOnly: { reads: number; seconds: number; calls: Record<string, number> } | null };
   postgres: { scans: number; rowsWritten: number };
   cpu: CpuShare | null;
@@ -90,7 +103,7 @@ export interface ReplayMeasurements {
 export interface ReplaySection {
   mode: 'self-contained' | 'target';
   target: string;
-  scratch: { schema: string; keyPrefix: string } | null;
+  scratch: Scratchpad | null;
   /** The processes the replay started (self-contained), stopped before the document was written. */
   processes: { name: string; pid: number }[];
   mapping: {
@@ -111,7 +124,7 @@ export interface ReplaySection {
   driver: Omit<DriverResult, 'posts' | 'intervals' | 'histograms'> & { histograms: Record<string, string> };
   fanout: {
     workers: { postLag: ReturnType<typeof latencySeconds>; followerLag: ReturnType<typeof latencySeconds>; counters: FleetFigures['counters']; processes: number };
-    probes: Omit<ProbeFigures, 'histogram' | 'pulledHistogram' | 'lagP99ByBucket'>;
+    probes: Omit<ProbeFigures, 'histogram' | 'pulledHistogram' | 'pulledPostHistogram' | 'lagP99ByBucket'>;
     /** Probe over workers, per follower and per post, p50 and p99: 1 is agreement (the probes poll every pollMs). */
     agreement: { followerP50: number; followerP99: number; postP50: number; postP99: number };
     writes: { counted: number; commandstatsZadd: number; workersCounter: number };
@@ -123,7 +136,8 @@ export interface ReplaySection {
     counters: ServerCounters;
   };
   postgres: ReplayMeasurements['postgres'];
-  cpu: { share: CpuShare | null; perInterval: (CpuShare | null)[]; contended: boolean; otherShare: number; workerProcesses: string[] };
+  /** contended: other processes took over CONTENDED_OTHER_SHARE of the machine, or Redis grew by foreignMemoryBytes (other tenants') over CONTENDED_MEMORY_SHARE of the replay's own memory. */
+  cpu: { share: CpuShare | null; perInterval: (CpuShare | null)[]; contended: boolean; otherShare: number; foreignMemoryBytes: number; workerProcesses: string[] };
   saturation: ReplayMeasurements['saturation'];
   cacheLosses: ReplayMeasurements['cacheLosses'];
 }
@@ -158,13 +172,17 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
   const startSecond = m.windowStartEpochMs / 1000;
 
   // timeline writes per second of the window (and after it, until the backlog drained), at Redis
+  // (and the settling's after it in the total, not in the window's rates or series)
   let writes = 0;
+  let windowWrites = 0;
   let peakWrites = 0;
   const writesSeries = new Array<number>(intervals).fill(0);
   for (const [second, n] of m.writesBySecond) {
-    const at = second - startSecond;
+    const at = second - Math.floor(startSecond);
     if (at < -1) continue;
     writes += n;
+    if (at >= duration) continue;
+    windowWrites += n;
     if (n > peakWrites) peakWrites = n;
     writesSeries[Math.min(intervals - 1, Math.max(0, Math.floor(at / iv)))] += n;
   }
@@ -188,7 +206,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
     series.reads[i] += b.reads.completed;
     if (Number.isFinite(b.reads.p99Ms)) series.readP99[i] = Math.max(Number.isFinite(series.readP99[i]) ? series.readP99[i] : 0, b.reads.p99Ms);
   }
-  let lastCold = m.samples.length > 0 ? m.samples[0].coldStarts : 0;
+  let lastCold = m.serverBefore.coldStarts;
   for (const s of m.samples) {
     // a sample is taken just after its interval closed; those of the settling after the window are not in the series
     const i = Math.max(0, Math.round(s.atMs / 1000 / iv) - 1);
@@ -198,15 +216,28 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
     series.backlog[i] = s.backlogEvents * writesPerPushed;
     series.memory[i] = s.usedMemory - m.baselineUsedMemory;
   }
-  const memorySeries = series.memory.filter((x) => Number.isFinite(x));
   const classes = m.memory.classes;
   const timelineBytes = classes.timelines.bytes;
   const listBytes = classes.pulledLists.bytes + classes.ownLists.bytes;
-  const endMemory = m.memory.usedMemory - m.baselineUsedMemory;
+  // Redis memory of the replay's own keys at the end (MEMORY USAGE of every class and the keyspace's
+  // entry per key), the peak from the instance's used_memory over the window anchored at that end
+  const ownKeys = Object.values(classes).reduce((a, k) => a + k.keys, 0);
+  const endMemory = Object.values(classes).reduce((a, k) => a + k.bytes, 0) + ownKeys * m.memory.keyspaceBytesPerKey;
+  const instanceEnd = m.memory.usedMemory - m.baselineUsedMemory;
+  const foreignMemory = instanceEnd - endMemory;
+  // the series: the instance's used_memory over the start, less what at the end was not the replay's keys
+  for (let i = 0; i < intervals; i++) if (Number.isFinite(series.memory[i])) series.memory[i] -= foreignMemory;
+  const memorySeries = series.memory.filter((x) => Number.isFinite(x));
   const shardBytes = m.memory.shardBytes;
   const meanShard = shardBytes.reduce((a, b) => a + b, 0) / Math.max(1, shardBytes.length);
 
+  // per post: the workers' pushed posts; pulled posts by the probes (a pulled post is in its author's
+  // list before the 201: the worker's later list write finds it there and records no sample)
   const workersPostLag = latencySeconds(m.fleet.histograms.get('fanoutLagPushMs'), m.fleet.histograms.get('fanoutLagPullMs'));
+  const pulledPostsByProbe = m.probe.pulledPostLag.count > 0
+    ? { h: hdr.decodeFromCompressedBase64(m.probe.pulledPostHistogram, 64, false), sumMs: m.probe.pulledPostLag.mean * m.probe.pulledPostLag.count * 1000 }
+    : undefined;
+  const postLag = latencySeconds(m.fleet.histograms.get('fanoutLagPushMs'), pulledPostsByProbe);
   // per follower: the workers' pushed deliveries, exact; pulled posts by the probes, each weighted by its
   // live audience (the workers weigh a pulled post by users.follower_count, population-scale for a celebrity)
   const workersFollowerLag = latencySeconds(m.fleet.histograms.get('fanoutFollowerLagPushMs'));
@@ -264,9 +295,9 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
         withoutAudience: postsWithoutAudience(m, m.scenario.policy.skipDormant),
       },
       fanout: {
-        lagSeconds: toLatency(workersPostLag),
+        lagSeconds: toLatency(postLag),
         followerLagSeconds: toLatency(followerLag),
-        writesPerSecond: { mean: writes / duration, peak: peakWrites },
+        writesPerSecond: { mean: windowWrites / duration, peak: peakWrites },
         deliveries: writes,
         deliveriesPerPost: posts > 0 ? writes / posts : 0,
         listWrites: m.fleet.counters.listWrites ?? 0,
@@ -354,7 +385,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       fanout: {
         workers: { postLag: workersPostLag, followerLag: workersFollowerLag, counters: m.fleet.counters, processes: m.fleet.workers },
         probes: (() => {
-          const { histogram: _h, pulledHistogram: _p, lagP99ByBucket: _b, ...rest } = m.probe;
+          const { histogram: _h, pulledHistogram: _p, pulledPostHistogram: _q, lagP99ByBucket: _b, ...rest } = m.probe;
           return rest;
         })(),
         agreement: {
@@ -377,7 +408,14 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
         counters: server,
       },
       postgres: m.postgres,
-      cpu: { share: m.cpu, perInterval: cpuShares, contended: otherShare > CONTENDED_OTHER_SHARE, otherShare, workerProcesses: m.workerProcesses },
+      cpu: {
+        share: m.cpu,
+        perInterval: cpuShares,
+        contended: otherShare > CONTENDED_OTHER_SHARE || foreignMemory > CONTENDED_MEMORY_SHARE * endMemory,
+        otherShare,
+        foreignMemoryBytes: foreignMemory,
+        workerProcesses: m.workerProcesses,
+      },
       saturation: m.saturation,
       cacheLosses: m.cacheLosses,
     },

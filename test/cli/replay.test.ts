@@ -78,10 +78,10 @@ afterAll(async () => {
 });
 
 /** No key, schema or process of this replay is left. */
-async function expectNothingLeft(scratch: { schema: string; keyPrefix: string }, pids: number[]): Promise<void> {
+async function expectNothingLeft(scratch: { schema: string; keyPrefix: string; streamPrefix: string }, pids: number[]): Promise<void> {
   const keys = await redis!.scan('0', 'MATCH', `${scratch.keyPrefix}*`, 'COUNT', 100_000);
   expect(keys[1]).toEqual([]);
-  const events = await redis!.scan('0', 'MATCH', `${scratch.keyPrefix}events*`, 'COUNT', 100_000);
+  const events = await redis!.scan('0', 'MATCH', `${scratch.streamPrefix}*`, 'COUNT', 100_000);
   expect(events[1]).toEqual([]);
   const schemas = await store!.pool.query('SELECT nspname FROM pg_namespace WHERE nspname = $1', [scratch.schema]);
   expect(schemas.rows).toEqual([]);
@@ -204,6 +204,12 @@ describe.skipIf(skip)('feedlab replay', () => {
     // the burst: 25 posts to ~1,500 readers each under push; pulled once each under the threshold
     expect(push.summary.posts.pulled).toBe(0);
     expect(threshold.summary.posts.pulled).toBeGreaterThanOrEqual(25);
+    // pulled posts are in their authors' lists by the time the 201 arrives: probed, and counted per post
+    const pulled = threshold.replay!.fanout.probes;
+    expect(pulled.pulledPosts).toBeGreaterThanOrEqual(25);
+    expect(pulled.pulledPostLag.count).toBe(pulled.pulledPosts);
+    expect(pulled.pulledPostLag.p99).toBeLessThan(0.5);
+    expect(pulled.pulledFollowerLag.count).toBeGreaterThan(25 * 500);
     expect(push.summary.fanout.deliveries).toBeGreaterThan(threshold.summary.fanout.deliveries + 25 * 1000);
     const iv = push.series.intervalSeconds;
     const burstAt = Math.floor(15 / iv);
@@ -232,7 +238,8 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(doc.partial!.stoppedAtSeconds).toBeGreaterThan(6);
     expect(doc.partial!.stoppedAtSeconds).toBeLessThan(15);
     expect(doc.scenario.durationSeconds).toBe(doc.partial!.stoppedAtSeconds);
-    expect(doc.replay!.reads.commandsPerRead).toBeNull();
+    // commands per read are measured before the window, on the warm steady state
+    expect(doc.replay!.reads.commandsPerRead!.reads).toBeGreaterThan(0);
     expect(doc.summary.reads.total).toBeGreaterThan(0);
     expect(run.stderr()).toMatch(/replay stopped; the report above is partial \(exit 130\)/);
     await expectNothingLeft(doc.replay!.scratch!, doc.replay!.processes.map((p) => p.pid));
@@ -241,7 +248,7 @@ describe.skipIf(skip)('feedlab replay', () => {
   it('a driver killed outright leaves nothing behind: the watchdog stops the stack and removes the scratch space', async () => {
     const path = writeScenario(dir, 'events-kill.yaml', EVENTS);
     const run = start(['replay', path]);
-    const [, schema, keyPrefix] = await run.until(/scratch space: schema (\S+), keys under (\S+) and/, 60_000);
+    const [, schema, keyPrefix, streamPrefix] = await run.until(/scratch space: schema (\S+), keys under (\S+) and (\S+) /, 60_000);
     const [, server] = await run.until(/server \(pid (\d+)\)/, 120_000);
     await run.until(/window: 30 s of the schedule/, 120_000);
     run.proc.kill('SIGKILL');
@@ -249,7 +256,7 @@ describe.skipIf(skip)('feedlab replay', () => {
     const deadline = Date.now() + 20_000;
     for (;;) {
       try {
-        await expectNothingLeft({ schema, keyPrefix }, [Number(server)]);
+        await expectNothingLeft({ schema, keyPrefix, streamPrefix }, [Number(server)]);
         break;
       } catch (err) {
         if (Date.now() > deadline) throw err;
@@ -266,19 +273,29 @@ describe.skipIf(skip)('feedlab replay', () => {
 
     const events = writeScenario(dir, 'events-bad.yaml', EVENTS);
     const bad: [string[], RegExp][] = [
-      [['replay', events, '--time-scale', '0'], /^feedlab: --time-scale must be at least/],
+      [['replay', events, '--time-scale', '0'], /^feedlab: --time-scale must be a positive number, got "0"$/],
       [['replay', events, '--policy', 'rate'], /^feedlab: replay: the rate policy decides per \(author, reader\) pair/],
       [['replay', events, '--no-load'], /^feedlab: replay: --no-load, --replace, --schema, --key-prefix and --stream-prefix go with --target/],
       [['replay', events, '--policy', 'push', '--policies', 'pull'], /^feedlab: replay: give --policy or --policies, not both$/],
       [['replay', events, '--target', 'ftp://x'], /^feedlab: replay: --target must be an http:\/\/ URL/],
       [['replay', events, '--users', '1'], /^feedlab: --users must be at least 2/],
       [['replay'], /^feedlab: replay: a scenario file is required/],
+      [['replay', events, '--time-scale', '1e-9'], /^feedlab: replay: at time scale 1e-9 the 10 min scenario takes .* a replay runs 5 s to 7 days: choose --time-scale from 0\.000992 to 120$/],
+      [['replay', events, '--time-scale', '-1'], /^feedlab: --time-scale must be a positive number, got "-1"$/],
+      [['replay', events, '--max', '--policies', 'push,pull'], /^feedlab: replay --max measures one stack/],
+      [['replay', events, '--target', 'http://127.0.0.1:1'], /^feedlab: replay --target: FEED_TOKEN_SECRET must be the deployment's token secret/],
     ];
     for (const [args, re] of bad) {
       const r = feedlab(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(oneLine(r.stderr)).toMatch(re);
     }
+    const secret = { FEED_TOKEN_SECRET: 'x'.repeat(40) };
+    const noPrefix = feedlabEnv(['replay', events, '--target', 'http://127.0.0.1:1'], secret);
+    expect(noPrefix.code).toBe(2);
+    expect(oneLine(noPrefix.stderr)).toMatch(/needs its --key-prefix/);
+    const cacheLoss = feedlabEnv(['replay', events, '--target', 'http://127.0.0.1:1', '--no-load'], secret);
+    expect(oneLine(cacheLoss.stderr)).toMatch(/a cacheLoss event deletes keys by the deployment's --key-prefix/);
     const down = feedlabEnv(['replay', events, '--quiet'], { REDIS_URL: 'redis://127.0.0.1:1' });
     expect(down.code).toBe(3);
     expect(oneLine(down.stderr)).toMatch(/^feedlab: replay: .*127\.0\.0\.1:1/);
