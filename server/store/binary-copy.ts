@@ -31,6 +31,36 @@ export function writeTimestamp(buf: Buffer, at: number, ms: number): number {
   return at + 8;
 }
 
+/**
+ * A COPY stream of `rows` rows: the header, the rows in chunks of about CHUNK_BYTES (each row written
+ * by `write(chunk, at, i)`, which returns the offset after it and writes at most maxRowBytes), the
+ * trailer. `progress(rowsDone)` is called as each chunk is handed over.
+ */
+export function* copyRows(rows: number, maxRowBytes: number, write: (chunk: Buffer, at: number, i: number) => number, progress: (rows: number) => void): Generator<Buffer> {
+  yield COPY_HEADER;
+  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let at = 0;
+  for (let i = 0; i < rows; i++) {
+    if (at + maxRowBytes > CHUNK_BYTES) {
+      progress(i);
+      yield chunk.subarray(0, at);
+      chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      at = 0;
+    }
+    at = write(chunk, at, i);
+  }
+  progress(rows);
+  yield chunk.subarray(0, at);
+  yield COPY_TRAILER;
+}
+
+/** An int8 field (length word and value) of a non-negative whole number below 2^32; the offset after it. */
+export function writeInt8Field(buf: Buffer, at: number, v: number): number {
+  at = buf.writeInt32BE(8, at);
+  at = buf.writeUInt32BE(0, at);
+  return buf.writeUInt32BE(v, at);
+}
+
 /** A timestamptz value on its own (8 bytes). */
 export function timestampBytes(ms: number): Buffer {
   const b = Buffer.alloc(8);

@@ -14,7 +14,7 @@
 // (a celebrity), else "u<a>". Follower and followee counts come from the CSR offsets. Every row is
 // created at loadedAt, and last seen then too, unless lastSeenMs gives each account its own time
 // (a replay's dormant share: the fan-out worker skips followers not seen within the window).
-import { CHUNK_BYTES, COPY_HEADER, COPY_TRAILER, copyIn, isCopyTime, timestampBytes, writeTimestamp } from './binary-copy.js';
+import { CHUNK_BYTES, COPY_HEADER, COPY_TRAILER, copyIn, copyRows, isCopyTime, timestampBytes, writeInt8Field, writeTimestamp } from './binary-copy.js';
 import { StoreInputError } from './errors.js';
 import { FOLLOWS_BULK_CONSTRAINTS } from './migrations.js';
 import { connectClient, unavailable, type Store } from './pool.js';
@@ -170,42 +170,30 @@ function* userChunks(
   followerCounts: Float64Array | undefined,
   progress: (rows: number) => void,
 ): Generator<Buffer> {
-  yield COPY_HEADER;
   const ts = timestampBytes(loadedAt.getTime());
   const { users, followerOffsets, followeeOffsets } = graph;
   const maxRow = 2 + 12 + 4 + MAX_HANDLE_CHARS * 4 + 12 + 12 + 12 + 12;
-  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  let at = 0;
-  const int8 = (v: number) => {
-    at = chunk.writeInt32BE(8, at);
-    at = chunk.writeUInt32BE(0, at);
-    at = chunk.writeUInt32BE(v, at);
-  };
-  for (let a = 0; a < users; a++) {
-    if (at + maxRow > CHUNK_BYTES) {
-      progress(a);
-      yield chunk.subarray(0, at);
-      chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-      at = 0;
-    }
-    at = chunk.writeInt16BE(6, at);
-    int8(a);
-    const name = graph.names.get(a);
-    const handleBytes = name === undefined ? chunk.write(`u${a}`, at + 4, 'latin1') : chunk.write(name, at + 4, 'utf8');
-    at = chunk.writeInt32BE(handleBytes, at) + handleBytes;
-    at = chunk.writeInt32BE(8, at);
-    at += ts.copy(chunk, at);
-    at = chunk.writeInt32BE(8, at);
-    at = lastSeenMs ? writeTimestamp(chunk, at, lastSeenMs[a]) : at + ts.copy(chunk, at);
-    if (followerCounts) {
+  yield* copyRows(
+    users,
+    maxRow,
+    (chunk, at, a) => {
+      at = chunk.writeInt16BE(6, at);
+      at = writeInt8Field(chunk, at, a);
+      const name = graph.names.get(a);
+      const handleBytes = name === undefined ? chunk.write(`u${a}`, at + 4, 'latin1') : chunk.write(name, at + 4, 'utf8');
+      at = chunk.writeInt32BE(handleBytes, at) + handleBytes;
       at = chunk.writeInt32BE(8, at);
-      at = chunk.writeBigInt64BE(BigInt(followerCounts[a]), at);
-    } else int8(followerOffsets[a + 1] - followerOffsets[a]);
-    int8(followeeOffsets[a + 1] - followeeOffsets[a]);
-  }
-  progress(users);
-  yield chunk.subarray(0, at);
-  yield COPY_TRAILER;
+      at += ts.copy(chunk, at);
+      at = chunk.writeInt32BE(8, at);
+      at = lastSeenMs ? writeTimestamp(chunk, at, lastSeenMs[a]) : at + ts.copy(chunk, at);
+      if (followerCounts) {
+        at = chunk.writeInt32BE(8, at);
+        at = chunk.writeBigInt64BE(BigInt(followerCounts[a]), at);
+      } else at = writeInt8Field(chunk, at, followerOffsets[a + 1] - followerOffsets[a]);
+      return writeInt8Field(chunk, at, followeeOffsets[a + 1] - followeeOffsets[a]);
+    },
+    progress,
+  );
 }
 
 // ---- phases and progress ----

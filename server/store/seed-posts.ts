@@ -17,7 +17,7 @@
 // Into a table that holds posts the COPY goes in alongside the server's own writes and reads,
 // nothing locked beyond the rows.
 import { isPostId, POST_ID_EPOCH_MS, POST_ID_SEQUENCE_BITS, POST_ID_WORKER_BITS } from '../../core/post-id.js';
-import { CHUNK_BYTES, COPY_HEADER, COPY_TRAILER, copyIn, writeTimestamp } from './binary-copy.js';
+import { copyIn, copyRows, writeInt8Field, writeTimestamp } from './binary-copy.js';
 import { StoreInputError } from './errors.js';
 import { POST_BODY_MAX_CHARS, POSTS_BULK_CONSTRAINTS } from './migrations.js';
 import { connectClient, unavailable, type Store } from './pool.js';
@@ -128,33 +128,24 @@ function distinctAuthors(authors: Int32Array): number[] {
   return out;
 }
 
-function* postChunks(posts: PostsToSeed, ids: BigInt64Array, progress: (rows: number) => void): Generator<Buffer> {
-  yield COPY_HEADER;
+function postChunks(posts: PostsToSeed, ids: BigInt64Array, progress: (rows: number) => void): Generator<Buffer> {
   const { authors, createdAtMs } = posts;
-  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  let at = 0;
-  for (let i = 0; i < ids.length; i++) {
-    if (at + MAX_ROW_BYTES > CHUNK_BYTES) {
-      progress(i);
-      yield chunk.subarray(0, at);
-      chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-      at = 0;
-    }
-    at = chunk.writeInt16BE(4, at);
-    at = chunk.writeInt32BE(8, at);
-    at = chunk.writeBigInt64BE(ids[i], at);
-    at = chunk.writeInt32BE(8, at);
-    at = chunk.writeInt32BE(0, at); // authors are non-negative int32: the high word is 0
-    at = chunk.writeUInt32BE(authors[i], at);
-    const body = bodyOf(posts, i); // checked again: a body that changed since the check fails the seed
-    const bytes = chunk.write(body, at + 4, 'utf8');
-    at = chunk.writeInt32BE(bytes, at) + bytes;
-    at = chunk.writeInt32BE(8, at);
-    at = writeTimestamp(chunk, at, createdAtMs[i]);
-  }
-  progress(ids.length);
-  yield chunk.subarray(0, at);
-  yield COPY_TRAILER;
+  return copyRows(
+    ids.length,
+    MAX_ROW_BYTES,
+    (chunk, at, i) => {
+      at = chunk.writeInt16BE(4, at);
+      at = chunk.writeInt32BE(8, at);
+      at = chunk.writeBigInt64BE(ids[i], at);
+      at = writeInt8Field(chunk, at, authors[i]); // authors are non-negative int32
+      const body = bodyOf(posts, i); // checked again: a body that changed since the check fails the seed
+      const bytes = chunk.write(body, at + 4, 'utf8');
+      at = chunk.writeInt32BE(bytes, at) + bytes;
+      at = chunk.writeInt32BE(8, at);
+      return writeTimestamp(chunk, at, createdAtMs[i]);
+    },
+    progress,
+  );
 }
 
 /** A constraint the COPY broke, as one line; undefined for anything else. */
