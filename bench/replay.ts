@@ -19,7 +19,7 @@ import type { Redis } from 'ioredis';
 import { formatPolicy } from '../core/fanout-policy.js';
 import { CLI_MAIN, Watchdog } from '../cli/replay/processes.js';
 import { REPLAY } from '../cli/replay/settings.js';
-import { dropScratch, scratchNames } from '../cli/replay/scratch.js';
+import { createScratchDatabase, dropScratch, scratchNames } from '../cli/replay/scratch.js';
 import { startStack, type RunningStack } from '../cli/replay/stack.js';
 import { warmCaches } from '../cli/replay/warm.js';
 import { buildWorld, keptTimelines, loadWorld } from '../cli/replay/world.js';
@@ -148,14 +148,15 @@ async function benchDriver(redis: Redis, redisUrl: string, databaseUrl: string):
     // The replay's own watchdog: the scratch space and processes go even if this process is killed.
     const watchdog = new Watchdog(null);
     watchdog.send({ scratch });
-    cleanup.add(`remove scratch ${scratch.schema}, ${scratch.keyPrefix}*`, async () => {
+    cleanup.add(`remove scratch ${scratch.database}, ${scratch.keyPrefix}*`, async () => {
       await dropScratch(scratch);
       watchdog.release();
     });
-    const store = createStore({ databaseUrl, schema: scratch.schema, max: 8, applicationName: 'feedlab-bench-replay' });
+    await createScratchDatabase(scratch);
+    const store = createStore({ databaseUrl: scratch.databaseUrl, schema: scratch.schema, max: 8, applicationName: 'feedlab-bench-replay' });
     cleanup.add('close Postgres', () => store.pool.end());
     const loaded = await loadWorld(store, world, Date.now(), true);
-    const services = { redisUrl, databaseUrl, schema: scratch.schema, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP };
+    const services = { redisUrl, databaseUrl: scratch.databaseUrl, schema: scratch.schema, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP };
     const stack: RunningStack = await startStack(services, sc, policy, mapping.workers.started, randomBytes(32).toString('hex'), watchdog);
     cleanup.add('stop the server and workers', () => stack.stop());
     const kept = keptTimelines(world, policy);

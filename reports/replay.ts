@@ -26,7 +26,7 @@ export function replaySections(r: RunResult): Section[] {
     {
       title: 'Replay: what ran',
       rows: [
-        ['stack', `${x.mode === 'self-contained' ? `self-contained at ${x.target} (schema ${x.scratch?.schema}, key prefix ${x.scratch?.keyPrefix}), removed afterwards` : `the deployment at ${x.target}`}`],
+        ['stack', `${x.mode === 'self-contained' ? `self-contained at ${x.target} (database ${x.scratch?.database}, key prefix ${x.scratch?.keyPrefix}), removed afterwards` : `the deployment at ${x.target}`}`],
         ['world', `${formatCount(m.users)} users, ${formatCount(m.follows)} follows, ${formatCount(x.world.historyPosts)} posts of the lease window; ${m.warm ? 'timelines and followee sets warm' : 'caches cold'}; ${x.mode === 'target' ? "the deployment's fan-out workers" : `fan-out workers ${m.workers.started} (asked ${m.workers.asked}, cap ${m.workers.cap})`}`],
         ['time', `x${m.timeScale}: ${fmtSeconds(m.simulatedSeconds)} simulated in ${fmtSeconds(m.wallSeconds)} of wall time`],
         ['offered', `posts ${fmtRate(o.postsPerSecond.mean)} mean, ${fmtRate(o.postsPerSecond.peak)} peak; feed pages ${fmtRate(o.readsPerSecond.mean)} mean, ${fmtRate(o.readsPerSecond.peak)} peak (over 5 s)`],
@@ -92,7 +92,10 @@ export function replaySections(r: RunResult): Section[] {
           : 'not measured (the run was stopped)',
       ],
       ['server counters', `${n(rd.counters.coldStarts)} cold reads, ${n(rd.counters.rebuilds)} timeline and ${n(rd.counters.listRebuilds)} list rebuilds, ${n(rd.counters.fallbackReads)} Postgres fallbacks, ${n(rd.counters.followeeLoads)} followee sets loaded, body cache ${n(rd.counters.bodyMisses)} misses`],
-      ['Postgres', `${n(x.postgres.scans)} table scans, ${n(x.postgres.rowsWritten)} rows written in the replay's schema`],
+      [
+        'Postgres',
+        `${n(x.postgres.transactions)} transactions (a statement outside one counts one), ${n(x.postgres.rowsRead)} rows read, ${n(x.postgres.rowsWritten)} written in database ${x.postgres.database}${x.postgres.own ? " (the replay's own)" : " (the deployment's: others' work in it counts too)"}`,
+      ],
       ...x.cacheLosses.map((l): [string, string] => ['cache loss', `at ${fmtSeconds(l.atSeconds)}: ${n(l.keys)} keys removed (${n(l.timelines)} timelines)`]),
     ],
   });

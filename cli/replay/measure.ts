@@ -28,13 +28,17 @@ export interface MeasureContext {
   port: number;
   token: (user: number) => string;
   redis: Redis;
-  store: Store;
+  /** Where the database's statistics are read from: another database of the same server for a scratch one. */
+  statsStore: Store;
+  database: string;
   keyPrefix: string;
   streamPrefix: string;
   partitions: number;
   group: string;
   cpu: CpuMeter;
   workerNames: string[];
+  /** Whether the database is the replay's scratch one (its statistics are only the replay's). */
+  ownDatabase: boolean;
   /** A connection for /metrics scrapes. */
   metricsConn: KeepAliveConnection;
   signal: AbortSignal;
@@ -53,13 +57,15 @@ async function scrape(ctx: MeasureContext): Promise<ServerCounters> {
   return serverCounters(parseMetrics(r.body.toString('utf8')));
 }
 
-async function tableStats(store: Store): Promise<{ scans: number; rowsWritten: number }> {
-  const r = await store.pool.query<{ scans: string; written: string }>(
-    `SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0)::text AS scans, coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::text AS written
-     FROM pg_stat_user_tables WHERE schemaname = $1`,
-    [store.schema],
+/** The database's statistics, read through another database's connection when it is the scratch one (so these reads are not in them). */
+async function databaseStats(statsStore: Store, database: string): Promise<{ transactions: number; rowsRead: number; rowsWritten: number }> {
+  const r = await statsStore.pool.query<{ xacts: string; read: string; written: string }>(
+    `SELECT (xact_commit + xact_rollback)::text AS xacts, (tup_returned + tup_fetched)::text AS read, (tup_inserted + tup_updated + tup_deleted)::text AS written
+     FROM pg_stat_database WHERE datname = $1`,
+    [database],
   );
-  return { scans: Number(r.rows[0].scans), rowsWritten: Number(r.rows[0].written) };
+  const row = r.rows[0];
+  return row ? { transactions: Number(row.xacts), rowsRead: Number(row.read), rowsWritten: Number(row.written) } : { transactions: NaN, rowsRead: NaN, rowsWritten: NaN };
 }
 
 /** The followers of `author` a probe watches: active readers (the fan-out's eligible ones), some at random and the last by id. */
@@ -101,7 +107,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   const adaptive = ctx.policy.kind === 'adaptive';
   if (adaptive) ctx.log('probes: not run under the adaptive policy (its pull decisions move at run time); the workers\' own figures stand alone');
 
-  const [callsBefore, statsBefore, serverBefore, fleetBefore] = await Promise.all([commandCalls(ctx.redis), tableStats(ctx.store), scrape(ctx), fleetFigures(ctx.redis, ctx.keyPrefix)]);
+  const [callsBefore, statsBefore, serverBefore, fleetBefore] = await Promise.all([commandCalls(ctx.redis), databaseStats(ctx.statsStore, ctx.database), scrape(ctx), fleetFigures(ctx.redis, ctx.keyPrefix)]);
   const cpuStart: CpuSnapshot = await ctx.cpu.snapshot();
 
   const startedAt = Date.now();
@@ -247,7 +253,15 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   // the server's counters now, before anything else reads through it
   const serverAfter = await scrape(ctx);
   await new Promise((r) => setTimeout(r, REPLAY.statsFlushMs));
-  const [fleetAfter, writesBySecond, statsAfter] = await Promise.all([fleetFigures(ctx.redis, ctx.keyPrefix), timelineWritesBySecond(ctx.redis, ctx.keyPrefix), tableStats(ctx.store)]);
+  // the workers publish every few seconds: wait for every one to have published since the settling ended
+  const settledAt = Date.now();
+  let fleetAfter = await fleetFigures(ctx.redis, ctx.keyPrefix);
+  for (const until = settledAt + REPLAY.workerPublishWaitMs; fleetAfter.oldestAt < settledAt && Date.now() < until && !ctx.signal.aborted; ) {
+    await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
+    fleetAfter = await fleetFigures(ctx.redis, ctx.keyPrefix);
+  }
+  if (fleetAfter.oldestAt < settledAt) ctx.log('workers: not every worker published its figures after the settling; theirs end a few seconds early');
+  const [writesBySecond, statsAfter] = await Promise.all([timelineWritesBySecond(ctx.redis, ctx.keyPrefix), databaseStats(ctx.statsStore, ctx.database)]);
   const fleet = fleetDelta(fleetBefore, fleetAfter);
   if (!fleet.exact) ctx.log('workers: a worker restarted during the window; its figures are taken whole, not less what it had before');
   ctx.onProgress?.(1, 'measuring Redis memory by key class');
@@ -270,7 +284,13 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     server: counterDelta(serverBefore, serverAfter),
     serverBefore,
     commandsWindow: Object.fromEntries(callsWindow),
-    postgres: { scans: statsAfter.scans - statsBefore.scans, rowsWritten: statsAfter.rowsWritten - statsBefore.rowsWritten },
+    postgres: {
+      database: ctx.database,
+      own: ctx.ownDatabase,
+      transactions: statsAfter.transactions - statsBefore.transactions,
+      rowsRead: statsAfter.rowsRead - statsBefore.rowsRead,
+      rowsWritten: statsAfter.rowsWritten - statsBefore.rowsWritten,
+    },
     cpu,
     workerProcesses: ctx.workerNames,
     cacheLosses,

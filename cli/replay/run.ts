@@ -36,6 +36,8 @@ export interface ReplayEnv {
   tokenSecret: string;
   redis: Redis;
   store: Store;
+  /** Statistics and backend lookups go through this: another database of the server when `store` is the scratch one. */
+  statsStore: Store;
   watchdog: Watchdog | null;
   signal: AbortSignal;
   log: (line: string) => void;
@@ -158,7 +160,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
     const pgPort = Number(new URL(resolveDatabaseUrl(s.databaseUrl)).port || 5432);
     const cpu = new CpuMeter(env.redis, null, pgPort, async (ports) => {
       if (ports.length === 0) return [];
-      const r = await env.store.pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE client_port = ANY ($1::int[])', [ports]);
+      const r = await env.statsStore.pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE client_port = ANY ($1::int[])', [ports]);
       return r.rows.map((row) => row.pid);
     });
     cpu.setProcesses(new Map(stack.processes.map((p) => [p.name, p.pid])));
@@ -175,13 +177,15 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
         port: stack.port,
         token: stack.token,
         redis: env.redis,
-        store: env.store,
+        statsStore: env.statsStore,
+        database: new URL(s.databaseUrl).pathname.slice(1) || 'postgres',
         keyPrefix: s.keyPrefix,
         streamPrefix: s.streamPrefix,
         partitions: s.partitions,
         group: s.group,
         cpu,
         workerNames: stack.workerNames,
+        ownDatabase: env.target === null,
         metricsConn,
         signal: env.signal,
         onInterval: env.onInterval,
@@ -205,7 +209,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
       target: {
         mode: env.target === null ? 'self-contained' : 'target',
         url: env.target === null ? `http://${stack.host}:${stack.port}` : env.target.toString(),
-        scratch: env.target === null ? { schema: s.schema, keyPrefix: s.keyPrefix, streamPrefix: s.streamPrefix } : null,
+        scratch: env.target === null ? { database: new URL(s.databaseUrl).pathname.slice(1), keyPrefix: s.keyPrefix, streamPrefix: s.streamPrefix } : null,
         processes: stack.processes.map((p) => ({ name: p.name, pid: p.pid })),
       },
       world: { users: world.graph.users, follows: world.graph.edges, historyPosts: world.history.author.length, loadSeconds, warm },

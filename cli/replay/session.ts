@@ -19,7 +19,7 @@ import { machineRoom } from './room.js';
 import { REPLAY } from './settings.js';
 import { Watchdog } from './processes.js';
 import { ReplayRefusal, ReplayStopped, replayPolicy, type ReplayEnv } from './run.js';
-import { dropScratch, scratchNames, type Scratch } from './scratch.js';
+import { createScratchDatabase, dropScratch, scratchNames, type Scratch } from './scratch.js';
 import { connectServiceRedis, openServiceStore } from './services.js';
 import { buildWorld, type LiveWorld } from './world.js';
 
@@ -93,7 +93,7 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
   const scratch: Scratch | null = target ? null : scratchNames(input.redisUrl, input.databaseUrl);
   const services = {
     redisUrl: input.redisUrl,
-    databaseUrl: input.databaseUrl,
+    databaseUrl: scratch?.databaseUrl ?? input.databaseUrl,
     schema: scratch?.schema ?? input.schema,
     keyPrefix: scratch?.keyPrefix ?? input.keyPrefix,
     streamPrefix: scratch?.streamPrefix ?? input.streamPrefix,
@@ -102,10 +102,11 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
   };
   const redis = await connectServiceRedis(input.redisUrl, 'feedlab-replay');
   let store: Awaited<ReturnType<typeof openServiceStore>> | null = null;
+  let statsStore: Awaited<ReturnType<typeof openServiceStore>> | null = null;
   const watchdog = scratch ? new Watchdog(null) : null;
   if (scratch) {
     watchdog!.send({ scratch });
-    log(`scratch space: schema ${scratch.schema}, keys under ${scratch.keyPrefix} and ${scratch.streamPrefix} (removed at the end)`);
+    log(`scratch space: database ${scratch.database}, keys under ${scratch.keyPrefix} and ${scratch.streamPrefix} (removed at the end)`);
   }
   const outcome: ReplayOutcome = {
     world: { mapping: m, digest: world.digest, users: world.graph.users, follows: world.graph.edges, activeReaders: world.population.activeUsers.length },
@@ -116,7 +117,9 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
     saturation: null,
   };
   try {
-    store = await openServiceStore(input.databaseUrl, services.schema, 'feedlab-replay');
+    statsStore = await openServiceStore(input.databaseUrl, target ? services.schema : 'public', 'feedlab-replay-stats');
+    if (scratch) await createScratchDatabase(scratch);
+    store = scratch ? await openServiceStore(services.databaseUrl, services.schema, 'feedlab-replay') : statsStore;
     // the starting state must fit before anything is written
     const room = await machineRoom(redis, store, target === null);
     // the largest starting state of the policies (push keeps every timeline, pull none)
@@ -137,6 +140,7 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
       tokenSecret: input.tokenSecret,
       redis,
       store,
+      statsStore,
       watchdog,
       signal: hooks.signal,
       log,
@@ -184,13 +188,14 @@ async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOut
     if (scratch) {
       try {
         const { keys } = await dropScratch(scratch);
-        log(`removed the scratch schema ${scratch.schema} and ${keys} keys under ${scratch.keyPrefix}`);
+        log(`removed the scratch database ${scratch.database} and ${keys} keys under ${scratch.keyPrefix} and ${scratch.streamPrefix}`);
         watchdog?.release();
       } catch (err) {
         log((err as Error).message);
       }
     }
-    await store?.pool.end().catch(() => {});
+    if (store && store !== statsStore) await store.pool.end().catch(() => {});
+    await statsStore?.pool.end().catch(() => {});
     await closeRedis(redis).catch(() => {});
   }
 }

@@ -34,6 +34,8 @@ export const REPLAY = {
   readsOnlyMs: 5_000,
   readsOnlyMinRate: 50,
   readsOnlyConnections: 64,
+  /** The workers publish their figures every 5 s (server/worker/process.ts): how long to wait for a publish after the settling. */
+  workerPublishWaitMs: 12_000,
   /** Postgres flushes its statistics views within a second. */
   statsFlushMs: 1_200,
   /** The wall time a replay window may take: at least, at most. */

@@ -48,6 +48,8 @@ export async function timelineWritesBySecond(redis: Redis, keyPrefix: string): P
 
 export interface FleetFigures {
   workers: number;
+  /** When the least recently published of them published (ms since the epoch; Infinity: none). */
+  oldestAt: number;
   counters: Partial<Record<CounterName, number>>;
   /** HDR histograms of microseconds, merged over the workers, with their weighted sums in ms. */
   histograms: Map<HistogramName, { h: hdr.Histogram; sumMs: number }>;
@@ -56,11 +58,12 @@ export interface FleetFigures {
 /** The metrics every worker published (each worker's latest), merged. */
 export async function fleetFigures(redis: Redis, keyPrefix: string): Promise<FleetFigures> {
   const all = await redis.hgetall(keyPrefix + WORKER_METRICS_KEY);
-  const out: FleetFigures = { workers: 0, counters: {}, histograms: new Map() };
+  const out: FleetFigures = { workers: 0, oldestAt: Infinity, counters: {}, histograms: new Map() };
   for (const text of Object.values(all)) {
     const doc = parseExportedMetrics(text);
     if (!doc) continue;
     out.workers++;
+    out.oldestAt = Math.min(out.oldestAt, doc.at);
     for (const [name, n] of Object.entries(doc.counters) as [CounterName, number][]) out.counters[name] = (out.counters[name] ?? 0) + n;
     for (const [name, v] of Object.entries(doc.histograms) as [HistogramName, { encoded: string; sumMs: number }][]) {
       if (!v) continue;
@@ -107,7 +110,7 @@ export function fleetDelta(before: FleetFigures, after: FleetFigures): FleetFigu
     }
     histograms.set(name, { h, sumMs });
   }
-  return { workers: after.workers, counters, histograms, exact };
+  return { workers: after.workers, oldestAt: after.oldestAt, counters, histograms, exact };
 }
 
 /** Seconds: mean, p50, p90, p99, p99.9, max of merged histograms (NaN when empty). */

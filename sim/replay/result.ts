@@ -33,7 +33,7 @@ export const CONTENDED_MEMORY_SHARE = 0.25;
 
 /** Where a self-contained replay kept its data (all of it removed afterwards). */
 export interface Scratchpad {
-  schema: string;
+  database: string;
   keyPrefix: string;
   streamPrefix: string;
 }
@@ -87,7 +87,12 @@ export interface ReplayMeasurements {
   /** Commands per name over the measured window; over the reads-only window (before the measured one, on the warm
    * steady state; an idle window's share taken off) with its completed reads. */
   commands: { window: Record<string, number>; readsOnly: { reads: number; seconds: number; calls: Record<string, number> } | null };
-  postgres: { scans: number; rowsWritten: number };
+  /**
+   * Postgres's own statistics of the database over the window and the settling (pg_stat_database):
+   * transactions (each statement outside a transaction is one), rows read and written. `own`: the
+   * replay's scratch database (only the server's and the workers' work in it), else a deployment's.
+   */
+  postgres: { database: string; own: boolean; transactions: number; rowsRead: number; rowsWritten: number };
   cpu: CpuShare | null;
   workerProcesses: string[];
   saturation: { own: SaturationFigure | null; autocannon: SaturationFigure | null };
