@@ -1,72 +1,17 @@
 // The dashboard through the built CLI: off a terminal nothing redraws; on a pseudo-terminal
 // (util-linux `script`) it runs, and q / Ctrl-C stop cleanly with the partial report written.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, scratchDir, SMALL, writeScenario } from '../cli/cli-helpers.js';
+import { CURSOR_HIDE, CURSOR_UP, hasScript, onPty, personEnv } from '../cli/pty.js';
 
 const MAIN = join(ROOT, 'dist/cli/main.js');
 const dir = scratchDir();
 const small = writeScenario(dir, 'small.yaml', SMALL);
 // the same network over days: long enough to still be running when the test presses a key
 const long = writeScenario(dir, 'long.yaml', SMALL.replace('duration: 20m', 'duration: 7d'));
-
-/** The environment of a person at a terminal: no CI, colour allowed. */
-function personEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm-256color', ...extra };
-  if (!('CI' in extra)) delete env.CI;
-  delete env.NO_COLOR;
-  delete env.FORCE_COLOR;
-  return env;
-}
-
-/** Ink's redraws: cursor up, cursor hidden. The plain progress line only uses \r and erase-line. */
-const CURSOR_UP = '\x1b[1A';
-const CURSOR_HIDE = '\x1b[?25l';
-
-const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
-if (!hasScript) {
-  const line = 'test/dashboard/cli.test.ts: util-linux `script` is not installed: the pseudo-terminal tests are SKIPPED';
-  if (process.env.CI === 'true') throw new Error(line);
-  console.warn(`\n!!! ${line}\n`);
-}
-
-interface PtyRun {
-  code: number | null;
-  output: string;
-}
-
-/**
- * Run the built CLI on a pseudo-terminal (120x40 unless `size` says otherwise). `when(output)` is polled as output arrives; the
- * first time it returns a string, that string is typed.
- */
-function onPty(args: string[], opts: { env?: NodeJS.ProcessEnv; keys?: Array<(out: string) => string | null>; size?: string } = {}): Promise<PtyRun> {
-  const quoted = [process.execPath, MAIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qfec', `stty ${opts.size ?? 'rows 40 cols 120'}; exec ${quoted}`, '/dev/null'], {
-    cwd: ROOT,
-    env: opts.env ?? personEnv(),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keys = [...(opts.keys ?? [])];
-  child.stdout.on('data', (d: Buffer) => {
-    output += d.toString('utf8');
-    const key = keys[0]?.(output);
-    if (key) {
-      keys.shift();
-      child.stdin.write(key);
-    }
-  });
-  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  return new Promise((resolve) => {
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
 
 describe('off a terminal', () => {
   it('piped stdout gets the plain report: no escape codes at all, progress plain on stderr', () => {
