@@ -139,6 +139,9 @@ export async function run(argv: string[]): Promise<number> {
     if (prefix === '' && sc.events.some((e) => e.kind === 'cacheLoss')) {
       throw new InputError("replay --target: a cacheLoss event deletes keys by the deployment's --key-prefix, and an empty one would be the whole Redis database: give --key-prefix");
     }
+    if (prefix === '' && !mapping.warm) {
+      throw new InputError("replay --target: a cold start (replay.warm: false) empties the deployment's caches by its --key-prefix, and an empty one would be the whole Redis database: give --key-prefix");
+    }
     if (values['no-load'] && policies.length > 1) {
       throw new InputError('replay --target --no-load: a live sweep starts every policy from the same loaded world; drop --no-load (with --key-prefix), or replay one policy');
     }

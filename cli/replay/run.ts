@@ -102,10 +102,11 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
   checkStopped(env.signal);
   const baseline = await usedMemory(env.redis);
 
-  const stack =
+  const start = () =>
     env.target === null
-      ? await startStack(s, sc, policy, world.mapping.workers.started, env.tokenSecret, env.watchdog)
-      : await targetStack(env.target, s, policy, env.tokenSecret, env.redis);
+      ? startStack(s, sc, policy, world.mapping.workers.started, env.tokenSecret, env.watchdog)
+      : targetStack(env.target, s, policy, env.tokenSecret, env.redis);
+  let stack = await start();
   if (env.target === null) say(`server (pid ${stack.processes[0].pid}) and ${stack.workerNames.length} worker process${stack.workerNames.length === 1 ? '' : 'es'} up on http://${stack.host}:${stack.port}, policy ${formatPolicy(policy)}`);
   try {
     let warm: { readers: number; seconds: number } | null = null;
@@ -156,6 +157,15 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
     });
     p0.done();
     checkStopped(env.signal);
+    if (!world.mapping.warm) {
+      // a cold start: what the checks above read is forgotten (Redis's caches, and the API's
+      // in-process followee sets with a restart; a target keeps the latter, and says so)
+      await stack.stop();
+      await dropKeyspace(env.redis, keyspace(s.keyPrefix));
+      stack = await start();
+      say(env.target === null ? 'caches emptied and the stack restarted: the window starts cold' : "Redis caches emptied: the window starts cold (the deployment's API keeps its in-process followee sets)");
+      checkStopped(env.signal);
+    }
 
     const pgPort = Number(new URL(resolveDatabaseUrl(s.databaseUrl)).port || 5432);
     const cpu = new CpuMeter(env.redis, null, pgPort, async (ports) => {

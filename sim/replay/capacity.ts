@@ -100,7 +100,6 @@ export function keptAtStart(sc: Scenario, pop: Population, policy: FanoutPolicy)
  */
 export function startingFootprint(sc: Scenario, graph: FollowerGraph, pop: Population, history: History, policy: FanoutPolicy, followerCounts: Float64Array): Footprint {
   const cap = sc.policy.timelineCap;
-  const lease = sc.policy.leaseDays * SECONDS_PER_DAY;
   const length = new Uint32Array(graph.users);
   const listLength = new Uint32Array(graph.users);
   const kept = keptAtStart(sc, pop, policy);

@@ -282,7 +282,8 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       name: m.scenario.name,
       description: m.scenario.description,
       seed: m.scenario.seed,
-      durationSeconds: duration,
+      // the whole window, as a simulation gives its whole duration: a stopped run says where in `partial`
+      durationSeconds: m.mapping.wallSeconds,
       population: m.graph.users,
       sampledUsers: m.graph.users,
       sampledEdges: m.graph.edges,

@@ -15,6 +15,7 @@ import { createStore, type Store } from '../../server/store/pool.js';
 import type { Redis } from 'ioredis';
 import { feedlab, oneLine, ROOT, scratchDir, writeScenario } from './cli-helpers.js';
 import { skipWithoutServices } from '../server/services.js';
+import { CURSOR_UP, hasScript, onPty } from './pty.js';
 
 const skip = await skipWithoutServices('feedlab replay end to end');
 
@@ -230,8 +231,8 @@ describe.skipIf(skip)('feedlab replay', () => {
     for (const run of doc.runs) await expectNothingLeft(run.replay!.scratch!, run.replay!.processes.map((p) => p.pid));
   }, 600_000);
 
-  it('Ctrl-C stops the window: a partial report, exit 130, nothing left behind', async () => {
-    const path = writeScenario(dir, 'events-stop.yaml', EVENTS);
+  it('Ctrl-C stops the window: a partial report, exit 130, nothing left behind; a cold start reads cold', async () => {
+    const path = writeScenario(dir, 'events-stop.yaml', EVENTS.replace('replay: { timeScale: 20 }', 'replay: { timeScale: 20, warm: false }'));
     const run = start(['replay', path, '--json']);
     await run.until(/window: 30 s of the schedule/, 120_000);
     await new Promise((r) => setTimeout(r, 8_000));
@@ -243,13 +244,35 @@ describe.skipIf(skip)('feedlab replay', () => {
     const doc = JSON.parse(run.stdout()) as RunResult;
     expect(doc.partial!.stoppedAtSeconds).toBeGreaterThan(6);
     expect(doc.partial!.stoppedAtSeconds).toBeLessThan(15);
-    expect(doc.scenario.durationSeconds).toBe(doc.partial!.stoppedAtSeconds);
+    expect(doc.scenario.durationSeconds).toBe(doc.replay!.mapping.wallSeconds);
+    expect(doc.partial!.stoppedAtSeconds).toBeLessThan(doc.scenario.durationSeconds);
     // commands per read are measured before the window, on the warm steady state
     expect(doc.replay!.reads.commandsPerRead!.reads).toBeGreaterThan(0);
     expect(doc.summary.reads.total).toBeGreaterThan(0);
+    // replay.warm false: the checks before the window are forgotten (caches emptied, the stack restarted), so first reads rebuild
+    expect(doc.replay!.mapping.warm).toBe(false);
+    expect(run.stderr()).toMatch(/caches emptied and the stack restarted: the window starts cold/);
+    expect(doc.summary.reads.coldReads).toBeGreaterThan(doc.summary.reads.total * 0.1);
+    expect(doc.summary.reads.rebuilds).toBe(doc.summary.reads.coldReads);
     expect(run.stderr()).toMatch(/replay stopped; the report above is partial \(exit 130\)/);
     await expectNothingLeft(doc.replay!.scratch!, doc.replay!.processes.map((p) => p.pid));
   });
+
+  it.skipIf(!hasScript)('on a terminal the live dashboard shows the replay, q stops it, and the partial report is the last frame', async () => {
+    const path = writeScenario(dir, 'events-pty.yaml', EVENTS);
+    const r = await onPty(['replay', path], { keys: [(out) => (/replayed 0:00:(0[6-9]|1\d)/.test(out) ? 'q' : null)], timeoutMs: 240_000 });
+    expect(r.code, r.output.slice(-3000)).toBe(130);
+    expect(r.output).toContain(CURSOR_UP);
+    expect(r.output).toMatch(/feedlab replay · replay-events · policy threshold:100000:skip-dormant/);
+    expect(r.output).toMatch(/replayed 0:00:\d\d \/ 0:00:30 \(x20\)/);
+    expect(r.output).toMatch(/read p99 .*PASS/);
+    // the report comes after the last dashboard frame, and says it is partial
+    const tail = r.output.slice(r.output.lastIndexOf('q or Ctrl-C'));
+    expect(tail).toMatch(/partial: stopped at [0-9.]+ s of 30 s/);
+    expect(tail).toMatch(/Replay: what ran/);
+    const [, database, tag] = /database (replay_([^,\s]+)), key prefix/.exec(tail)!;
+    await expectNothingLeft({ database, keyPrefix: `feedlab:replay:${tag}:`, streamPrefix: `feedlab:replay-events:${tag}` }, []);
+  }, 300_000);
 
   it('a driver killed outright leaves nothing behind: the watchdog stops the stack and removes the scratch space', async () => {
     const path = writeScenario(dir, 'events-kill.yaml', EVENTS);
