@@ -13,11 +13,15 @@
 // Every measurement prints where the two cores went; the stack of part 1 is stopped and its scratch
 // space removed before part 2, also when a step fails or the run is interrupted (SIGINT/SIGTERM).
 import { spawn } from 'node:child_process';
+import { Cleanup, f2, fmt, onSignals, verdict } from './harness.js';
+import { benchEndToEnd } from './replay-end-to-end.js';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { formatPolicy } from '../core/fanout-policy.js';
-import { CLI_MAIN, Watchdog } from '../cli/replay/processes.js';
+import { Watchdog } from '../cli/replay/processes.js';
 import { REPLAY } from '../cli/replay/settings.js';
 import { createScratchDatabase, dropScratch, scratchNames } from '../cli/replay/scratch.js';
 import { startStack, type RunningStack } from '../cli/replay/stack.js';
@@ -33,13 +37,10 @@ import { autocannonClosedLoop, ownClosedLoop, type SaturationFigure, type Satura
 import { Rng } from '../sim/random.js';
 import { policyFor } from '../sim/run-scenario.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { formatBytes } from '../sim/scenario/units.js';
 import { postText } from '../sim/workload/history.js';
 
 /** Part 1's world: 5,000 users, 5 stars merged on read, 2 workers (the scenario's replay section). */
 const DRIVER_SCENARIO = 'scenarios/threshold-sweep.yaml';
-/** Part 2: the shipped celebrity burst, exactly as a user replays it. */
-const E2E_SCENARIO = 'scenarios/celebrity-burst.yaml';
 const CLOSED_ROUNDS = 2;
 const SHARES = [0.5, 0.9];
 const OPEN_WARMUP_MS = 2_000;
@@ -50,11 +51,7 @@ const TARGET_ACHIEVED = 0.99;
 /** The two closed loops "agree" within this (the issue: they agree or the difference is explained). */
 const AGREE = 0.1;
 const QUIET_BUDGET_MS = 20_000;
-const E2E_TIMEOUT_MS = 20 * 60_000;
 
-const fmt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
-const f2 = (n: number | null | undefined, unit = '') => (typeof n === 'number' && Number.isFinite(n) ? `${n.toFixed(2)}${unit}` : 'n/a');
-const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the target');
 const results: string[] = [];
 const seenOther: number[] = [];
 
@@ -63,40 +60,6 @@ function cpuLine(c: CpuShare): string {
   return formatCpu(c, 'driver');
 }
 
-/** Cleanups run once, last registered first, on success, failure and interruption alike. */
-class Cleanup {
-  private readonly steps: { what: string; run: () => unknown }[] = [];
-  private running: Promise<void> | null = null;
-  add(what: string, run: () => unknown): void {
-    this.steps.push({ what, run });
-  }
-  runAll(): Promise<void> {
-    this.running ??= (async () => {
-      for (const s of this.steps.splice(0).reverse()) {
-        try {
-          await s.run();
-        } catch (err) {
-          console.log(`  !!! cleanup "${s.what}" failed: ${(err as Error).message}`);
-        }
-      }
-    })();
-    return this.running;
-  }
-}
-
-/** Ctrl-C / SIGTERM run `onStop` (the cleanup) and exit 130; returns the off switch. */
-function onSignals(onStop: () => Promise<void>): () => void {
-  const h = (signal: NodeJS.Signals) => {
-    console.log(`\n${signal}: cleaning up`);
-    void onStop().then(() => process.exit(130));
-  };
-  process.once('SIGINT', h);
-  process.once('SIGTERM', h);
-  return () => {
-    process.off('SIGINT', h);
-    process.off('SIGTERM', h);
-  };
-}
 
 export async function benchReplay(): Promise<void> {
   results.length = 0;
@@ -123,7 +86,7 @@ export async function benchReplay(): Promise<void> {
   } finally {
     await closeRedis(redis).catch(() => {});
   }
-  await benchEndToEnd();
+  results.push(...(await benchEndToEnd()));
   const avgOther = seenOther.reduce((a, b) => a + b, 0) / Math.max(1, seenOther.length);
   console.log('summary:');
   console.log(
@@ -233,13 +196,38 @@ async function benchDriver(redis: Redis, redisUrl: string, databaseUrl: string):
       const c = cpu.share(a, await cpu.snapshot());
       openLine(share, rate, plan, r, c);
     }
+    await driverAlone(own.rate, sc.activity.pageSize, active, authors, sc.seed, stack.token, cpu);
   } finally {
     off();
     await cleanup.runAll();
   }
 }
 
-function openPlan(stack: RunningStack, pageSize: number, rate: number, ms: number, readers: Int32Array, authors: Int32Array, seed: number): DriverPlan {
+/** The same open-model schedules against a stand-in that answers at once: what the driver alone keeps up with. */
+async function driverAlone(max: number, pageSize: number, readers: Int32Array, authors: Int32Array, seed: number, token: (u: number) => string, cpu: CpuMeter): Promise<void> {
+  const child = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'feed-stand-in.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout!.setEncoding('utf8').once('data', (d: string) => resolve(Number(/listening (\d+)/.exec(d)?.[1])));
+      child.once('exit', () => reject(new Error('the stand-in exited')));
+    });
+    cpu.setProcesses(new Map([['stand-in', child.pid!]]));
+    const stand = { host: '127.0.0.1', port, token };
+    console.log(`the driver alone: the same schedules against a stand-in that answers at once (bench/feed-stand-in.ts, its own process):`);
+    for (const share of SHARES) {
+      const rate = max * share;
+      await runSchedule(openPlan(stand, pageSize, rate, OPEN_WARMUP_MS, readers, authors, seed + 1));
+      const plan = openPlan(stand, pageSize, rate, OPEN_MS, readers, authors, seed);
+      const a = await cpu.snapshot();
+      const r = await runSchedule(plan);
+      openLine(share, rate, plan, r, cpu.share(a, await cpu.snapshot()), 'driver alone');
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+function openPlan(stack: Pick<RunningStack, 'host' | 'port' | 'token'>, pageSize: number, rate: number, ms: number, readers: Int32Array, authors: Int32Array, seed: number): DriverPlan {
   const rng = Rng.derive(seed, `bench-open-${Math.round(rate)}-${ms}`);
   const [postAt, postAuthor, readAt, readUser]: number[][] = [[], [], [], []];
   for (let t = rng.exponential(rate / 1000); t < ms; t += rng.exponential(rate / 1000)) {
@@ -267,7 +255,7 @@ function openPlan(stack: RunningStack, pageSize: number, rate: number, ms: numbe
   };
 }
 
-function openLine(share: number, rate: number, plan: DriverPlan, r: DriverResult, c: CpuShare): void {
+function openLine(share: number, rate: number, plan: DriverPlan, r: DriverResult, c: CpuShare, what = 'replay driver'): void {
   const seconds = OPEN_MS / 1000;
   const offered = plan.posts.atMs.length + plan.sessions.atMs.length;
   // answered within the scheduled span (what the server kept up with), against what was offered in it
@@ -297,129 +285,8 @@ function openLine(share: number, rate: number, plan: DriverPlan, r: DriverResult
   const busy = c.other > 25 ? ' (!!! other processes busy: disturbed)' : '';
   // every connection busy and requests queued for one: the server's answers, not the sends, fell behind
   const why = ratio < TARGET_ACHIEVED && r.connections.peak >= r.connections.max && t.reads.lateNoConnection + t.posts.lateNoConnection > 0 ? ` (the server fell behind: all ${r.connections.max} connections busy, from-send p99 ${f2(L.reads.fromSent.p99Ms, ' ms')})` : '';
-  results.push(`replay driver: achieved/offered ${ratio.toFixed(3)} at ${pctShare} of the max (target >= ${TARGET_ACHIEVED}): ${verdict(ratio >= TARGET_ACHIEVED)}${why}${busy}`);
-  results.push(`replay driver: send delay p99 ${f2(L.sendDelay.p99Ms, ' ms')} at ${pctShare}, ${fmt(late(t.reads) + late(t.posts))} late, ${fmt(t.reads.dropped + t.posts.dropped)} dropped; ${fmt(r.driver.cpuMicrosPerRequest)} µs driver cpu/request`);
-}
-
-// ---- 2. a shipped replay end to end ----
-
-async function benchEndToEnd(): Promise<void> {
-  const args = ['replay', E2E_SCENARIO, '--json', '--quiet'];
-  console.log(`end to end: \`node dist/cli/main.js ${args.join(' ')}\` (a child process; about 5 minutes):`);
-  const t0 = performance.now();
-  // its own process group: a signal reaches it once, from here, and it stops and cleans up itself
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  // 'close', not 'exit': the whole document has been read from stdout by then
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  const stop = () => {
-    try {
-      process.kill(-child.pid!, 'SIGINT');
-    } catch {
-      // gone
-    }
-  };
-  const off = onSignals(async () => {
-    stop();
-    await exited;
-  });
-  const timer = setTimeout(stop, E2E_TIMEOUT_MS);
-  const code = await exited;
-  clearTimeout(timer);
-  off();
-  const wall = (performance.now() - t0) / 1000;
-  const doc = ((): ReplayDoc | null => {
-    try {
-      return JSON.parse(out) as ReplayDoc;
-    } catch {
-      return null; // reported below
-    }
-  })();
-  if (!doc?.replay) {
-    console.log(`  !!! no result document (exit ${code}, ${wall.toFixed(0)} s): ${err.trim().split('\n').slice(-3).join(' | ') || 'no output'}`);
-    results.push(`replay end to end: ${E2E_SCENARIO} FAILED (exit ${code}) after ${wall.toFixed(0)} s`);
-    return;
-  }
-  printDocument(doc, wall, code);
-}
-
-/** The parts of the result document printed here (JSON: NaN arrives as null). */
-type N = number | null;
-interface Lat { p50: N; p99: N; count?: N }
-interface ReplayDoc {
-  partial?: { stoppedAtSeconds: number };
-  policy: string;
-  summary: {
-    fanout: { lagSeconds: Lat; followerLagSeconds: Lat; writesPerSecond: { mean: N; peak: N } };
-    reads: { total: number; latencyMs: { p50: N; p99: N }; redisOpsPerRead: { mean: N }; coldReads: number };
-    redis: { memoryBytes: { end: N }; naiveUnderestimate: N };
-    slo?: { pass: boolean; checks: { id: string; target: number; actual: N; unit: string; pass: boolean }[] };
-  };
-  replay: {
-    mapping: { users: number; follows: number; timeScale: number; simulatedSeconds: number; wallSeconds: number; workers: { started: number } };
-    offered: { postsPerSecond: { mean: number; peak: number }; readsPerSecond: { mean: number; peak: number } };
-    driver: { totals: Record<'posts' | 'reads', { offered: number; completed: number; lateGenerator: number; lateNoConnection: number; dropped: number }>; latency: { reads: { fromSent: { p50Ms: N; p99Ms: N } }; sendDelay: { p99Ms: N } }; driver: { cpuMicrosPerRequest: N } };
-    fanout: { workers: { postLag: Lat; followerLag: Lat }; probes: { postLag: Lat; followerLag: Lat; pairs: number; notSeen: number }; agreement: Record<'followerP50' | 'followerP99' | 'postP50' | 'postP99', N> };
-    memory: { classes: Record<string, { keys: number; bytes: number; modelBytes: N; encodings?: Record<string, number> }>; naiveTimelineBytes: number };
-    reads: { server: { p50Ms: N; p99Ms: N }; commandsPerRead: { total: number; byCommand: Record<string, number> } | null };
-    cpu: { share: CpuShare | null; contended: boolean; otherShare: N };
-    saturation: { own: { rate: number } | null };
-  };
-}
-
-function printDocument(doc: ReplayDoc, wall: number, code: number | null): void {
-  const r = doc.replay;
-  const m = r.mapping;
-  const s = (x: N) => f2(x, ' s');
-  const lat = (l: Lat) => `p50 ${s(l.p50)}, p99 ${s(l.p99)}`;
-  const contended = r.cpu.contended ? ` !!! contended: other processes took ${((r.cpu.otherShare ?? 0) * 100).toFixed(0)}% of the machine; figures disturbed !!!` : '';
-  const partial = doc.partial ? ` !!! partial: stopped at ${doc.partial.stoppedAtSeconds.toFixed(0)} s !!!` : '';
-  console.log(
-    `  wall time ${wall.toFixed(0)} s (exit ${code}) for a ${m.wallSeconds.toFixed(0)} s window; ${fmt(m.users)} users, ${fmt(m.follows)} follows, time scale ${m.timeScale} ` +
-      `(${(m.simulatedSeconds / 60).toFixed(0)} simulated minutes), ${m.workers.started} workers, policy ${doc.policy}; offered ${f2(r.offered.postsPerSecond.mean)} posts/s (peak ${f2(r.offered.postsPerSecond.peak)}), ` +
-      `${f2(r.offered.readsPerSecond.mean)} feed pages/s (peak ${f2(r.offered.readsPerSecond.peak)}); closed-loop max ${fmt(r.saturation.own?.rate ?? NaN)} reads/s${partial}${contended}`,
-  );
-  const w = r.fanout.workers;
-  const p = r.fanout.probes;
-  const ag = r.fanout.agreement;
-  console.log(`  fan-out lag per post: workers ${lat(w.postLag)}; probes ${lat(p.postLag)}; probe/workers p50 ${f2(ag.postP50)}, p99 ${f2(ag.postP99)}`);
-  console.log(
-    `  fan-out lag per follower: workers (pushed) ${lat(w.followerLag)}; probes ${lat(p.followerLag)} (${fmt(p.pairs)} pairs, ${p.notSeen} never seen); probe/workers p50 ${f2(ag.followerP50)}, p99 ${f2(ag.followerP99)}; ` +
-      `with pulled posts by their audience ${lat(doc.summary.fanout.followerLagSeconds)}`,
-  );
-  const wps = doc.summary.fanout.writesPerSecond;
-  console.log(`  timeline writes/s (counted at Redis): mean ${fmt(wps.mean ?? NaN)}, peak ${fmt(wps.peak ?? NaN)}`);
-  const mb = (b: N) => (typeof b === 'number' ? formatBytes(b) : 'n/a');
-  const classes = Object.entries(r.memory.classes).map(([k, c]) => `${k} ${mb(c.bytes)} (${fmt(c.keys)} keys${c.modelBytes ? `, model ${mb(c.modelBytes)}` : ''})`);
-  const tl = r.memory.classes.timelines;
-  const modelRatio = tl && tl.modelBytes ? tl.bytes / tl.modelBytes : NaN;
-  console.log(
-    `  Redis memory by key class: ${classes.join('; ')}; timelines by encoding ${JSON.stringify(tl?.encodings ?? {})}; ` +
-      `timelines measured/model ${f2(modelRatio)}, measured/naive 24 B per entry ${f2(doc.summary.redis.naiveUnderestimate)}`,
-  );
-  const cpr = r.reads.commandsPerRead;
-  const byCmd = cpr ? Object.entries(cpr.byCommand).filter(([, v]) => v >= 0.005).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ') : '';
-  const rl = doc.summary.reads.latencyMs;
-  console.log(
-    `  reads: ${fmt(doc.summary.reads.total)} answered; from intended send p50 ${f2(rl.p50, ' ms')}, p99 ${f2(rl.p99, ' ms')}; from actual send p50 ${f2(r.driver.latency.reads.fromSent.p50Ms, ' ms')}, p99 ${f2(r.driver.latency.reads.fromSent.p99Ms, ' ms')}; ` +
-      `server histogram p50 ${f2(r.reads.server.p50Ms, ' ms')}, p99 ${f2(r.reads.server.p99Ms, ' ms')}; Redis commands per read ${cpr ? `${cpr.total.toFixed(2)} (${byCmd})` : 'n/a'}; ${fmt(doc.summary.reads.coldReads)} cold reads`,
-  );
-  const t = r.driver.totals;
-  console.log(
-    `  driver: ${fmt(t.reads.completed)}/${fmt(t.reads.offered)} reads and ${fmt(t.posts.completed)}/${fmt(t.posts.offered)} posts answered 2xx; late (> 1 ms) ${fmt(t.reads.lateGenerator + t.reads.lateNoConnection + t.posts.lateGenerator + t.posts.lateNoConnection)}, ` +
-      `dropped ${fmt(t.reads.dropped + t.posts.dropped)}; send delay p99 ${f2(r.driver.latency.sendDelay.p99Ms, ' ms')}; ${fmt(r.driver.driver.cpuMicrosPerRequest ?? NaN)} µs driver cpu/request`,
-  );
-  if (r.cpu.share) console.log(`  ${formatCpu(r.cpu.share, 'driver')} (the whole window)`);
-  const slo = doc.summary.slo;
-  if (slo) console.log(`  the scenario's SLOs: ${slo.checks.map((c) => `${c.id} ${c.unit === 'bytes' ? `${mb(c.actual)} of ${mb(c.target)}` : `${f2(c.actual)} of ${c.target} ${c.unit}`} ${c.pass ? 'ok' : 'FAILED'}`).join('; ')}`);
-  const mark = partial || contended ? ' (!!! see the marks above)' : '';
-  results.push(
-    `replay end to end: ${E2E_SCENARIO} in ${wall.toFixed(0)} s wall (a ${m.wallSeconds.toFixed(0)} s window); lag p99 per post ${s(w.postLag.p99)} (probes ${s(p.postLag.p99)}), per follower ${s(w.followerLag.p99)} (probes ${s(p.followerLag.p99)}); ` +
-      `read p99 ${f2(rl.p99, ' ms')} (server ${f2(r.reads.server.p99Ms, ' ms')}); timelines measured/model ${f2(modelRatio)} (the issue's hand check: within 1%)${mark}`,
-  );
+  results.push(`${what}: achieved/offered ${ratio.toFixed(3)} at ${pctShare} of the max (target >= ${TARGET_ACHIEVED}): ${verdict(ratio >= TARGET_ACHIEVED)}${why}${busy}`);
+  results.push(`${what}: send delay p99 ${f2(L.sendDelay.p99Ms, ' ms')} at ${pctShare}, ${fmt(late(t.reads) + late(t.posts))} late, ${fmt(t.reads.dropped + t.posts.dropped)} dropped; ${fmt(r.driver.cpuMicrosPerRequest)} µs driver cpu/request`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchReplay();

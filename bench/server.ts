@@ -83,6 +83,7 @@ import {
   type OpenLoopResult,
 } from '../sim/replay/http-client.js';
 import { ceilingRead, runCeilingThreads } from './server-ceiling.js';
+import { Cleanup } from './harness.js';
 
 // ---- the world ----
 const USERS = 5_000;
@@ -152,29 +153,6 @@ class QuietGate {
     const extra = Math.max(0, r.waitedMs - 600); // the sample itself is not waiting
     this.budgetMs -= extra;
     this.waitedMs += extra;
-  }
-}
-
-/** Cleanups run once, last registered first, on success, failure and interruption alike. */
-class Cleanup {
-  private readonly steps: Array<{ what: string; run: () => Promise<unknown> | unknown }> = [];
-  private running: Promise<void> | null = null;
-
-  add(what: string, run: () => Promise<unknown> | unknown): void {
-    this.steps.push({ what, run });
-  }
-
-  runAll(): Promise<void> {
-    this.running ??= (async () => {
-      for (const step of this.steps.splice(0).reverse()) {
-        try {
-          await step.run();
-        } catch (err) {
-          console.log(`  !!! cleanup "${step.what}" failed: ${(err as Error).message}`);
-        }
-      }
-    })();
-    return this.running;
   }
 }
 
