@@ -1,7 +1,12 @@
 // Fan-out policies: who gets a post written into their timeline (push) and whose posts are merged
 // in at read time (pull). One decision procedure, used by the server's worker and read path and by
 // the simulator, so that the model simulates what the server does.
+import { mix32 } from './hash.js';
+import type { PostId } from './post-id.js';
 import { DEFAULT_CELEBRITY_THRESHOLD, DEFAULT_READER_CAP } from './timeline-rules.js';
+
+/** How often an adaptive policy looks at the fan-out backlog and moves its threshold, seconds. */
+export const ADAPTIVE_RECHECK_SECONDS = 1;
 
 export type FanoutPolicyKind = 'push' | 'pull' | 'threshold' | 'rate' | 'reader-cap' | 'adaptive';
 
@@ -112,6 +117,24 @@ export function pullsAuthor(policy: FanoutPolicy, followers: number, threshold: 
 }
 
 /**
+ * The follower count over which the read path merges an author's recent list, for a policy: an
+ * author is pulled on read exactly when followers > this (what pullsAuthor decides at the policy's
+ * own threshold). An adaptive policy's lowered thresholds are not here: the authors it pulls below
+ * this carry the worker's pulled mark, which the read path honours beside it.
+ */
+export function readPullThreshold(policy: FanoutPolicy): number {
+  switch (policy.kind) {
+    case 'pull':
+      return 0;
+    case 'threshold':
+    case 'adaptive':
+      return policy.threshold;
+    default:
+      return Number.MAX_SAFE_INTEGER; // push, reader-cap, rate: nobody is pulled on read by count
+  }
+}
+
+/**
  * Feeding Frenzy (Silberstein et al., SIGMOD 2010): push a producer's events to a consumer iff
  * producerRate * pushCost <= consumerRate * pullCost, i.e. when the producer posts rarely relative to
  * how often the consumer reads. Rates in events per second, costs in seconds of work.
@@ -127,6 +150,17 @@ export function pushPair(producerPostsPerSecond: number, consumerReadsPerSecond:
 export function keepForReader(policy: FanoutPolicy, readerFollows: number, u: number): boolean {
   if (policy.kind !== 'reader-cap' || readerFollows <= policy.readerCap) return true;
   return u < policy.readerCap / readerFollows;
+}
+
+/** The reader-cap draw's salt for a post: a function of the post id only, so a redelivered event draws the same. */
+export function postSalt(postId: PostId): number {
+  const b = BigInt(postId);
+  return mix32(Number(b & 0xffffffffn) ^ mix32(Number((b >> 32n) & 0xffffffffn)));
+}
+
+/** keepForReader's uniform draw in [0, 1): a function of (the post's salt, reader) only. */
+export function readerDraw(salt: number, readerId: number): number {
+  return mix32((salt + Math.imul(readerId | 0, 0x9e3779b1) + Math.floor(readerId / 4294967296)) | 0) / 4294967296;
 }
 
 /**

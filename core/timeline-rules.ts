@@ -13,6 +13,10 @@ export const DEFAULT_CELEBRITY_THRESHOLD = 25_000;
 export const DEFAULT_CELEBRITY_LIST_LENGTH = 100;
 /** Bluesky's reader-side cap: readers following more than this keep a delivery with probability cap/follows. */
 export const DEFAULT_READER_CAP = 2_000;
+/** Adaptive policy: the threshold halves while more timeline writes than this are queued. */
+export const DEFAULT_BACKLOG_BOUND = 1_000_000;
+/** Adaptive policy: the threshold never goes below this. */
+export const DEFAULT_MIN_THRESHOLD = 1_000;
 
 export const SECONDS_PER_DAY = 86_400;
 

@@ -24,11 +24,13 @@
 // publish and the worker its batch, close the connections.
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { formatPolicy, parsePolicy, PolicySpecError, type FanoutPolicy } from '../core/fanout-policy.js';
+import { formatPolicy, parsePolicy, PolicySpecError, readPullThreshold, type FanoutPolicy } from '../core/fanout-policy.js';
 import { PostIdGenerator, MAX_WORKER_ID } from '../core/post-id.js';
 import { redactUrl } from '../core/service-url.js';
 import {
+  DEFAULT_BACKLOG_BOUND,
   DEFAULT_CELEBRITY_LIST_LENGTH,
+  DEFAULT_MIN_THRESHOLD,
   DEFAULT_CELEBRITY_THRESHOLD,
   DEFAULT_DORMANT_DAYS,
   DEFAULT_LEASE_DAYS,
@@ -145,21 +147,6 @@ export const DEFAULT_PG_POOL = 20;
 /** The label mixed into the token secret to derive the cursor secret. */
 export const CURSOR_SECRET_LABEL = 'feedlab/cursor-secret/v1';
 
-/** The follower count over which the read path pulls, for a policy: what pullsAuthor decides. */
-export function readThresholdOf(policy: FanoutPolicy): number {
-  switch (policy.kind) {
-    case 'pull':
-      return 0;
-    case 'threshold':
-    case 'adaptive':
-      // An adaptive worker may lower its threshold under load; the authors it then pulls carry its
-      // pulled mark, which the read path honours beside the threshold.
-      return policy.threshold;
-    default:
-      return Number.MAX_SAFE_INTEGER; // push, reader-cap, rate: nobody is pulled
-  }
-}
-
 /** The cursor secret derived from the token secret (a different key, so neither MAC serves for the other). */
 export function deriveCursorSecret(tokenSecret: string): Buffer {
   return createHmac('sha256', tokenSecret).update(CURSOR_SECRET_LABEL).digest();
@@ -190,8 +177,8 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     threshold: read.integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
     skipDormant: true,
     readerCap: DEFAULT_READER_CAP,
-    backlogBound: 1_000_000,
-    minThreshold: 1_000,
+    backlogBound: DEFAULT_BACKLOG_BOUND,
+    minThreshold: DEFAULT_MIN_THRESHOLD,
   };
   const policySrc = get('policy', 'FEED_POLICY');
   let policy: FanoutPolicy;
@@ -246,7 +233,7 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     partitions: read.integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
     keyPrefix: read.name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
     policy,
-    readThreshold: readThresholdOf(policy),
+    readThreshold: readPullThreshold(policy),
     timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 100_000),
     listLength: read.integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
     leaseDays: read.days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS),

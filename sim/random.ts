@@ -1,5 +1,6 @@
 // Seeded randomness. Every draw in feedlab comes from here so that the same
 // scenario and seed give byte-identical results.
+import { mix32 } from '../core/hash.js';
 
 /** sfc32: small, fast, 128-bit state, passes PractRand; seeded through splitmix32. */
 export class Rng {
@@ -97,17 +98,4 @@ export function hashString(s: string): number {
   return mix32(h);
 }
 
-/** A 32-bit avalanche (murmur3 finaliser). */
-export function mix32(x: number): number {
-  x ^= x >>> 16;
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  x ^= x >>> 16;
-  return x >>> 0;
-}
-
-/** A deterministic uniform in [0, 1) from two integers: for per-pair decisions that must not consume a stream. */
-export function pairUniform(a: number, b: number, salt: number): number {
-  return mix32(mix32(a ^ salt) + Math.imul(b, 0x9e3779b1)) / 4294967296;
-}
+export { mix32 };

@@ -6,10 +6,9 @@
 // would make them active.
 import type { Redis } from 'ioredis';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
-import type { FanoutPolicy } from '../../core/fanout-policy.js';
+import { readPullThreshold, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { keyspace } from '../../server/cache/redis.js';
 import { TimelineCache } from '../../server/cache/timelines.js';
-import { readThresholdOf } from '../../server/serve.js';
 import type { Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
 import { getRequest, openConnections, overConnections, request } from '../../sim/replay/http-client.js';
@@ -62,7 +61,7 @@ export async function warmCaches(o: {
     const leaseMs = Math.round(sc.policy.leaseDays * SECONDS_PER_DAY * 1000);
     const timelines = new TimelineCache(o.redis, keyspace(o.keyPrefix), { cap: sc.policy.timelineCap, leaseMs });
     const repo = new FeedRepository(o.store);
-    const threshold = readThresholdOf(o.policy);
+    const threshold = readPullThreshold(o.policy);
     let next = 0;
     const lane = async () => {
       while (next < o.dormantKept.length) {

@@ -7,6 +7,7 @@
 // exists (or into the pending set of a rebuild under way), so a missing timeline stays missing
 // and is rebuilt whole from Postgres on its owner's next read. ZADD NX makes a redelivered event
 // a no-op.
+import { DEFAULT_FANOUT_BATCH } from '../../core/fanout-worker.js';
 import type { FeedPosition } from '../../core/cursor.js';
 import type { FeedSlice } from '../../core/feed-merge.js';
 import { timelineKey } from '../../core/keys.js';
@@ -33,7 +34,7 @@ import type { Keyspace } from './redis.js';
 import type { RedisLike } from './redis-like.js';
 
 /** Followers per pipeline (the scenario format's batchSize; Mastodon enqueues 1,000 at a time). */
-export const DEFAULT_FANOUT_BATCH = 1_000;
+export { DEFAULT_FANOUT_BATCH };
 export const DEFAULT_TIMELINE_LEASE_MS = DEFAULT_LEASE_DAYS * SECONDS_PER_DAY * 1000;
 
 export type UserId = number | string;

@@ -10,6 +10,8 @@
 //
 // Events are partitioned by author, so one author's events are appended, and delivered within a
 // partition, in the order they were published.
+import { DEFAULT_PARTITIONS } from '../../core/fanout-worker.js';
+import { authorPartition } from '../../core/partition.js';
 import { isPostId, type PostId } from '../../core/post-id.js';
 import { EventLogInputError, MalformedEventError } from './errors.js';
 
@@ -97,12 +99,10 @@ export interface EventLog {
 }
 
 /** The default number of partitions. */
-export const DEFAULT_PARTITIONS = 16;
+export { DEFAULT_PARTITIONS };
 
-/** The partition an author's events go to (authors are numbered densely, so this spreads them evenly). */
-export function partitionOf(authorId: number, partitions: number): number {
-  return authorId % partitions;
-}
+/** The partition an author's events go to: core/partition.ts's rule, which the simulator uses too. */
+export const partitionOf = authorPartition;
 
 /** Throws EventLogInputError unless n is a usable partition count. */
 export function checkPartitionCount(n: number): number {

@@ -28,17 +28,19 @@ import {
   POLICY_FORMS,
   type FanoutPolicy,
 } from '../../core/fanout-policy.js';
+import { DEFAULT_EVENT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PARTITIONS, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import {
+  DEFAULT_BACKLOG_BOUND,
   DEFAULT_CELEBRITY_LIST_LENGTH,
   DEFAULT_CELEBRITY_THRESHOLD,
   DEFAULT_DORMANT_DAYS,
   DEFAULT_LEASE_DAYS,
+  DEFAULT_MIN_THRESHOLD,
   DEFAULT_READER_CAP,
   DEFAULT_TIMELINE_CAP,
   SECONDS_PER_DAY,
 } from '../../core/timeline-rules.js';
 import { DEFAULT_REDIS_URL, redactRedisUrl } from '../cache/redis.js';
-import { DEFAULT_FANOUT_BATCH } from '../cache/timelines.js';
 import { DEFAULT_KAFKA_BROKERS } from '../events/kafka.js';
 import { DEFAULT_STREAM_PREFIX } from '../events/redis-streams.js';
 import { DEFAULT_DATABASE_URL, redactUrl } from '../store/pool.js';
@@ -111,12 +113,8 @@ export interface WorkerFlags {
 }
 
 export const DEFAULT_GROUP = 'fanout';
-export const DEFAULT_PAGE_SIZE = 10_000;
-export const DEFAULT_PIPELINES = 2;
-export const DEFAULT_EVENT_CONCURRENCY = 8;
+export const DEFAULT_PAGE_SIZE = DEFAULT_FOLLOWER_PAGE;
 export const DEFAULT_CLAIM_IDLE_MS = 30_000;
-export const DEFAULT_BACKLOG_BOUND = 1_000_000;
-export const DEFAULT_MIN_THRESHOLD = 1_000;
 /** Largest follower page a query may ask for (the repository's MAX_PAGE). */
 const MAX_PAGE = 100_000;
 
@@ -178,12 +176,12 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
     kafkaBrokers,
     keyPrefix: read.name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
     streamPrefix: read.name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
-    partitions: read.integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
+    partitions: read.integer(get(null, 'FEED_PARTITIONS'), DEFAULT_PARTITIONS, 1, 4096),
     group: read.name(get('group', 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
     consumer: read.name(get('consumer', 'FEED_CONSUMER'), defaultConsumerName(), /^[A-Za-z0-9._:@-]{1,190}$/, '1-190 letters, digits and . _ : @ -'),
     concurrency: read.integer(get('concurrency', 'FEED_CONCURRENCY'), 1, 1, 256),
     eventConcurrency: read.integer(get(null, 'FEED_EVENT_CONCURRENCY'), DEFAULT_EVENT_CONCURRENCY, 1, 256),
-    eventBatch: read.integer(get(null, 'FEED_EVENT_BATCH'), 100, 1, 10_000),
+    eventBatch: read.integer(get(null, 'FEED_EVENT_BATCH'), DEFAULT_EVENT_BATCH, 1, 10_000),
     claimIdleMs: read.integer(get(null, 'FEED_CLAIM_IDLE_MS'), DEFAULT_CLAIM_IDLE_MS, 100, 86_400_000),
     relay: read.bool(flags.relay, get(null, 'FEED_RELAY')),
     migrate: read.bool(flags.migrate, get(null, 'FEED_MIGRATE')),

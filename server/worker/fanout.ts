@@ -40,8 +40,9 @@
 // per second can be read as they landed rather than from counters totalled at the end of an event.
 // That count is sent beside the batch path, never awaited by it: a failure is reported
 // (onCounterError) and costs the count, never the event.
-import { keepForReader, nextAdaptiveThreshold, pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { ADAPTIVE_RECHECK_SECONDS, keepForReader, nextAdaptiveThreshold, postSalt, pullsAuthor, readerDraw, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { FeedPosition } from '../../core/cursor.js';
+import { DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import { TIMELINE_WRITES_KEY, TIMELINE_WRITES_RETENTION_MS } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
@@ -57,8 +58,8 @@ import { NotFoundError, runStatement, type FeedRepository } from '../store/repos
 import { NO_METRICS, type MetricsSink } from './metrics.js';
 
 export const DAY_MS = 86_400_000;
-/** How often an adaptive policy looks at the backlog. */
-export const ADAPT_INTERVAL_MS = 1_000;
+/** How often an adaptive policy looks at the backlog (core's rule, which the simulator follows too). */
+export const ADAPT_INTERVAL_MS = ADAPTIVE_RECHECK_SECONDS * 1_000;
 /** Minutes of per-second write counts kept (TIMELINE_WRITES_RETENTION_MS). */
 const RETENTION_MINUTES = Math.ceil(TIMELINE_WRITES_RETENTION_MS / 60_000);
 
@@ -126,24 +127,6 @@ export interface EventOutcome {
   readonly lagMs: number | null;
 }
 
-// A deterministic uniform draw per (post, reader) for the reader-side cap: the same delivery
-// decides the same way on every redelivery.
-function mix32(x: number): number {
-  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
-  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
-  return (x ^ (x >>> 16)) >>> 0;
-}
-
-export function postSalt(postId: PostId): number {
-  const b = BigInt(postId);
-  return mix32(Number(b & 0xffffffffn) ^ mix32(Number((b >> 32n) & 0xffffffffn)));
-}
-
-/** A uniform draw in [0, 1), a function of (post, reader) only. */
-export function readerDraw(salt: number, readerId: number): number {
-  return mix32((salt + Math.imul(readerId | 0, 0x9e3779b1) + Math.floor(readerId / 4294967296)) | 0) / 4294967296;
-}
-
 interface Totals {
   written: number;
   duplicates: number;
@@ -182,9 +165,9 @@ export class FanoutWorker {
   constructor(private readonly o: FanoutWorkerOptions) {
     this.policyNow = o.policy;
     this.adaptiveThreshold = o.policy.threshold;
-    this.pageSize = positiveInt('pageSize', o.pageSize ?? 10_000, 100_000);
-    this.pipelines = positiveInt('pipelines', o.pipelines ?? 2, 64);
-    this.eventConcurrency = positiveInt('eventConcurrency', o.eventConcurrency ?? 8, 256);
+    this.pageSize = positiveInt('pageSize', o.pageSize ?? DEFAULT_FOLLOWER_PAGE, 100_000);
+    this.pipelines = positiveInt('pipelines', o.pipelines ?? DEFAULT_PIPELINES, 64);
+    this.eventConcurrency = positiveInt('eventConcurrency', o.eventConcurrency ?? DEFAULT_EVENT_CONCURRENCY, 256);
     if (!(o.dormantDays > 0)) throw new RangeError(`dormancy window ${o.dormantDays} days must be above 0`);
     this.dormantMs = Math.round(o.dormantDays * DAY_MS);
     this.metrics = o.metrics ?? NO_METRICS;

@@ -2,12 +2,13 @@
 // a worker fleet into timeline caches (or into their authors' recent-post lists when pulled), and
 // readers page through home feeds that merge both. One event per post and per read session; a
 // post's followers are a tight loop over the CSR arrays, never an event each.
-import { formatPolicy, keepForReader, nextAdaptiveThreshold, pullsAuthor, pushPair, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { ADAPTIVE_RECHECK_SECONDS, formatPolicy, keepForReader, nextAdaptiveThreshold, pullsAuthor, pushPair, readerDraw, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { authorPartition } from '../../core/partition.js';
 import { isDormant, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { DurationRecorder, IntervalHistograms } from '../metrics/recorder.js';
 import { maxOf } from '../metrics/series.js';
-import { mix32, pairUniform, Rng } from '../random.js';
+import { mix32, Rng } from '../random.js';
 import type { Scenario } from '../scenario/types.js';
 import { ArrivalSchedule } from '../workload/schedule.js';
 import type { Population } from './population.js';
@@ -31,8 +32,6 @@ export const SERIES_INTERVAL = 60;
 const SWEEP_INTERVAL = 600;
 /** Batches of one post finishing within this many seconds of each other are applied by one event. */
 const APPLY_RESOLUTION = 1;
-/** How often an adaptive policy looks at the backlog. */
-const ADAPT_INTERVAL = 10;
 
 export interface SimulationInput {
   scenario: Scenario;
@@ -232,8 +231,8 @@ export function simulate(input: SimulationInput): SimulationMetrics {
 
   const eligible = (u: number, now: number, post: number): boolean => {
     if (skipDormant && isDormant(lastSeen[u], now, dormantDays)) return false;
-    // the keep draw is a hash of (post, reader), so the same delivery decides the same way twice
-    return !readerCapped || keepForReader(policy, follows[u], pairUniform(post, u, seed));
+    // the keep draw is the server's, a hash of (post, reader): the same delivery decides the same way twice
+    return !readerCapped || keepForReader(policy, follows[u], readerDraw(mix32(post ^ seed), u));
   };
 
   const q = new EventQueue(4096);
@@ -254,7 +253,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
     const createdMinute = Math.min(minutes - 1, Math.floor(t / SERIES_INTERVAL));
     series.posts[createdMinute] += stands;
 
-    if (policy.kind === 'adaptive' && t - lastAdapt >= ADAPT_INTERVAL) {
+    if (policy.kind === 'adaptive' && t - lastAdapt >= ADAPTIVE_RECHECK_SECONDS) {
       lastAdapt = t;
       const backlog = pool.backlogWrites(t) + (largePool ? largePool.backlogWrites(t) : 0);
       const next = nextAdaptiveThreshold(policy, threshold, backlog);
@@ -268,7 +267,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
 
     // the post event waits its turn on its author's partition, which reads the follower list;
     // at scale the other posts a probe stands for keep every partition busy as a fluid
-    const p = mix32(a) % infra.partitions;
+    const p = authorPartition(a, infra.partitions);
     if (spread && t > partitionFluidAt[p]) {
       const from = partitionFluidAt[p];
       partitionFree[p] = Math.max(partitionFree[p], from) + fluid.partitionRate * postProfile.factorAt(t) * (t - from);

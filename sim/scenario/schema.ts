@@ -4,6 +4,17 @@
 import { isAbsolute, join } from 'node:path';
 import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
 import { InputError } from '../errors.js';
+import { DEFAULT_FANOUT_BATCH } from '../../core/fanout-worker.js';
+import {
+  DEFAULT_BACKLOG_BOUND,
+  DEFAULT_CELEBRITY_LIST_LENGTH,
+  DEFAULT_CELEBRITY_THRESHOLD,
+  DEFAULT_DORMANT_DAYS,
+  DEFAULT_LEASE_DAYS,
+  DEFAULT_MIN_THRESHOLD,
+  DEFAULT_READER_CAP,
+  DEFAULT_TIMELINE_CAP,
+} from '../../core/timeline-rules.js';
 import { parseThreshold, thresholdId, THRESHOLD_FIGURE_NAMES, THRESHOLD_FIGURES, type Threshold, type ThresholdFigureName } from './thresholds.js';
 
 /** Handed to `build` hooks so they can refuse a value at the right place. */
@@ -362,7 +373,7 @@ export const scenarioSchema: ObjectSpec = {
           default: 5000,
           above: 0,
         },
-        batchSize: whole('followers per pipeline', 1000),
+        batchSize: whole('followers per pipeline', DEFAULT_FANOUT_BATCH),
         redisShards: whole('Redis shards holding timelines', 16),
         partitions: whole('event-log partitions, keyed by author', 64),
         postgresConnections: whole('Postgres connections serving timeline rebuilds, one rebuild at a time each', 100),
@@ -400,21 +411,21 @@ export const scenarioSchema: ObjectSpec = {
           oneOf: ['push', 'pull', 'threshold', 'rate', 'reader-cap', 'adaptive'],
           default: 'threshold',
         },
-        threshold: whole("pull when an author's followers > threshold", 25000, { min: 0 }),
+        threshold: whole("pull when an author's followers > threshold", DEFAULT_CELEBRITY_THRESHOLD, { min: 0 }),
         skipDormant: { type: 'boolean', description: 'skip dormant followers on fan-out', default: true },
         // the simulator keeps lengths in 16-bit arrays
-        timelineCap: whole('post ids kept per timeline', 800, { min: 1, max: 65535 }),
-        leaseDays: { type: 'days', description: 'timeline TTL, in days or a duration', default: 7, above: 0 },
-        dormantDays: { type: 'days', description: 'unseen this long = dormant, in days or a duration', default: 14, above: 0 },
-        celebrityListLength: whole("posts kept in a celebrity's recent-post list", 100, { min: 1, max: 65535 }),
-        readerCap: whole('reader-cap: deliveries kept for readers following more than this', 2000),
+        timelineCap: whole('post ids kept per timeline', DEFAULT_TIMELINE_CAP, { min: 1, max: 65535 }),
+        leaseDays: { type: 'days', description: 'timeline TTL, in days or a duration', default: DEFAULT_LEASE_DAYS, above: 0 },
+        dormantDays: { type: 'days', description: 'unseen this long = dormant, in days or a duration', default: DEFAULT_DORMANT_DAYS, above: 0 },
+        celebrityListLength: whole("posts kept in a celebrity's recent-post list", DEFAULT_CELEBRITY_LIST_LENGTH, { min: 1, max: 65535 }),
+        readerCap: whole('reader-cap: deliveries kept for readers following more than this', DEFAULT_READER_CAP),
         backlogBound: {
           type: 'count',
           description: 'adaptive: lower the threshold while queued writes exceed this',
-          default: 1e6,
+          default: DEFAULT_BACKLOG_BOUND,
           above: 0,
         },
-        minThreshold: whole('adaptive: the threshold never goes below this', 1000, { min: 0 }),
+        minThreshold: whole('adaptive: the threshold never goes below this', DEFAULT_MIN_THRESHOLD, { min: 0 }),
       },
     },
     slo: {

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readPullThreshold } from '../../../core/fanout-policy.js';
 import { signToken } from '../../../server/auth/token.js';
 import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
@@ -15,7 +16,6 @@ import {
   deriveCursorSecret,
   describeServeConfig,
   loadServeConfig,
-  readThresholdOf,
   ServeConfigError,
   startServer,
   type RunningServer,
@@ -59,7 +59,7 @@ describe('serve configuration', () => {
     expect(loadServeConfig({}, { ...ENV, FEED_POLICY: 'push' }).readThreshold).toBe(Number.MAX_SAFE_INTEGER);
     expect(loadServeConfig({}, { ...ENV, FEED_POLICY: 'pull' }).readThreshold).toBe(0);
     expect(loadServeConfig({ policy: 'adaptive:5000' }, ENV).readThreshold).toBe(5_000);
-    expect(readThresholdOf(loadServeConfig({ policy: 'reader-cap:100' }, ENV).policy)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(readPullThreshold(loadServeConfig({ policy: 'reader-cap:100' }, ENV).policy)).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('refuses a bad setting in one line naming where it came from', () => {

@@ -1,0 +1,16 @@
+// The fan-out worker's shape: how many post events it takes at once, how it reads an author's
+// followers and how it writes their timelines. The reference worker (server/worker) runs with these
+// defaults and the simulator models the same shape (infrastructure.worker in a scenario).
+
+/** Timelines written per pipelined batch (one round trip). */
+export const DEFAULT_FANOUT_BATCH = 1_000;
+/** Pipelined batches in flight per fan-out. */
+export const DEFAULT_PIPELINES = 2;
+/** Authors handled at once within one batch of events (one author's events in order). */
+export const DEFAULT_EVENT_CONCURRENCY = 8;
+/** Post events taken from the log per read. */
+export const DEFAULT_EVENT_BATCH = 100;
+/** Followers read from Postgres per page while expanding a post. */
+export const DEFAULT_FOLLOWER_PAGE = 10_000;
+/** Event-log partitions of the reference deployment (a scenario states its own). */
+export const DEFAULT_PARTITIONS = 16;
