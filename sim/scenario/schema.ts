@@ -4,7 +4,8 @@
 import { isAbsolute, join } from 'node:path';
 import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
 import { InputError } from '../errors.js';
-import { DEFAULT_FANOUT_BATCH } from '../../core/fanout-worker.js';
+import { DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
+import { buildQuantiles, constantDistribution, QUANTILE_KEY } from './quantiles.js';
 import {
   DEFAULT_BACKLOG_BOUND,
   DEFAULT_CELEBRITY_LIST_LENGTH,
@@ -201,6 +202,28 @@ const thresholds: Spec = {
   },
 };
 
+/**
+ * A distribution as quantiles ({ min: 1ms, p50: 6ms, p99: 35ms, max: 100ms }) or one plain value
+ * for a constant; durations unless `unit: 'number'` (a plain ratio).
+ */
+function latencyDistribution(description: string, dflt: unknown, o: { unit?: 'duration' | 'number' } = {}): Spec {
+  const type = o.unit ?? 'duration';
+  return {
+    type: 'either',
+    description,
+    default: dflt,
+    scalar: { type, description: 'every draw the same', min: 0, build: (v: number) => constantDistribution(v) },
+    map: {
+      type: 'dict',
+      description: 'quantiles',
+      keyPattern: QUANTILE_KEY,
+      keyDescription: 'quantiles (min, p50, p99.9, max)',
+      values: { type, description: 'the value at that quantile', min: 0 },
+      build: buildQuantiles,
+    },
+  };
+}
+
 const hourOfDay = (description: string, dflt: number): Spec => ({ type: 'number', description, default: dflt, min: 0, below: 24 });
 
 export const scenarioSchema: ObjectSpec = {
@@ -386,8 +409,54 @@ export const scenarioSchema: ObjectSpec = {
             zrange: duration('one ZRANGE of a page', '15us'),
             mgetPerKey: duration('hydrating one post in an MGET', '2us'),
             rebuild: duration('rebuilding a missing timeline from Postgres', '40ms'),
-            expand: duration("reading an author's follower list to expand a post", '1ms'),
+            expand: duration("reading an author's follower list to expand a post (per page of followers)", '1ms'),
+            expandPerFollower: duration('reading one more follower of that list', '2us'),
+            eventStatements: duration("the worker's Postgres statements per post event before it expands it (the author's follower count)", '2ms'),
+            batch: duration('one pipelined batch of timeline writes beyond the round trip and its writes', '0s'),
           },
+        },
+        worker: {
+          type: 'object',
+          description: "the fan-out worker's shape (the reference worker's defaults)",
+          fields: {
+            eventConcurrency: whole('post events one worker handles at once (their writes share the worker)', DEFAULT_EVENT_CONCURRENCY, { min: 1, max: 256 }),
+            pipelines: whole('pipelined batches in flight per post', DEFAULT_PIPELINES, { min: 1, max: 64 }),
+            followerPage: whole('followers read from Postgres per page while expanding a post', DEFAULT_FOLLOWER_PAGE, { min: 1, max: 100_000 }),
+          },
+        },
+        postToLog: latencyDistribution(
+          "from a post's commit to a worker taking its event: the outbox relay and the event log (default: the reference server on a quiet machine)",
+          { min: '1ms', p50: '6ms', p90: '12ms', p99: '35ms', max: '100ms' },
+        ),
+        api: {
+          type: 'object',
+          description: 'the API tier that serves home-feed pages and posts; none to leave it out (reads cost only their Redis work)',
+          none: true,
+          fields: {
+            instances: {
+              type: 'count',
+              integer: true,
+              description: 'API processes; none (the default): as many as are 50% busy at the peak read rate',
+              min: 1,
+              none: true,
+              default: 'none',
+            },
+            coresPerInstance: whole('cores each API process serves requests on', 1, { min: 1, max: 1024 }),
+            cpuPerRead: duration('CPU of one home-feed page beyond its lists and posts (parse, auth, merge, JSON)', '300us'),
+            cpuPerList: duration('CPU per merged list of a page (timeline, own list, each pulled author)', '20us'),
+            cpuPerPost: duration('CPU per hydrated post of a page', '10us'),
+            cpuPerWrite: duration('CPU of accepting one post (POST, its transaction)', '500us'),
+            network: duration("the client's round trip to the API", '0.2ms'),
+            spread: latencyDistribution('service time over its mean, as quantiles (1: every request the same)', 1, { unit: 'number' }),
+          },
+        },
+        cores: {
+          type: 'count',
+          integer: true,
+          description: 'none (the default): every service has cores of its own; N: API, workers, Redis and Postgres share N cores (a replay on one machine does)',
+          min: 1,
+          none: true,
+          default: 'none',
         },
         largePostClass: {
           type: 'object',

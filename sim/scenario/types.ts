@@ -1,6 +1,7 @@
 // A scenario after validation: every default filled in, every unit converted.
 // Times are in seconds, sizes in bytes, counts are plain numbers.
 // The YAML keys users write are in ../shared/scenario-format.yaml and README.md.
+import type { QuantileDistribution } from './quantiles.js';
 import type { Threshold } from './thresholds.js';
 
 export type Distribution =
@@ -59,8 +60,41 @@ export interface Costs {
   zrange: number;
   mgetPerKey: number;
   rebuild: number;
-  /** Reading one author's follower list to expand a post (per post, on its partition). */
+  /** Reading one page of an author's follower list to expand a post (on its partition). */
   expand: number;
+  /** Reading one more follower of that list. */
+  expandPerFollower: number;
+  /** The worker's Postgres statements per post event before it expands it. */
+  eventStatements: number;
+  /** One pipelined batch of timeline writes beyond the round trip and its writes. */
+  batch: number;
+}
+
+/** The fan-out worker's shape (core/fanout-worker.ts has the reference worker's defaults). */
+export interface WorkerShape {
+  /** Post events one worker handles at once; their writes share the worker. */
+  eventConcurrency: number;
+  /** Pipelined batches in flight per post. */
+  pipelines: number;
+  /** Followers read per Postgres page while expanding a post. */
+  followerPage: number;
+}
+
+/** The API tier: processes serving home-feed pages and posts on their cores. */
+export interface ApiTier {
+  /** API processes; null: as many as are 50% busy at the peak read rate. */
+  instances: number | null;
+  coresPerInstance: number;
+  /** CPU of a page: cpuPerRead + cpuPerList x merged lists + cpuPerPost x hydrated posts. */
+  cpuPerRead: number;
+  cpuPerList: number;
+  cpuPerPost: number;
+  /** CPU of accepting one post. */
+  cpuPerWrite: number;
+  /** The client's round trip to the API. */
+  network: number;
+  /** Service time over its mean. */
+  spread: QuantileDistribution;
 }
 
 export interface Infrastructure {
@@ -73,6 +107,13 @@ export interface Infrastructure {
   /** Postgres connections serving timeline rebuilds (each takes costs.rebuild). */
   postgresConnections: number;
   costs: Costs;
+  worker: WorkerShape;
+  /** From a post's commit to a worker taking its event (outbox relay and event log). */
+  postToLog: QuantileDistribution;
+  /** null: reads cost only their Redis work (no API stage). */
+  api: ApiTier | null;
+  /** null: every service has cores of its own; N: they share N cores. */
+  cores: number | null;
   /** The documents' mitigation: posts by authors with more followers than this go to their own worker pool. */
   largePostClass: { followers: number; workers: number } | null;
 }
