@@ -3,11 +3,13 @@
 // other s - 1 arrive as a fluid at the expected rate of their writes. Reads load the Redis shards
 // the same way: spread over every shard for ordinary keys, on their own shard for the lists of
 // named accounts (the hot keys). Everything here is per second at a rate-profile factor of 1.
+import { COMMANDS_PER_LIST, commandsPerPage, LISTS_PER_PAGE_BESIDES_PULLED } from '../../core/read-plan.js';
 import { isDormant } from '../../core/timeline-rules.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Costs } from '../scenario/types.js';
 import type { Population } from './population.js';
 import type { PullIndex } from './pull-index.js';
+import { expansionSeconds } from './expansion.js';
 
 export interface FluidInputs {
   population: Population;
@@ -23,6 +25,10 @@ export interface FluidInputs {
   /** Readers' pulled authors under the rate rule (per pair); unused by author-level policies. */
   pulls: PullIndex;
   pairPulled: (author: number, reader: number) => boolean;
+  /** Followers read per page while expanding a post. */
+  followerPage: number;
+  /** Is this author pulled at the start (its posts expand no follower page)? */
+  authorPulledAtStart: (author: number) => boolean;
   /** Does this author fan out on the large-post pool? */
   isLarge: (author: number) => boolean;
 }
@@ -55,9 +61,14 @@ export class FluidLoad {
     this.readShardOps = new Float64Array(f.shards);
     this.pushWrites = new Float64Array(n);
     this.listReaders = new Float64Array(n);
-    let ordinaryPostRate = 0;
-    for (let a = 0; a < n; a++) if (!pop.individual[a]) ordinaryPostRate += pop.postRate[a];
-    this.partitionRate = s > 1 ? (ordinaryPostRate * (s - 1) * f.costs.expand) / f.partitions : 0;
+    // seconds of partition time per second: each ordinary post's expansion at its own follower count
+    let expansionRate = 0;
+    for (let a = 0; a < n; a++) {
+      if (pop.individual[a] || pop.postRate[a] === 0) continue;
+      const followers = Math.min(g.followerOffsets[a + 1] - g.followerOffsets[a], f.followerPage);
+      expansionRate += pop.postRate[a] * expansionSeconds(f.costs, followers, !rate && f.authorPulledAtStart(a));
+    }
+    this.partitionRate = s > 1 ? (expansionRate * (s - 1)) / f.partitions : 0;
     if (s <= 1) return;
 
     const readerCapped = f.policy.kind === 'reader-cap';
@@ -104,17 +115,18 @@ export class FluidLoad {
       const w = !rate && authorPulled(a) ? 1 : this.pushWrites[a];
       this.fanout[f.isLarge(a) ? 1 : 0] += pop.postRate[a] * (s - 1) * w;
     }
-    this.readSpread = this.pagesPerSecond * (f.costs.zrange + f.costs.mgetPerKey * f.pageSize);
-    this.readOps = this.pagesPerSecond * 2;
+    // every page reads the timeline and the reader's own list, and hydrates its bodies
+    this.readSpread = this.pagesPerSecond * (f.costs.zrange * LISTS_PER_PAGE_BESIDES_PULLED + f.costs.mgetPerKey * f.pageSize);
+    this.readOps = this.pagesPerSecond * commandsPerPage(0);
     for (let a = 0; a < pop.users; a++) {
       const readers = this.listReaders[a];
       if (readers === 0 || (!rate && !authorPulled(a))) continue;
       if (pop.individual[a]) {
         this.readShard[pop.shard[a]] += readers * f.costs.zrange;
-        this.readShardOps[pop.shard[a]] += readers;
+        this.readShardOps[pop.shard[a]] += readers * COMMANDS_PER_LIST;
       } else {
         this.readSpread += readers * f.costs.zrange;
-        this.readOps += readers;
+        this.readOps += readers * COMMANDS_PER_LIST;
       }
     }
   }

@@ -60,6 +60,10 @@ export interface SimulationMetrics {
     rebuilds: number;
     postgresUtilisation: number;
   };
+  /** The API tier as simulated (null: none): its processes (resolved when sized automatically), cores and mean utilisation. */
+  api: { instances: number; servers: number; utilisation: number } | null;
+  /** Services sharing cores (infrastructure.cores): the highest utilisation of them in any second. */
+  sharedCores: { cores: number; peakUtilisation: number } | null;
   series: {
     intervalSeconds: number;
     posts: number[];

@@ -38,6 +38,26 @@ export class WorkerPool {
   }
 
   /**
+   * A whole post on one worker (the reference worker): `writes` in batches of batchSize with
+   * `pipelines` round trips in flight, so a round trip is paid once per `pipelines` batches and the
+   * writes follow one another. Returns when the worker starts it; batchDone gives each batch's end.
+   */
+  submitWhole(t: number, writes: number, pipelines: number): number {
+    const start = this.free[0] > t ? this.free[0] : t;
+    const batches = Math.max(1, Math.ceil(writes / this.batchSize));
+    const service = this.rtt * Math.ceil(batches / pipelines) + writes / this.writesPerSecond;
+    this.busySeconds += service;
+    this.countWrites(start, start + service, writes);
+    this.siftDown(0, start + service);
+    return start;
+  }
+
+  /** When batch i (from 0) of a whole post of `writes` started at `start` ends (see submitWhole). */
+  batchDone(start: number, i: number, writes: number, pipelines: number): number {
+    return start + this.rtt * Math.ceil((i + 1) / pipelines) + Math.min(writes, (i + 1) * this.batchSize) / this.writesPerSecond;
+  }
+
+  /**
    * Fluid work that arrived over (fluidUntil, t]: every worker takes an equal share after what it
    * already has queued. Adding the same amount to every key keeps the heap a heap.
    */

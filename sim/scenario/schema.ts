@@ -4,7 +4,7 @@
 import { isAbsolute, join } from 'node:path';
 import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
 import { InputError } from '../errors.js';
-import { DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
+import { DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import { buildQuantiles, constantDistribution, QUANTILE_KEY } from './quantiles.js';
 import {
   DEFAULT_BACKLOG_BOUND,
@@ -419,7 +419,11 @@ export const scenarioSchema: ObjectSpec = {
           type: 'object',
           description: "the fan-out worker's shape (the reference worker's defaults)",
           fields: {
-            eventConcurrency: whole('post events one worker handles at once (their writes share the worker)', DEFAULT_EVENT_CONCURRENCY, { min: 1, max: 256 }),
+            splitPosts: {
+              type: 'boolean',
+              description: "true (the default): a post's batches are shared by the whole fleet, as the documents' fan-out services do; false: one worker writes a whole post, as the reference worker does",
+              default: true,
+            },
             pipelines: whole('pipelined batches in flight per post', DEFAULT_PIPELINES, { min: 1, max: 64 }),
             followerPage: whole('followers read from Postgres per page while expanding a post', DEFAULT_FOLLOWER_PAGE, { min: 1, max: 100_000 }),
           },

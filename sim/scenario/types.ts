@@ -72,9 +72,9 @@ export interface Costs {
 
 /** The fan-out worker's shape (core/fanout-worker.ts has the reference worker's defaults). */
 export interface WorkerShape {
-  /** Post events one worker handles at once; their writes share the worker. */
-  eventConcurrency: number;
-  /** Pipelined batches in flight per post. */
+  /** A post's batches shared by the whole fleet (true), or one worker writes a whole post (false, the reference worker). */
+  splitPosts: boolean;
+  /** Pipelined batches in flight per post (one worker writing a whole post overlaps this many round trips). */
   pipelines: number;
   /** Followers read per Postgres page while expanding a post. */
   followerPage: number;

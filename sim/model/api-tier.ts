@@ -1,0 +1,124 @@
+// The API tier: processes serving home-feed pages and posts on their cores (infrastructure.api).
+// A request's CPU time (a page: cpuPerRead + cpuPerList per merged list + cpuPerPost per hydrated
+// post; a post: cpuPerWrite), times a draw from the service-time spread, queues for a core first
+// come, first served, after the client's network hop. A Node process serves on one event loop, so a
+// core is a server and the Redis round trips of a request do not hold it.
+//
+// Without population scaling every request is simulated: the cores are an exact multi-server FIFO
+// (WorkerPool). At scale a sampled request stands for many, so its wait is drawn from the M/M/c
+// queue (Erlang C) at the utilisation the whole population put on the tier in the second before.
+// `instances: none` sizes the tier so that it is 50% busy at the peak: the number is reported.
+import { Rng } from '../random.js';
+import { quantileAt, quantileMean } from '../scenario/quantiles.js';
+import type { ApiTier } from '../scenario/types.js';
+import { listsPerPage } from '../../core/read-plan.js';
+import { meanPagesPerSession } from '../workload/activity.js';
+import type { ModelContext } from './context.js';
+import { erlangC, type SharedCores } from './machine.js';
+import { WorkerPool } from './worker-pool.js';
+
+/** The utilisation `instances: none` sizes the tier for, at the peak rate. */
+export const AUTO_API_UTILISATION = 0.5;
+
+export class ApiStage {
+  readonly spec: ApiTier | null;
+  /** API processes (resolved from `none`), and their cores. */
+  readonly instances: number;
+  readonly servers: number;
+  /** CPU seconds handed out, for utilisation. */
+  busySeconds = 0;
+  private readonly exact: WorkerPool | null;
+  private readonly rng: Rng;
+  private readonly spreadMean: number;
+  /** CPU seconds and requests per second of the run (scaled runs' Erlang waits read the second before). */
+  private readonly work: Float64Array;
+  private readonly requests: Float64Array;
+
+  constructor(
+    private readonly ctx: ModelContext,
+    private readonly machine: SharedCores,
+  ) {
+    const spec = ctx.sc.infrastructure.api;
+    this.spec = spec;
+    this.rng = Rng.derive(ctx.sc.seed, 'api');
+    this.work = new Float64Array(Math.ceil(ctx.duration) + 1);
+    this.requests = new Float64Array(Math.ceil(ctx.duration) + 1);
+    this.spreadMean = spec ? quantileMean(spec.spread) : 1;
+    if (!spec) {
+      this.instances = 0;
+      this.servers = 0;
+      this.exact = null;
+      return;
+    }
+    this.instances = spec.instances ?? autoInstances(ctx, spec);
+    this.servers = this.instances * spec.coresPerInstance;
+    this.exact = ctx.spread ? null : new WorkerPool(this.servers, 1, 0, Infinity, ctx.duration);
+  }
+
+  /** CPU of one page that merges `lists` lists and hydrates `posts` posts. */
+  pageCpu(lists: number, posts: number): number {
+    const s = this.spec!;
+    return s.cpuPerRead + s.cpuPerList * lists + s.cpuPerPost * posts;
+  }
+
+  /** Seconds from sending a page request to its handler being done with the CPU (0 without an API tier). */
+  serveRead(t: number, lists: number, posts: number, weight: number): number {
+    if (!this.spec) return 0;
+    return this.spec.network + this.serve(t, this.pageCpu(lists, posts), weight);
+  }
+
+  /** Seconds from sending a post to its commit (half the network hop, the wait, the CPU). */
+  acceptPost(t: number, weight: number): number {
+    if (!this.spec) return 0;
+    return this.spec.network / 2 + this.serve(t, this.spec.cpuPerWrite, weight);
+  }
+
+  private serve(t: number, cpu: number, weight: number): number {
+    const service = (cpu * quantileAt(this.spec!.spread, this.rng.float())) / this.spreadMean * this.machine.factor(t);
+    const sec = Math.min(this.work.length - 1, Math.floor(t));
+    this.work[sec] += service * weight;
+    this.requests[sec] += weight;
+    this.busySeconds += service * weight;
+    this.machine.addWork(t, service * weight);
+    if (this.exact) return this.exact.submit(t, service) - t;
+    return service + this.erlangWait(sec);
+  }
+
+  /** A wait at the tier's M/M/c queue, at the load of the second before (scaled runs). */
+  private erlangWait(sec: number): number {
+    const prev = sec - 1;
+    if (prev < 0 || this.requests[prev] === 0) return 0;
+    const meanService = this.work[prev] / this.requests[prev];
+    // an overloaded tier's queue would grow without bound; its wait is drawn near saturation instead
+    const rho = Math.min(0.99, this.work[prev] / this.servers);
+    if (this.rng.float() >= erlangC(this.servers, rho)) return 0;
+    return this.rng.exponential((this.servers * (1 - rho)) / meanService);
+  }
+
+  /** The tier's mean utilisation over `seconds`. */
+  utilisation(seconds: number): number {
+    return this.servers > 0 ? this.busySeconds / (this.servers * seconds) : 0;
+  }
+}
+
+/** Processes that keep the tier AUTO_API_UTILISATION busy at the peak page and post rates. */
+function autoInstances(ctx: ModelContext, spec: ApiTier): number {
+  const sch = ctx.schedule;
+  const peakRead = peakFactor(ctx, (t) => sch.readProfile.factorAt(t));
+  const peakPost = peakFactor(ctx, (t) => sch.postProfile.factorAt(t));
+  let pulled = 0;
+  const active = ctx.pop.activeUsers;
+  for (let i = 0; i < active.length; i++) pulled += ctx.pulledOf[active[i] + 1] - ctx.pulledOf[active[i]];
+  const meanLists = listsPerPage(active.length > 0 ? pulled / active.length : 0);
+  const pagesPerSecond = sch.sessionEventRate * ctx.scale * meanPagesPerSession(ctx.sc.activity.pagesPerSession) * peakRead;
+  const postsPerSecond = sch.postEventRate * ctx.scale * peakPost;
+  const cpu = pagesPerSecond * (spec.cpuPerRead + spec.cpuPerList * meanLists + spec.cpuPerPost * ctx.sc.activity.pageSize) + postsPerSecond * spec.cpuPerWrite;
+  return Math.max(1, Math.ceil(cpu / (AUTO_API_UTILISATION * spec.coresPerInstance)));
+}
+
+/** The largest rate factor over the run, looked at every simulated minute. */
+function peakFactor(ctx: ModelContext, factorAt: (t: number) => number): number {
+  let m = 0;
+  for (let t = 0; t <= ctx.duration; t += 60) m = Math.max(m, factorAt(t));
+  return Math.max(m, factorAt(ctx.duration));
+}

@@ -1,0 +1,112 @@
+// The read path of the model: a home-feed page goes through the API tier (network hop, a core,
+// its CPU), then two Redis round trips (core/read-plan.ts): the pipeline of every merged list (the
+// timeline, the reader's own list, each pulled author's list) with the follows token, each list on
+// its shard, waiting behind that shard's load; then the MGET of the page's bodies. A missing
+// timeline or list is rebuilt from Postgres first (cold start), queued on the rebuild connections.
+import { commandsPerPage, listsPerPage } from '../../core/read-plan.js';
+import { mix32, Rng } from '../random.js';
+import type { ApiStage } from './api-tier.js';
+import { minuteOf, type ModelContext } from './context.js';
+import { WorkerPool } from './worker-pool.js';
+
+export class ReadStage {
+  /** Rebuilds queue on Postgres connections, one rebuild at a time each. */
+  readonly postgres: WorkerPool;
+  private readonly waitRng: Rng;
+  private readonly shardStamp: Int32Array;
+
+  constructor(
+    private readonly ctx: ModelContext,
+    private readonly api: ApiStage,
+  ) {
+    const infra = ctx.sc.infrastructure;
+    this.postgres = new WorkerPool(infra.postgresConnections, 1 / infra.costs.rebuild, 0, Infinity, ctx.duration);
+    this.waitRng = Rng.derive(ctx.sc.seed, 'waits');
+    this.shardStamp = new Int32Array(ctx.shards).fill(-1);
+  }
+
+  private rebuild(now: number, w: number): number {
+    // at scale a cold read stands for w rebuilds at once: this one waits behind half of the others
+    this.postgres.addLump(now, (w - 1) / 2);
+    const done = this.postgres.submit(now, 1);
+    this.postgres.addLump(now, (w - 1) / 2);
+    this.ctx.count.rebuilds += w;
+    return done - now;
+  }
+
+  /** The shard a list is read from: a named author's own, or (at scale) spread like its readers. */
+  private listShard(f: number, u: number): number {
+    const ctx = this.ctx;
+    return ctx.spread && !ctx.pop.individual[f] ? mix32(f ^ Math.imul(u, 0x9e3779b1)) % ctx.shards : ctx.pop.shard[f];
+  }
+
+  /** One page read by u at `now`. */
+  page(u: number, now: number): void {
+    const ctx = this.ctx;
+    const { cache, shardLoad, pop, count, series } = ctx;
+    const costs = ctx.sc.infrastructure.costs;
+    const pageSize = ctx.sc.activity.pageSize;
+    const w = ctx.weight[u];
+    const seq = count.readSeq++;
+    ctx.lastSeen[u] = now;
+    let latency = 0;
+    let ops = 0;
+    let cold = false;
+    const rng = this.waitRng;
+    const home = ctx.spread && w > 1 ? rng.int(ctx.shards) : pop.shard[u];
+    if (!cache.present(u, now)) {
+      cold = true;
+      const entries = Math.min(ctx.sc.policy.timelineCap, Math.round(ctx.pushedRate(u) * ctx.leaseSeconds));
+      cache.build(u, entries, now);
+      count.rebuildEntries += entries * w;
+      latency += this.rebuild(now, w) + costs.rtt + costs.zadd * entries;
+      ops += 1;
+      if (ctx.spread && w > 1) shardLoad.addSpread(costs.zadd * entries * w, w);
+      else shardLoad.add(home, costs.zadd * entries * w, w);
+    }
+    // round trip 1: the timeline, the reader's own list and every pulled author's list, pipelined
+    let maxWait = shardLoad.wait(home, rng);
+    this.shardStamp[home] = seq;
+    if (!ctx.spread) shardLoad.add(home, costs.zrange * 2 * w, 2 * w);
+    let pulled = 0;
+    let listWait = 0;
+    for (let k = ctx.pulledOf[u]; k < ctx.pulledOf[u + 1]; k++) {
+      const f = ctx.pulledIds[k];
+      if (ctx.adaptive && !ctx.authorPulled(f)) continue;
+      pulled++;
+      const sh = this.listShard(f, u);
+      if (this.shardStamp[sh] !== seq) {
+        this.shardStamp[sh] = seq;
+        const wt = shardLoad.wait(sh, rng);
+        if (wt > maxWait) maxWait = wt;
+      }
+      if (!ctx.spread) shardLoad.add(sh, costs.zrange * w, w);
+      if (!cache.listExists[f]) {
+        // concurrent reads of a missing list make one rebuild (single-flight)
+        listWait = Math.max(listWait, this.rebuild(now, 1));
+        count.listRebuilds += 1;
+        cache.buildList(f, pop.postRate[f] * ctx.leaseSeconds);
+      }
+    }
+    const lists = listsPerPage(pulled);
+    latency += this.api.serveRead(now, lists, pageSize, w);
+    latency += costs.rtt + maxWait + costs.zrange * lists + listWait;
+    // round trip 2: hydrate the page's post bodies
+    const bodyShard = rng.int(ctx.shards);
+    latency += costs.rtt + shardLoad.wait(bodyShard, rng) + costs.mgetPerKey * pageSize;
+    if (!ctx.spread) shardLoad.addSpread(costs.mgetPerKey * pageSize * w, w);
+    ops += commandsPerPage(pulled);
+    cache.touch(u, now);
+
+    ctx.readLatency.record(latency, w);
+    const minute = minuteOf(ctx, now);
+    ctx.readByMinute.record(minute, latency, w);
+    series.reads[minute] += w;
+    count.readsReal += w;
+    count.readOps += ops * w;
+    if (cold) {
+      count.coldReads += w;
+      series.coldReads[minute] += w;
+    }
+  }
+}

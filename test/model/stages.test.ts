@@ -1,0 +1,185 @@
+// The model's stages around the worker pool, each against its closed form: the hop through the
+// outbox relay and the event log, the worker's statements and follower pages, a whole post on one
+// worker, the API tier (its fixed costs, its M/D/1 queue, its automatic size) and shared cores.
+import { describe, expect, it } from 'vitest';
+import { buildPopulation } from '../../sim/model/population.js';
+import { erlangC, slowdownAt } from '../../sim/model/machine.js';
+import { simulate } from '../../sim/model/simulation.js';
+import { basePolicy } from '../../sim/policy.js';
+import { constantDistribution, quantileAt, quantileMean } from '../../sim/scenario/quantiles.js';
+import { bipartiteGraph, scenarioFrom, starGraph } from './fixtures.js';
+
+const quiet = `
+activity:
+  postsPerUserPerDay: 0
+  sessionsPerUserPerDay: 0
+  dormantShare: 0
+  diurnal: none
+`;
+
+/** One burst post by the star of `followers` followers, on 10 workers writing 5,000/s each. */
+function burst(followers: number, infra: string) {
+  const sc = scenarioFrom(`duration: 2m
+${quiet}
+events:
+  - at: 10s
+    celebrityBurst: { accounts: 1, window: 1ms }
+infrastructure:
+  fanoutWorkers: 10
+  writesPerSecondPerWorker: 5000
+  batchSize: 1000
+  api: none
+${infra}
+policy: { kind: push, skipDormant: false }
+`, followers + 1);
+  const graph = starGraph(followers);
+  return simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+}
+
+const NO_COSTS = '  costs: { rtt: 0s, expand: 0s, expandPerFollower: 0s, eventStatements: 0s }';
+
+describe('the write path before the workers', () => {
+  it('adds the hop through the outbox relay and the event log to every lag', () => {
+    const without = burst(1000, `${NO_COSTS}\n  postToLog: 0s`);
+    const withHop = burst(1000, `${NO_COSTS}\n  postToLog: 10ms`);
+    expect(without.fanout.postLag.max).toBeCloseTo(1000 / 5000, 9);
+    expect(withHop.fanout.postLag.max).toBeCloseTo(0.01 + 1000 / 5000, 9);
+  });
+
+  it("adds the worker's statements and its first page of followers: 3 ms + 1 ms + 1,000 x 2 us", () => {
+    const m = burst(1000, '  costs: { rtt: 0s, expand: 1ms, expandPerFollower: 2us, eventStatements: 3ms }\n  postToLog: 0s');
+    expect(m.fanout.postLag.max).toBeCloseTo(0.003 + 0.001 + 0.002 + 0.2, 9);
+    // the event holds its partition for as long
+    expect(m.fanout.partitionUtilisation * 64 * 120).toBeCloseTo(0.006, 9);
+  });
+
+  it('reads one page of followers up front: a 30,000-follower post pays for the first 10,000 only', () => {
+    const m = burst(30_000, '  costs: { rtt: 0s, expand: 1ms, expandPerFollower: 2us, eventStatements: 0s }\n  postToLog: 0s');
+    // shared by the fleet: 30 batches over 10 workers, 3 each of 0.2 s
+    expect(m.fanout.postLag.max).toBeCloseTo(0.001 + 10_000 * 2e-6 + 0.6, 9);
+  });
+});
+
+describe('a whole post on one worker (worker.splitPosts: false, the reference worker)', () => {
+  it('takes writes / rate plus a round trip per pipelines batches: 100k followers in 20.05 s, not the fleet\'s 2.01 s', () => {
+    const costs = '  costs: { rtt: 1ms, expand: 0s, expandPerFollower: 0s, eventStatements: 0s }\n  postToLog: 0s';
+    const whole = burst(100_000, `${costs}\n  worker: { splitPosts: false, pipelines: 2 }`);
+    const shared = burst(100_000, `${costs}\n  worker: { splitPosts: true }`);
+    // the first page is read beside the list write: max(rtt, expand) = 1 ms before the writes
+    expect(whole.fanout.postLag.max).toBeCloseTo(0.001 + 50 * 0.001 + 100_000 / 5000, 9);
+    expect(shared.fanout.postLag.max).toBeCloseTo(0.001 + 10 * (0.001 + 1000 / 5000), 9);
+    // batch i ends at (i+1)/2 round trips (rounded up) and (i+1) x 1,000 writes: the mean follower waits about half
+    expect(whole.fanout.followerLag.mean).toBeCloseTo(0.001 + 0.0255 + 10.1, 3);
+    expect(whole.fanout.deliveries).toBe(100_000);
+  });
+});
+
+const reads = (infra: string, sessionsPerUserPerDay: number, duration = '1h') =>
+  scenarioFrom(`duration: ${duration}
+activity:
+  postsPerUserPerDay: 0
+  sessionsPerUserPerDay: ${sessionsPerUserPerDay}
+  pagesPerSession: 1
+  pageSize: 20
+  dormantShare: 0
+  diurnal: none
+infrastructure:
+  redisShards: 8
+${infra}
+policy: { kind: push }
+`, 1000);
+
+describe('the API tier', () => {
+  const graph = bipartiteGraph(995, 5);
+
+  it('adds the network hop and the CPU of a page: 0.2 + 0.3 + 2 x 0.02 + 20 x 0.01 ms before Redis', () => {
+    const sc = reads(`  costs: { rtt: 0.3ms, zrange: 15us, mgetPerKey: 2us }
+  api: { instances: 50, network: 0.2ms, cpuPerRead: 300us, cpuPerList: 20us, cpuPerPost: 10us }`, 10);
+    const m = simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+    expect(m.reads.latency.p50).toBeCloseTo(0.0002 + 0.0003 + 2 * 0.00002 + 20 * 0.00001 + 0.00067, 6);
+    expect(m.api).toEqual({ instances: 50, servers: 50, utilisation: expect.any(Number) });
+  });
+
+  it('queues as M/D/1 on one core: Poisson pages at 70% of its rate wait rho D / (2 (1 - rho)) within 5%', () => {
+    // 1,000 users x 6,048 sessions a day = 70 pages/s; 10 ms of CPU each on one core: rho 0.7
+    const sc = reads(`  costs: { rtt: 0s, zrange: 0s, mgetPerKey: 0s }
+  api: { instances: 1, network: 0s, cpuPerRead: 10ms, cpuPerList: 0s, cpuPerPost: 0s }`, 6048);
+    const m = simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+    const D = 0.01;
+    const rho = 0.7;
+    const expected = (rho * D) / (2 * (1 - rho)) + D;
+    expect(Math.abs(m.reads.latency.mean - expected) / expected).toBeLessThan(0.05);
+    expect(Math.abs(m.api!.utilisation - rho)).toBeLessThan(0.02);
+  });
+
+  it('sized automatically, it is 50% busy at the peak', () => {
+    const sc = reads('  api: { cpuPerRead: 10ms, cpuPerList: 0s, cpuPerPost: 0s, coresPerInstance: 2 }', 6048, '10m');
+    const m = simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+    // 70 pages/s x 10 ms = 0.7 cores, at 50% on 2-core processes: one process
+    expect(m.api!.instances).toBe(1);
+    expect(m.api!.servers).toBe(2);
+    expect(Math.abs(m.api!.utilisation - 0.35)).toBeLessThan(0.03);
+  });
+
+  it('is absent with api: none: a page is its Redis work only', () => {
+    const sc = reads('  costs: { rtt: 0.3ms, zrange: 15us, mgetPerKey: 2us }\n  api: none', 10);
+    const m = simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+    expect(m.api).toBeNull();
+    expect(m.reads.latency.p50).toBeCloseTo(0.00067, 6);
+  });
+});
+
+describe('shared cores', () => {
+  it('Erlang C and the M/M/c mean time: C(1, rho) = rho, C(2, 0.5) = 1/3, M/M/1 at 0.5 doubles the time', () => {
+    expect(erlangC(1, 0.3)).toBeCloseTo(0.3, 12);
+    expect(erlangC(2, 0.5)).toBeCloseTo(1 / 3, 12);
+    expect(slowdownAt(1, 0.5)).toBeCloseTo(2, 12);
+    expect(slowdownAt(2, 0.5)).toBeCloseTo(1 + 1 / 3, 12);
+    expect(slowdownAt(4, 0)).toBe(1);
+  });
+
+  it('slows the API when the services crowd the cores they share', () => {
+    const graph = bipartiteGraph(995, 5);
+    const api = '  api: { instances: 4, network: 0s, cpuPerRead: 10ms, cpuPerList: 0s, cpuPerPost: 0s }\n  costs: { rtt: 0s, zrange: 0s, mgetPerKey: 0s }';
+    const own = reads(api, 6048);
+    const shared = reads(`${api}\n  cores: 1`, 6048);
+    const a = simulate({ scenario: own, population: buildPopulation(graph, own), policy: basePolicy(own) });
+    const b = simulate({ scenario: shared, population: buildPopulation(graph, shared), policy: basePolicy(shared) });
+    // 0.7 cores of API work on one shared core: M/M/1 at 0.7 is 3.33x the service time
+    expect(b.sharedCores!.peakUtilisation).toBeGreaterThan(0.6);
+    expect(b.reads.latency.mean / a.reads.latency.mean).toBeGreaterThan(2.5);
+    expect(a.sharedCores).toBeNull();
+  });
+});
+
+describe('quantile distributions', () => {
+  const d = { points: [{ p: 0, value: 1 }, { p: 0.5, value: 6 }, { p: 0.99, value: 35 }, { p: 1, value: 100 }] };
+
+  it('interpolate between the written quantiles and hold their mean', () => {
+    expect(quantileAt(d, 0.5)).toBe(6);
+    expect(quantileAt(d, 0.25)).toBeCloseTo(3.5, 12);
+    expect(quantileAt(d, 0.995)).toBeCloseTo(67.5, 9);
+    expect(quantileMean(d)).toBeCloseTo(0.5 * 3.5 + 0.49 * 20.5 + 0.01 * 67.5, 12);
+    expect(quantileMean(constantDistribution(4))).toBe(4);
+  });
+
+  it("the hop's draws average the distribution's mean", () => {
+    // 100 authors with one follower each post about 5,000 times in the hour; a write takes 0.2 ms
+    const sc = scenarioFrom(`duration: 1h
+activity: { postsPerUserPerDay: 1188, sessionsPerUserPerDay: 0, dormantShare: 0, diurnal: none }
+infrastructure:
+  fanoutWorkers: 10
+  writesPerSecondPerWorker: 5000
+  api: none
+${NO_COSTS}
+  postToLog: { min: 1ms, p50: 6ms, p99: 35ms, max: 100ms }
+policy: { kind: push, skipDormant: false }
+`, 101);
+    const graph = bipartiteGraph(1, 100);
+    const m = simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+    const hops = { points: [{ p: 0, value: 0.001 }, { p: 0.5, value: 0.006 }, { p: 0.99, value: 0.035 }, { p: 1, value: 0.1 }] };
+    expect(m.fanout.postLag.count).toBeGreaterThan(4000);
+    expect(Math.abs(m.fanout.postLag.mean - 0.0002 - quantileMean(hops)) / quantileMean(hops)).toBeLessThan(0.03);
+    expect(m.fanout.postLag.max).toBeLessThanOrEqual(0.1 + 0.0002 + 1e-6);
+  });
+});
