@@ -1,0 +1,256 @@
+// The comparison document (feedlab.compare/1): figure by figure and policy by policy, what the
+// simulation gives beside what was measured (and the estimate where there is one), their ratio, the
+// noise of each side and a verdict.
+//
+// Per figure and policy:
+//   simulated, measured  the mean over that side's documents (seeds of a simulation, runs of a replay)
+//   spread               of each side: (max - min) / mean over its documents; 0 for one document
+//   noise                spread(simulated) + spread(measured): how far apart the two sides can land
+//                        with nothing wrong beyond what each already varies by on its own. The full
+//                        ranges are added (not their half-widths, nor in quadrature) because two or
+//                        three documents a side under-state their spread: two draws of a normal
+//                        variable are on average 1.13 sigma apart, three span 1.69 sigma.
+//   ratio                simulated / measured
+//   verdict              within   |ratio - 1| <= 0.15
+//                        noise    outside 15%, but |ratio - 1| <= noise: the difference is inside the noise
+//                        outside  neither
+//                        n/a      a side has no value (not measured, not modelled): which side says `why`
+// Same inputs, same document: nothing here depends on the clock or on the order of a Map.
+import { FEEDLAB_VERSION, type RunResult } from '../result.js';
+import { FIGURES, readFigure, type FigureId, type FigureUnit } from './figures.js';
+
+export const COMPARE_SCHEMA = 'feedlab.compare/1';
+/** The agreement asked of the model: within 15% of the measurement. */
+export const AGREEMENT = 0.15;
+/** Ratios computed from values written with 6 significant digits land a hair off 0.85 and 1.15. */
+const EPSILON = 1e-9;
+
+export type Verdict = 'within' | 'noise' | 'outside' | 'n/a';
+export type Side = 'simulated' | 'measured';
+
+export interface PolicyInput {
+  policy: string;
+  /** The closed-form estimate of some figures, by id (feedlab estimate's numbers, in each figure's unit). */
+  estimate?: Partial<Record<FigureId, number>>;
+  simulated: RunResult[];
+  measured: RunResult[];
+  /** Why a figure lands where it does (the scenario mode's explanations), by id. */
+  notes?: Partial<Record<FigureId, string>>;
+}
+
+export interface ComparisonInput {
+  /** The scenario's name. */
+  scenario: string;
+  policies: PolicyInput[];
+  /** How each side is named in the reports; by default from its documents ("simulate, seeds 1-3"). */
+  labels?: Partial<Record<Side, string>>;
+  /** Where each side's documents came from (file names); by default its documents' sources and seeds. */
+  sources?: Partial<Record<Side, string[]>>;
+  /** Each document's name within its side, per policy (file names); by default "seed N" / "run N". */
+  documentLabels?: Partial<Record<Side, string[]>>;
+  /** Policies only one side has: listed, not compared. */
+  unmatched?: Array<{ policy: string; side: Side }>;
+  /** Lines the reports show above the figures (documents of different worlds, different policies). */
+  warnings?: string[];
+}
+
+export interface FigureComparison {
+  id: FigureId;
+  label: string;
+  unit: FigureUnit;
+  policy: string;
+  /** Present when the estimate gives this figure (null: asked for, not given). */
+  estimate?: number | null;
+  simulated: number | null;
+  measured: number | null;
+  ratio: number | null;
+  noise: number | null;
+  verdict: Verdict;
+  spread: Record<Side, number | null>;
+  /** Each document's value, in the order of the side's documents (null where it has none). */
+  values: Record<Side, Array<number | null>>;
+  /** Why the verdict is n/a (or the ratio null): which side lacks the figure, and why, in one line. */
+  why?: string;
+  /** A side without the figure, and why ("not measured", "not modelled"). */
+  missing?: Partial<Record<Side, string>>;
+  note?: string;
+}
+
+export interface DocumentFlags {
+  label: string;
+  source: RunResult['source'];
+  seed: number;
+  contended: boolean;
+  /** Seconds it covers when stopped early. */
+  partialAtSeconds: number | null;
+}
+
+export interface CompareDocument {
+  schema: typeof COMPARE_SCHEMA;
+  tool: { name: 'feedlab'; version: string };
+  scenario: string;
+  agreement: number;
+  sides: Record<Side, { label: string; sources: string[] }> & { estimate: boolean };
+  /** Any measured document contended (another load on the machine) or stopped early: every ratio is suspect. */
+  measurement: { contended: boolean; partial: boolean };
+  warnings: string[];
+  policies: Array<{ policy: string; documents: Record<Side, DocumentFlags[]> }>;
+  unmatched: Array<{ policy: string; side: Side }>;
+  counts: Record<Verdict, number>;
+  figures: FigureComparison[];
+}
+
+const SIDES: Side[] = ['simulated', 'measured'];
+
+function mean(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** (max - min) / mean; 0 for one value or equal values; null without values or with a zero mean. */
+export function spreadOf(xs: number[]): number | null {
+  if (xs.length === 0) return null;
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  if (hi === lo) return 0;
+  const m = Math.abs(mean(xs));
+  return m > 0 ? (hi - lo) / m : null;
+}
+
+export function verdictOf(ratio: number, noise: number): Exclude<Verdict, 'n/a'> {
+  const off = Math.abs(ratio - 1);
+  if (off <= AGREEMENT + EPSILON) return 'within';
+  if (off <= noise + EPSILON) return 'noise';
+  return 'outside';
+}
+
+/** "1-3" for consecutive seeds, else "1, 4, 9". */
+function seedList(seeds: number[]): string {
+  const s = [...new Set(seeds)].sort((a, b) => a - b);
+  const consecutive = s.length > 2 && s.every((v, i) => i === 0 || v === s[i - 1] + 1);
+  return consecutive ? `${s[0]}-${s[s.length - 1]}` : s.join(', ');
+}
+
+/** "simulate, seeds 1-3" or "replay, 2 runs (seed 9)": a side's documents (per policy) when no file names are given. */
+export function describeDocuments(byPolicy: RunResult[][]): string {
+  const docs = byPolicy.flat();
+  if (docs.length === 0) return 'no documents';
+  const sources = [...new Set(docs.map((d) => d.source))].join(' and ');
+  const seeds = docs.map((d) => d.scenario.seed);
+  const each = Math.max(...byPolicy.map((p) => p.length));
+  const distinct = new Set(seeds).size;
+  if (each === 1) return `${sources}, ${distinct === 1 ? 'seed' : 'seeds'} ${seedList(seeds)}`;
+  if (distinct === each) return `${sources}, seeds ${seedList(seeds)}`;
+  return `${sources}, ${each} runs (${distinct === 1 ? 'seed' : 'seeds'} ${seedList(seeds)})`;
+}
+
+function flags(doc: RunResult, label: string): DocumentFlags {
+  return {
+    label,
+    source: doc.source,
+    seed: doc.scenario.seed,
+    contended: doc.replay?.cpu?.contended === true,
+    partialAtSeconds: doc.partial ? doc.partial.stoppedAtSeconds : null,
+  };
+}
+
+function defaultLabel(doc: RunResult, i: number): string {
+  return doc.source === 'replay' ? `run ${i + 1}` : `seed ${doc.scenario.seed}`;
+}
+
+function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Record<Side, string>): FigureComparison {
+  const values = {} as Record<Side, Array<number | null>>;
+  const spread = {} as Record<Side, number | null>;
+  const means = {} as Record<Side, number | null>;
+  const whys: string[] = [];
+  const missing: Partial<Record<Side, string>> = {};
+  for (const side of SIDES) {
+    const readings = p[side].map((d) => readFigure(def, d));
+    values[side] = readings.map((r) => r.value);
+    const present = readings.flatMap((r) => (r.value === null ? [] : [r.value]));
+    means[side] = present.length > 0 ? mean(present) : null;
+    spread[side] = spreadOf(present);
+    if (present.length === 0) {
+      const why = readings.find((r) => r.value === null)?.why ?? 'no documents';
+      missing[side] = why;
+      whys.push(`${labels[side]}: ${why}`);
+    }
+  }
+  const out: FigureComparison = { id: def.id, label: def.label, unit: def.unit, policy: p.policy, simulated: means.simulated, measured: means.measured, ratio: null, noise: null, verdict: 'n/a', spread, values };
+  if (p.estimate) {
+    const e = p.estimate[def.id];
+    out.estimate = typeof e === 'number' && Number.isFinite(e) ? e : null;
+  }
+  const s = means.simulated;
+  const m = means.measured;
+  if (s !== null && m !== null) {
+    const noise = (spread.simulated ?? 0) + (spread.measured ?? 0);
+    const spreadUnknown = spread.simulated === null || spread.measured === null;
+    out.noise = spreadUnknown ? null : noise;
+    if (m !== 0) {
+      out.ratio = s / m;
+      out.verdict = verdictOf(out.ratio, noise);
+    } else if (s === 0) {
+      out.ratio = 1; // both zero: nothing of it on either side (no list memory under push)
+      out.verdict = 'within';
+    } else {
+      out.verdict = 'outside';
+      whys.push(`${labels.measured}: 0, so no ratio`);
+    }
+  }
+  if (whys.length > 0) out.why = whys.join('; ');
+  if (Object.keys(missing).length > 0) out.missing = missing;
+  const note = p.notes?.[def.id];
+  if (note) out.note = note;
+  return out;
+}
+
+/** The feedlab.compare/1 document of one scenario's policies. */
+export function buildComparison(input: ComparisonInput): CompareDocument {
+  const all = (side: Side) => input.policies.map((p) => p[side]);
+  const labels = {} as Record<Side, string>;
+  const sides = {} as CompareDocument['sides'];
+  for (const side of SIDES) {
+    labels[side] = input.labels?.[side] ?? describeDocuments(all(side));
+    sides[side] = { label: labels[side], sources: input.sources?.[side] ?? [describeDocuments(all(side))] };
+  }
+  sides.estimate = input.policies.some((p) => p.estimate !== undefined);
+
+  const policies = input.policies.map((p) => ({
+    policy: p.policy,
+    documents: Object.fromEntries(SIDES.map((side) => [side, p[side].map((d, i) => flags(d, input.documentLabels?.[side]?.[i] ?? defaultLabel(d, i)))])) as Record<Side, DocumentFlags[]>,
+  }));
+  const measuredFlags = policies.flatMap((p) => p.documents.measured);
+  const simulatedFlags = policies.flatMap((p) => p.documents.simulated);
+  const measurement = { contended: measuredFlags.some((f) => f.contended), partial: measuredFlags.some((f) => f.partialAtSeconds !== null) };
+
+  const warnings = [...(input.warnings ?? [])];
+  const named = (fs: DocumentFlags[], pick: (f: DocumentFlags) => boolean) => [...new Set(fs.filter(pick).map((f) => f.label))].join(', ');
+  if (measurement.contended) {
+    warnings.unshift(`CONTENDED measurement (${named(measuredFlags, (f) => f.contended)}): other load took a large share of the machine or of its Redis while it ran; every ratio against it is suspect`);
+  }
+  if (measurement.partial) {
+    warnings.unshift(`PARTIAL measurement (${named(measuredFlags, (f) => f.partialAtSeconds !== null)}): stopped early; its figures cover only the part that ran`);
+  }
+  if (simulatedFlags.some((f) => f.partialAtSeconds !== null)) {
+    warnings.push(`partial simulation (${named(simulatedFlags, (f) => f.partialAtSeconds !== null)}): stopped early; its figures cover only the part that ran`);
+  }
+
+  const figures: FigureComparison[] = [];
+  for (const def of FIGURES) for (const p of input.policies) figures.push(compareFigure(def, p, labels));
+  const counts: Record<Verdict, number> = { within: 0, noise: 0, outside: 0, 'n/a': 0 };
+  for (const f of figures) counts[f.verdict]++;
+
+  return {
+    schema: COMPARE_SCHEMA,
+    tool: { name: 'feedlab', version: FEEDLAB_VERSION },
+    scenario: input.scenario,
+    agreement: AGREEMENT,
+    sides,
+    measurement,
+    warnings,
+    policies,
+    unmatched: input.unmatched ?? [],
+    counts,
+    figures,
+  };
+}

@@ -1,0 +1,189 @@
+// The figures `feedlab compare` holds side by side, in one table: for each stable id, its label, its
+// unit and how to read it from a result document (feedlab.result/1) of either source, a simulation
+// (`feedlab run`) or a measurement (`feedlab replay`).
+//
+// A figure a document does not have stays null, never a made-up number: a replay leaves what it
+// does not measure NaN (null in the JSON), and a simulation does not model every key class a replay
+// finds in Redis. Which of the two it is, is said ("not measured", "not modelled").
+import type { RunResult } from '../result.js';
+
+export type FigureUnit = 's' | 'ms' | 'bytes' | 'writes/s' | 'commands' | 'writes';
+
+export const FIGURE_IDS = [
+  'lag_p50',
+  'lag_p99',
+  'lag_max',
+  'post_lag_p50',
+  'post_lag_p99',
+  'post_lag_max',
+  'writes_per_second_mean',
+  'writes_per_second_peak',
+  'deliveries_per_post',
+  'memory_bytes',
+  'memory_timelines_bytes',
+  'memory_lists_bytes',
+  'memory_own_lists_bytes',
+  'memory_bodies_bytes',
+  'memory_event_log_bytes',
+  'memory_other_bytes',
+  'read_p50',
+  'read_p99',
+  'commands_per_read',
+] as const;
+
+export type FigureId = (typeof FIGURE_IDS)[number];
+
+/** A figure read from one document: its value, or null and why ("not measured", "not modelled"). */
+export type FigureReading = { value: number; why?: undefined } | { value: null; why: string };
+
+export interface FigureDef {
+  id: FigureId;
+  label: string;
+  unit: FigureUnit;
+  /** The heading it is grouped under in the reports. */
+  group: 'fan-out lag' | 'fan-out work' | 'Redis memory' | 'reads';
+  /** What the figure is, and where either source differs in how it counts it. */
+  about: string;
+  /** The value in the document, or null where the document has none (NaN, null, missing). */
+  read(r: RunResult): number | null;
+  /** Sources that do not model or measure the figure at all: null there, with this reason. */
+  absentFrom?: Partial<Record<RunResult['source'], string>>;
+}
+
+type KeyClass = 'timelines' | 'pulledLists' | 'ownLists' | 'bodies' | 'eventLog' | 'other';
+
+/**
+ * A replay's key class at the end: MEMORY USAGE of its keys plus the keyspace entry per key, the
+ * parts its `summary.redis.memoryBytes.end` is the sum of (the simulator counts each key's keyspace
+ * entry too).
+ */
+function replayClass(r: RunResult, cls: KeyClass): number | null {
+  const m = r.replay?.memory;
+  const c = m?.classes?.[cls];
+  if (!m || !c) return null;
+  return c.bytes + c.keys * m.keyspaceBytesPerKey;
+}
+
+const NOT_MODELLED = { simulate: 'not modelled' } as const;
+
+const lag = (pick: 'p50' | 'p99' | 'max', perPost: boolean): ((r: RunResult) => number) =>
+  perPost ? (r) => r.summary.fanout.lagSeconds[pick] : (r) => r.summary.fanout.followerLagSeconds[pick];
+
+const FOLLOWER_LAG = 'per follower: from a post to each follower\'s timeline write, weighted by deliveries (the SLO\'s figure); a replay takes it from the workers\' histograms and its probes of pulled posts';
+const POST_LAG = 'per post: from a post to its last follower\'s timeline write';
+
+export const FIGURES: readonly FigureDef[] = [
+  { id: 'lag_p50', label: 'fan-out lag p50, per follower', unit: 's', group: 'fan-out lag', about: FOLLOWER_LAG, read: lag('p50', false) },
+  { id: 'lag_p99', label: 'fan-out lag p99, per follower', unit: 's', group: 'fan-out lag', about: FOLLOWER_LAG, read: lag('p99', false) },
+  { id: 'lag_max', label: 'fan-out lag max, per follower', unit: 's', group: 'fan-out lag', about: FOLLOWER_LAG, read: lag('max', false) },
+  { id: 'post_lag_p50', label: 'fan-out lag p50, per post', unit: 's', group: 'fan-out lag', about: POST_LAG, read: lag('p50', true) },
+  { id: 'post_lag_p99', label: 'fan-out lag p99, per post', unit: 's', group: 'fan-out lag', about: POST_LAG, read: lag('p99', true) },
+  { id: 'post_lag_max', label: 'fan-out lag max, per post', unit: 's', group: 'fan-out lag', about: POST_LAG, read: lag('max', true) },
+  {
+    id: 'writes_per_second_mean',
+    label: 'timeline writes/s, mean',
+    unit: 'writes/s',
+    group: 'fan-out work',
+    about: "completed timeline writes per second over the run (a replay's per wall second, counted at Redis)",
+    read: (r) => r.summary.fanout.writesPerSecond.mean,
+  },
+  {
+    id: 'writes_per_second_peak',
+    label: 'timeline writes/s, peak second',
+    unit: 'writes/s',
+    group: 'fan-out work',
+    about: 'timeline writes in the busiest second',
+    read: (r) => r.summary.fanout.writesPerSecond.peak,
+  },
+  {
+    id: 'deliveries_per_post',
+    label: 'timeline writes per post',
+    unit: 'writes',
+    group: 'fan-out work',
+    about: 'timeline writes over posts made',
+    read: (r) => r.summary.fanout.deliveriesPerPost,
+  },
+  {
+    id: 'memory_bytes',
+    label: 'Redis memory at the end',
+    unit: 'bytes',
+    group: 'Redis memory',
+    about: "a simulation counts timelines and pulled authors' lists as used_memory would (the memory model); a replay every key of its key space by MEMORY USAGE with the keyspace entry, post bodies and the event log included",
+    read: (r) => r.summary.redis.memoryBytes.end,
+  },
+  {
+    id: 'memory_timelines_bytes',
+    label: 'memory: home timelines',
+    unit: 'bytes',
+    group: 'Redis memory',
+    about: "a simulation's memory at the end less its lists (the model: MEMORY USAGE, skiplists' allocator overhead, keyspace entry); a replay's timeline keys by MEMORY USAGE with the keyspace entry",
+    read: (r) => (r.source === 'replay' ? replayClass(r, 'timelines') : r.summary.redis.memoryBytes.end - r.summary.redis.listBytes),
+  },
+  {
+    id: 'memory_lists_bytes',
+    label: "memory: pulled authors' lists",
+    unit: 'bytes',
+    group: 'Redis memory',
+    about: "the recent-post lists merged on read (a simulation's list memory; a replay's lists of pulled authors)",
+    read: (r) => (r.source === 'replay' ? replayClass(r, 'pulledLists') : r.summary.redis.listBytes),
+  },
+  {
+    id: 'memory_own_lists_bytes',
+    label: "memory: other authors' own lists",
+    unit: 'bytes',
+    group: 'Redis memory',
+    about: "the recent-post lists the server keeps for every author, pushed or not",
+    read: (r) => replayClass(r, 'ownLists'),
+    absentFrom: NOT_MODELLED,
+  },
+  { id: 'memory_bodies_bytes', label: 'memory: post bodies', unit: 'bytes', group: 'Redis memory', about: 'the cached post bodies', read: (r) => replayClass(r, 'bodies'), absentFrom: NOT_MODELLED },
+  { id: 'memory_event_log_bytes', label: 'memory: event log', unit: 'bytes', group: 'Redis memory', about: "the event log's streams", read: (r) => replayClass(r, 'eventLog'), absentFrom: NOT_MODELLED },
+  {
+    id: 'memory_other_bytes',
+    label: 'memory: other keys',
+    unit: 'bytes',
+    group: 'Redis memory',
+    about: 'follows tokens, rebuild markers, the registry of pulled authors, metrics',
+    read: (r) => replayClass(r, 'other'),
+    absentFrom: NOT_MODELLED,
+  },
+  {
+    id: 'read_p50',
+    label: 'home-feed read p50',
+    unit: 'ms',
+    group: 'reads',
+    about: 'page read latency (a replay from the intended send, on the driver)',
+    read: (r) => r.summary.reads.latencyMs.p50,
+  },
+  { id: 'read_p99', label: 'home-feed read p99', unit: 'ms', group: 'reads', about: 'page read latency (a replay from the intended send, on the driver)', read: (r) => r.summary.reads.latencyMs.p99 },
+  {
+    id: 'commands_per_read',
+    label: 'Redis commands per read',
+    unit: 'commands',
+    group: 'reads',
+    about: "Redis operations per feed page (a replay's over a window of nothing but reads)",
+    read: (r) => r.summary.reads.redisOpsPerRead.mean,
+  },
+];
+
+const BY_ID = new Map<string, FigureDef>(FIGURES.map((f) => [f.id, f]));
+
+export function figureDef(id: string): FigureDef | undefined {
+  return BY_ID.get(id);
+}
+
+/** "not measured" for a replay, "not in the document" for a simulation that has no such value. */
+const noValue = (r: RunResult): string => (r.source === 'replay' ? 'not measured' : 'not in the document');
+
+/** One figure of one document. Missing paths read as null too: an older document lacks newer sections. */
+export function readFigure(def: FigureDef, r: RunResult): FigureReading {
+  const absent = def.absentFrom?.[r.source];
+  if (absent) return { value: null, why: absent };
+  let v: number | null | undefined;
+  try {
+    v = def.read(r);
+  } catch {
+    v = null;
+  }
+  return typeof v === 'number' && Number.isFinite(v) ? { value: v } : { value: null, why: noValue(r) };
+}
