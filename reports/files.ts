@@ -7,15 +7,18 @@
 // HTML page can be built from reports/html's renderPage, htmlTable and chartFigure), and add its type
 // to ReportDocument.
 import { stringifyResult, RESULT_SCHEMA, type RunResult } from '../sim/result.js';
+import { COMPARE_SCHEMA, type CompareDocument } from '../sim/compare/compare.js';
 import type { PlanDocument } from '../sim/plan/plan.js';
 import type { SweepResult } from '../sim/sweep.js';
+import { compareMarkdown } from './compare.js';
+import { compareHtml } from './html/compare-page.js';
 import { htmlReport } from './html/index.js';
 import { planHtml } from './html/plan-page.js';
 import { markdownReport } from './markdown.js';
 import { planMarkdown } from './plan.js';
 import { sweepMarkdown } from './sweep.js';
 
-export type ReportDocument = RunResult | SweepResult | PlanDocument;
+export type ReportDocument = RunResult | SweepResult | PlanDocument | CompareDocument;
 
 interface Renderers<D> {
   markdown(doc: D): string;
@@ -26,6 +29,7 @@ const RENDERERS: { [schema: string]: Renderers<never> } = {
   [RESULT_SCHEMA]: { markdown: markdownReport, html: htmlReport } satisfies Renderers<RunResult>,
   'feedlab.sweep/1': { markdown: sweepMarkdown, html: htmlReport } satisfies Renderers<SweepResult>,
   'feedlab.plan/1': { markdown: planMarkdown, html: planHtml } satisfies Renderers<PlanDocument>,
+  [COMPARE_SCHEMA]: { markdown: compareMarkdown, html: compareHtml } satisfies Renderers<CompareDocument>,
 };
 
 /** The schemas reportFiles renders, for error messages. */
@@ -42,7 +46,7 @@ export function canonical<D>(doc: D): { json: string; doc: D } {
   return { json, doc: JSON.parse(json, reviveNonFinite) as D };
 }
 
-/** { 'report.json', 'report.md', 'report.html' } for a run, sweep or plan document. */
+/** { 'report.json', 'report.md', 'report.html' } for a run, sweep, plan or compare document. */
 export function reportFiles(doc: ReportDocument): Record<string, string> {
   const renderers = RENDERERS[doc.schema] as Renderers<ReportDocument> | undefined;
   if (!renderers) throw new Error(`no report for schema ${String(doc.schema)} (valid: ${REPORT_SCHEMAS.join(', ')})`);

@@ -1,5 +1,5 @@
 // feedlab report RESULT.json [--out DIR]: render a saved result document (report.json of a run, a
-// sweep or a plan) again into report.json, report.md and report.html.
+// sweep, a plan or a compare) again into report.json, report.md and report.html.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { reportFiles, REPORT_SCHEMAS, type ReportDocument } from '../../reports/files.js';
@@ -7,13 +7,13 @@ import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, writeReport } from '../output.js';
 
-export const summary = 'render a saved report.json (run, sweep or plan) again as report.md and a self-contained report.html';
+export const summary = 'render a saved report.json (run, sweep, plan or compare) again as report.md and a self-contained report.html';
 
 const USAGE = 'feedlab report RESULT.json [--out DIR]';
 
 const HELP = `${USAGE}
 
-  RESULT.json   a document written by feedlab run, sweep or plan (--json or --out): ${REPORT_SCHEMAS.join(', ')}
+  RESULT.json   a document written by feedlab run, sweep, plan or compare (--json or --out): ${REPORT_SCHEMAS.join(', ')}
   --out DIR     where to write report.json, report.md and report.html (default: RESULT.json's directory)
 `;
 
@@ -31,6 +31,7 @@ const REQUIRED: Record<string, string[]> = {
   ],
   'feedlab.sweep/1': ['scenario', 'rows', 'runs'],
   'feedlab.plan/1': ['scenario', 'settings', 'slo', 'columns', 'inputs', 'workload', 'resources', 'check', 'binding', 'whatIfs', 'problems', 'method'],
+  'feedlab.compare/1': ['scenario', 'agreement', 'sides.simulated', 'sides.measured', 'measurement', 'warnings', 'policies', 'unmatched', 'counts', 'figures'],
 };
 
 function readDocument(path: string): ReportDocument {
