@@ -1,0 +1,142 @@
+// feedlab compare A.json B.json: two saved result documents held against each other, figure by
+// figure: A is the simulated side, B the measured one (feedlab.compare/1).
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { compareTerminal } from '../../reports/compare.js';
+import { reportFiles } from '../../reports/files.js';
+import { buildComparison, type CompareDocument } from '../../sim/compare/compare.js';
+import { pairDocuments, type ComparableDocument } from '../../sim/compare/pair.js';
+import { RESULT_SCHEMA, stringifyResult } from '../../sim/result.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
+import { checkOutputDir, writeReport } from '../output.js';
+
+export const summary = 'hold two result documents against each other, figure by figure: ratio, noise and a verdict';
+
+const USAGE = 'feedlab compare A.json B.json [--json] [--out DIR] [--check]';
+
+const SCHEMAS = [RESULT_SCHEMA, 'feedlab.sweep/1'];
+
+const HELP = `${USAGE}
+
+  A.json    the simulated side: a document of feedlab run or sweep (or any ${SCHEMAS.join(' or ')})
+  B.json    the measured side, that A is held against: a document of feedlab replay (or any result or sweep)
+  --json    print the comparison (schema feedlab.compare/1) on stdout
+  --out DIR write DIR/report.json (the comparison), DIR/report.md and a self-contained DIR/report.html
+  --check   exit 1 when any figure is outside 15% of the measured value and outside the noise
+
+For every policy both documents have (a sweep's runs are paired by policy; a policy only one side
+has is listed, not compared), each figure's simulated and measured value, their ratio
+(simulated / measured), the noise (the spread of A's documents plus that of B's) and a verdict:
+within 15%, inside the noise, outside, or n/a where a side does not measure or model it.
+Lags: fan-out lag per follower (lag_p50, lag_p99, lag_max) and per post; writes/s mean and peak;
+Redis memory, in total and by key class; read p50 and p99; Redis commands per read.
+
+Examples:
+  feedlab run scenarios/celebrity-burst.yaml --out sim/ && feedlab replay scenarios/celebrity-burst.yaml --out live/
+  feedlab compare sim/report.json live/report.json --out compare/
+`;
+
+/** The comparable document in a file, or one line naming the file and what is wrong with it. */
+function readComparable(path: string): ComparableDocument {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new InputError(e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory, not a result document' : e.message, path);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`not valid JSON: ${(err as Error).message.split('\n')[0]}`, path);
+  }
+  const schema = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as { schema?: unknown }).schema : undefined;
+  const valid = `compare reads ${SCHEMAS.join(' and ')}`;
+  if (typeof schema !== 'string') throw new InputError(`not a feedlab document: no "schema" (${valid})`, path);
+  const family = /^(feedlab\.[a-z-]+)\/(\d+)$/.exec(schema);
+  if (!family) throw new InputError(`not a feedlab document: schema "${schema}" (${valid})`, path);
+  if (!SCHEMAS.includes(schema)) {
+    const known = SCHEMAS.find((s) => s.startsWith(`${family[1]}/`));
+    throw new InputError(known ? `schema "${schema}" is a version this feedlab does not read (${valid})` : `a ${schema} document has no run figures to compare (${valid})`, path);
+  }
+  if (schema === 'feedlab.sweep/1') {
+    const runs = (doc as { runs?: unknown }).runs;
+    if (!Array.isArray(runs)) throw new InputError('an incomplete feedlab.sweep/1 document: "runs" missing', path);
+    runs.forEach((r, i) => checkRun(r, path, `runs[${i}].`));
+    if (runs.length === 0) throw new InputError('a feedlab.sweep/1 document without runs: nothing to compare', path);
+  } else checkRun(doc, path, '');
+  return doc as ComparableDocument;
+}
+
+/** The sections the figures are read from: a document without them is refused, naming the first few. */
+const REQUIRED = [
+  'scenario.name',
+  'scenario.seed',
+  'source',
+  'policy',
+  ...['fanout.lagSeconds', 'fanout.followerLagSeconds', 'fanout.writesPerSecond', 'redis.memoryBytes', 'reads.latencyMs', 'reads.redisOpsPerRead'].map((k) => `summary.${k}`),
+];
+
+function checkRun(doc: unknown, path: string, prefix: string): void {
+  const at = (p: string) => p.split('.').reduce<unknown>((v, step) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[step] : undefined), doc);
+  const missing = REQUIRED.filter((k) => at(k) === undefined || at(k) === null);
+  if (missing.length > 0) {
+    const named = missing.slice(0, 4).map((k) => `"${prefix}${k}"`).join(', ');
+    throw new InputError(`an incomplete ${RESULT_SCHEMA} document: ${named}${missing.length > 4 ? ` and ${missing.length - 4} more` : ''} missing`, path);
+  }
+  const source = at('source');
+  if (source !== 'simulate' && source !== 'replay') throw new InputError(`"${prefix}source" is "${String(source)}" (valid: simulate, replay)`, path);
+}
+
+/** One line for --check: how many figures are outside, and the first few with their ratios. */
+function outsideLine(doc: CompareDocument): string {
+  const outside = doc.figures.filter((f) => f.verdict === 'outside');
+  const named = outside.slice(0, 5).map((f) => `${f.id} (${f.policy}) ${f.ratio === null ? 'no ratio' : `ratio ${Number(f.ratio.toPrecision(3))}`}`);
+  const more = outside.length > 5 ? ` and ${outside.length - 5} more` : '';
+  return `${outside.length} ${outside.length === 1 ? 'figure is' : 'figures are'} outside 15% of the measured value and outside the noise: ${named.join(', ')}${more}`;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(
+    'compare',
+    argv,
+    { json: { type: 'boolean' }, out: { type: 'string' }, check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    USAGE,
+  );
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT_OK;
+  }
+  if (positionals.length !== 2) {
+    const got = positionals.length === 0 ? '' : `, got ${positionals.length}`;
+    const scenarioMode = positionals.length === 1 ? '; comparing one scenario\'s estimate, simulation and replay (feedlab compare SCENARIO) is not built yet' : '';
+    throw new InputError(`compare: two result documents are needed${got} (usage: ${USAGE})${scenarioMode}`);
+  }
+  const [pathA, pathB] = positionals;
+  const a = readComparable(pathA);
+  const b = readComparable(pathB);
+  if (values.out) checkOutputDir(values.out);
+
+  const names = { a: basename(pathA), b: basename(pathB) };
+  // the same file name on both sides (sim/report.json, live/report.json) is told apart by its path
+  const [nameA, nameB] = names.a === names.b ? [pathA, pathB] : [names.a, names.b];
+  const paired = pairDocuments({ name: nameA, doc: a }, { name: nameB, doc: b });
+  if (paired.policies.length === 0) {
+    const policies = (d: ComparableDocument) => (d.schema === 'feedlab.sweep/1' ? d.runs.map((r) => r.policy) : [d.policy]).join(', ');
+    throw new InputError(`compare: no policy in common: ${nameA} has ${policies(a)}; ${nameB} has ${policies(b)}`);
+  }
+  const doc = buildComparison(paired);
+
+  if (values.out) writeReport(values.out, reportFiles(doc));
+  if (values.json) {
+    for (const w of doc.warnings) process.stderr.write(`feedlab: note: ${w}\n`);
+    process.stdout.write(stringifyResult(doc) + '\n');
+  } else process.stdout.write(compareTerminal(doc));
+  if (values.check && doc.counts.outside > 0) {
+    process.stderr.write(`feedlab: ${outsideLine(doc)}\n`);
+    return EXIT_SLO_FAILED;
+  }
+  return EXIT_OK;
+}
