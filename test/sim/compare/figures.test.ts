@@ -1,0 +1,93 @@
+// Reading the figures from real documents: a simulation of replay-events run in-process, and the two
+// saved replays of that scenario (real measurements of the reference server).
+import { describe, expect, it } from 'vitest';
+import { FIGURES, figureDef, readFigure, type FigureId } from '../../../sim/compare/figures.js';
+import type { RunResult } from '../../../sim/result.js';
+import { savedReplay, simulatedEvents } from './documents.js';
+
+const value = (id: FigureId, r: RunResult) => readFigure(figureDef(id)!, r);
+
+describe('figures of a simulation', () => {
+  const sim = simulatedEvents();
+  const s = sim.summary;
+
+  it('reads lag, writes, reads and commands from the summary, lags per follower being the SLO\'s', () => {
+    expect(sim.source).toBe('simulate');
+    expect(value('lag_p50', sim)).toEqual({ value: s.fanout.followerLagSeconds.p50 });
+    expect(value('lag_p99', sim)).toEqual({ value: s.fanout.followerLagSeconds.p99 });
+    expect(value('lag_max', sim)).toEqual({ value: s.fanout.followerLagSeconds.max });
+    expect(value('post_lag_p99', sim)).toEqual({ value: s.fanout.lagSeconds.p99 });
+    expect(value('writes_per_second_mean', sim)).toEqual({ value: s.fanout.writesPerSecond.mean });
+    expect(value('writes_per_second_peak', sim)).toEqual({ value: s.fanout.writesPerSecond.peak });
+    expect(value('deliveries_per_post', sim)).toEqual({ value: s.fanout.deliveriesPerPost });
+    expect(value('read_p50', sim)).toEqual({ value: s.reads.latencyMs.p50 });
+    expect(value('read_p99', sim)).toEqual({ value: s.reads.latencyMs.p99 });
+    expect(value('commands_per_read', sim)).toEqual({ value: s.reads.redisOpsPerRead.mean });
+    // a real run: every one of these is a positive number
+    for (const id of ['lag_p99', 'writes_per_second_mean', 'read_p99', 'commands_per_read'] as FigureId[]) expect(value(id, sim).value).toBeGreaterThan(0);
+  });
+
+  it('splits memory into timelines (the end less the lists) and lists; the other key classes are not modelled', () => {
+    const timelines = value('memory_timelines_bytes', sim).value!;
+    const lists = value('memory_lists_bytes', sim).value!;
+    expect(timelines).toBeGreaterThan(0);
+    expect(lists).toBe(s.redis.listBytes);
+    expect(timelines + lists).toBeCloseTo(s.redis.memoryBytes.end, 6);
+    expect(value('memory_bytes', sim)).toEqual({ value: s.redis.memoryBytes.end });
+    for (const id of ['memory_own_lists_bytes', 'memory_bodies_bytes', 'memory_event_log_bytes', 'memory_other_bytes'] as FigureId[]) {
+      expect(value(id, sim), id).toEqual({ value: null, why: 'not modelled' });
+    }
+  });
+
+  it('a figure the document has as NaN or null stays null, never 0', () => {
+    const nan = structuredClone(sim);
+    nan.summary.reads.latencyMs.p99 = NaN;
+    (nan.summary.reads.redisOpsPerRead as { mean: number | null }).mean = null;
+    expect(value('read_p99', nan)).toEqual({ value: null, why: 'not in the document' });
+    expect(value('commands_per_read', nan)).toEqual({ value: null, why: 'not in the document' });
+  });
+});
+
+describe('figures of a replay', () => {
+  const replay = savedReplay(0);
+  const m = replay.replay!.memory;
+  const withKeyspace = (c: keyof typeof m.classes) => m.classes[c].bytes + m.classes[c].keys * m.keyspaceBytesPerKey;
+
+  it('reads memory by key class, MEMORY USAGE with the keyspace entry of each key, adding up to the memory at the end', () => {
+    expect(value('memory_timelines_bytes', replay)).toEqual({ value: withKeyspace('timelines') });
+    expect(value('memory_timelines_bytes', replay).value).toBe(42_918_120 + 524 * 56);
+    expect(value('memory_lists_bytes', replay)).toEqual({ value: withKeyspace('pulledLists') });
+    expect(value('memory_own_lists_bytes', replay)).toEqual({ value: withKeyspace('ownLists') });
+    expect(value('memory_bodies_bytes', replay)).toEqual({ value: withKeyspace('bodies') });
+    expect(value('memory_event_log_bytes', replay)).toEqual({ value: withKeyspace('eventLog') });
+    expect(value('memory_other_bytes', replay)).toEqual({ value: withKeyspace('other') });
+    const classes = ['memory_timelines_bytes', 'memory_lists_bytes', 'memory_own_lists_bytes', 'memory_bodies_bytes', 'memory_event_log_bytes', 'memory_other_bytes'] as FigureId[];
+    const sum = classes.reduce((a, id) => a + value(id, replay).value!, 0);
+    // the document holds 6 significant digits
+    expect(Math.abs(sum - value('memory_bytes', replay).value!) / sum).toBeLessThan(1e-5);
+  });
+
+  it('reads the lags, rates and reads the replay measured', () => {
+    expect(value('lag_p99', replay)).toEqual({ value: 0.035007 });
+    expect(value('read_p99', replay)).toEqual({ value: 72.511 });
+    expect(value('writes_per_second_peak', replay)).toEqual({ value: 147 });
+    expect(value('commands_per_read', replay)).toEqual({ value: 6.14903 });
+  });
+
+  it('says "not measured" for what a replay leaves null, and for a document without its replay section', () => {
+    const unmeasured = structuredClone(replay);
+    (unmeasured.summary.reads.redisOpsPerRead as { mean: number | null }).mean = null; // no reads-only window
+    expect(value('commands_per_read', unmeasured)).toEqual({ value: null, why: 'not measured' });
+    delete unmeasured.replay;
+    expect(value('memory_timelines_bytes', unmeasured)).toEqual({ value: null, why: 'not measured' });
+    expect(value('memory_bytes', unmeasured).value).toBe(replay.summary.redis.memoryBytes.end);
+  });
+
+  it('every figure has a distinct id, a label, a unit and a definition', () => {
+    expect(new Set(FIGURES.map((f) => f.id)).size).toBe(FIGURES.length);
+    for (const f of FIGURES) {
+      expect(f.label.length, f.id).toBeGreaterThan(5);
+      expect(f.about.length, f.id).toBeGreaterThan(10);
+    }
+  });
+});
