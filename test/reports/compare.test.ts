@@ -1,0 +1,119 @@
+// The comparison's reports: the terminal and Markdown tables, report.html's charts (one per figure,
+// a group per policy, each document a dot, the 15% band) and the files of --out, re-rendered alike.
+import { describe, expect, it } from 'vitest';
+import { compareMarkdown, compareTerminal } from '../../reports/compare.js';
+import { canonical, reportFiles } from '../../reports/files.js';
+import { compareChart, compareHtml } from '../../reports/html/compare-page.js';
+import { COMPARE_CHART_DATA_ID, type CompareChartSpec } from '../../reports/html/compare-chart.js';
+import { buildComparison, type CompareDocument } from '../../sim/compare/compare.js';
+import { figureDef } from '../../sim/compare/figures.js';
+import { savedReplay, simulatedEvents } from '../sim/compare/documents.js';
+
+const policy = 'threshold:100000:skip-dormant';
+const seeds = [9, 10, 11].map((s) => simulatedEvents(s));
+const runs = [savedReplay(0), savedReplay(1)];
+
+function comparison(measured = runs): CompareDocument {
+  return buildComparison({
+    scenario: 'replay-events',
+    policies: [{ policy, estimate: { memory_timelines_bytes: 40e6 }, simulated: seeds, measured, notes: { read_p99: 'the API tier is not modelled' } }],
+  });
+}
+
+const doc = comparison();
+
+function chartSpecs(html: string): Record<string, CompareChartSpec> {
+  const m = new RegExp(`<script type="application/json" id="${COMPARE_CHART_DATA_ID}">([^]*?)</script>`).exec(html);
+  if (!m) throw new Error('no comparison chart data');
+  return JSON.parse(m[1]);
+}
+
+describe('the terminal and Markdown reports', () => {
+  it('print one table per policy, with the spreads of three seeds and two runs, and the estimate', () => {
+    const text = compareTerminal(doc);
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('compare replay-events: simulate, seeds 9-11 against replay, 2 runs (seed 9)');
+    expect(text).toContain(`policy ${policy}`);
+    const head = lines.find((l) => l.trim().startsWith('figure'))!;
+    expect(head.trim().split(/\s{2,}/)).toEqual(['figure', 'estimate', 'simulated', 'spread', 'measured', 'spread', 'ratio', 'noise', 'verdict']);
+    const f = doc.figures.find((x) => x.id === 'memory_timelines_bytes')!;
+    const row = lines.find((l) => l.trim().startsWith('memory: home timelines'))!;
+    expect(row.trim().split(/\s{2,}/)).toEqual(['memory: home timelines', '40 MB', expect.stringMatching(/MB$/), expect.stringMatching(/%$/), expect.stringMatching(/MB$/), expect.stringMatching(/%$/), String(Number(f.ratio!.toPrecision(3))), expect.stringMatching(/%$/), expect.any(String)]);
+    expect(lines.find((l) => l.trim().startsWith('memory: post bodies'))).toMatch(/not modelled\s+\S+ MB.*n\/a$/);
+    expect(text).toContain('read_p99 (threshold:100000:skip-dormant): the API tier is not modelled');
+    expect(text).toMatch(/^verdicts: \d+ within 15%, \d+ inside the noise, \d+ outside, 4 n\/a/m);
+  });
+
+  it('say a contended measurement before anything else', () => {
+    const contended = structuredClone(runs[1]);
+    contended.replay!.cpu.contended = true;
+    const c = comparison([runs[0], contended]);
+    expect(compareTerminal(c).split('\n')[3]).toMatch(/^!! CONTENDED measurement \(run 2\): /);
+    const md = compareMarkdown(c);
+    expect(md).toMatch(/^> \*\*CONTENDED measurement \(run 2\): .*suspect\*\*$/m);
+    expect(md.indexOf('CONTENDED')).toBeLessThan(md.indexOf('| figure |'));
+    expect(compareHtml(c)).toMatch(/<div class="callout fail"><p><strong>CONTENDED measurement/);
+  });
+
+  it('put each seed\'s and run\'s value beside the means in Markdown', () => {
+    const md = compareMarkdown(doc);
+    const f = doc.figures.find((x) => x.id === 'lag_p99')!;
+    expect(f.values.simulated).toHaveLength(3);
+    const row = md.split('\n').find((l) => l.startsWith('| fan-out lag p99, per follower |'))!;
+    expect(row).toMatch(/\| \S+ ms \(\S+ ms, \S+ ms, \S+ ms\) \|/);
+    expect(row).toContain('| 30.5 ms (35 ms, 26 ms) |'); // the two runs' 35.0 and 26.0 ms, and their mean
+    expect(md).toContain('- `lag_p99` fan-out lag p99, per follower: per follower:');
+  });
+});
+
+describe('report.html of a comparison', () => {
+  const html = compareHtml(doc);
+  const specs = chartSpecs(html);
+
+  it('has one chart per figure any side has, drawn by its own inlined code, and fetches nothing', () => {
+    const names = [...html.matchAll(/data-compare-chart="([^"]+)"/g)].map((m) => m[1]);
+    expect(names).toEqual(doc.figures.map((f) => f.id));
+    expect(Object.keys(specs).sort()).toEqual([...names].sort());
+    expect(html).toContain('function drawComparisonCharts');
+    expect(html).not.toMatch(/<(link|img|iframe)\b|src=|href="http/);
+  });
+
+  it('puts estimate, simulated and measured side by side, each document a dot, the band around the measured mean', () => {
+    const mem = specs.memory_timelines_bytes;
+    expect(mem.sides.map((s) => s.side)).toEqual(['estimate', 'simulated', 'measured']);
+    expect(mem.band).toBe(0.15);
+    const g = mem.groups[0];
+    expect(g.policy).toBe(policy);
+    expect(g.columns.map((c) => c.side)).toEqual(['estimate', 'simulated', 'measured']);
+    expect(g.columns[0].mean).toBe(40e6);
+    expect(g.columns[1].values.map((v) => v.label)).toEqual(['seed 9', 'seed 10', 'seed 11']);
+    expect(g.columns[2].values.map((v) => v.label)).toEqual(['run 1', 'run 2']);
+    const f = doc.figures.find((x) => x.id === 'memory_timelines_bytes')!;
+    expect(g.measured).toBe(f.measured);
+    // the estimate only where it gives the figure
+    expect(specs.lag_p99.sides.map((s) => s.side)).toEqual(['simulated', 'measured']);
+    // read latencies are drawn in seconds like every duration
+    expect(specs.read_p99.unit).toBe('seconds');
+    expect(specs.read_p99.groups[0].measured).toBeCloseTo(doc.figures.find((x) => x.id === 'read_p99')!.measured! / 1000, 12);
+    // a class the simulator does not model: the measured side alone, the simulated column saying why
+    const bodies = specs.memory_bodies_bytes.groups[0].columns;
+    expect(bodies.find((c) => c.side === 'simulated')).toMatchObject({ mean: null, missing: 'not modelled', values: [] });
+  });
+
+  it('draws a log axis only when the values are far apart', () => {
+    expect(specs.memory_timelines_bytes.log).toBe(false);
+    const far = structuredClone(doc);
+    for (const f of far.figures) if (f.id === 'lag_p99') f.simulated = f.measured! * 1000;
+    expect(compareChart(far, figureDef('lag_p99')!)!.log).toBe(true);
+  });
+
+  it('renders from report.json to the same bytes, and report.md is the Markdown report', () => {
+    const files = reportFiles(doc);
+    expect(Object.keys(files)).toEqual(['report.json', 'report.md', 'report.html']);
+    const saved = JSON.parse(files['report.json']) as CompareDocument;
+    expect(saved.schema).toBe('feedlab.compare/1');
+    expect(reportFiles(saved)).toEqual(files);
+    expect(files['report.md']).toBe(compareMarkdown(canonical(doc).doc));
+    expect(files['report.html']).toBe(compareHtml(canonical(doc).doc));
+  });
+});
