@@ -1,0 +1,155 @@
+// feedlab compare A.json B.json through the built CLI: bad inputs, --json, --out, --check, sweeps.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { CompareDocument } from '../../sim/compare/compare.js';
+import { EVENTS_YAML, REPLAY_RUNS } from '../sim/compare/documents.js';
+import { expectInputErrors, feedlab, oneLine, scratchDir } from './cli-helpers.js';
+
+const REPLAY = REPLAY_RUNS[0];
+
+describe('feedlab compare', () => {
+  const dir = scratchDir();
+  const sim = join(dir, 'sim.json');
+  const bad = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  beforeAll(() => {
+    writeFileSync(join(dir, 'events.yaml'), EVENTS_YAML);
+    const r = feedlab(['run', join(dir, 'events.yaml'), '--json', '--quiet']);
+    expect(r.code).toBe(0);
+    writeFileSync(sim, r.stdout);
+  });
+
+  it('refuses every bad input in one line naming the file, exit 2', () => {
+    const result = JSON.parse(readFileSync(sim, 'utf8'));
+    const noSummary = { ...result, summary: { ...result.summary, reads: undefined } };
+    expectInputErrors([
+      [['compare'], /^feedlab: compare: two result documents are needed \(usage: feedlab compare A\.json B\.json/],
+      [['compare', sim], /^feedlab: compare: two result documents are needed, got 1 .*feedlab compare SCENARIO\) is not built yet$/],
+      [['compare', sim, REPLAY, sim], /^feedlab: compare: two result documents are needed, got 3 /],
+      [['compare', sim, REPLAY, '--bogus'], /^feedlab: compare: Unknown option '--bogus' \(usage: /],
+      [['compare', join(dir, 'missing.json'), REPLAY], /^feedlab: .*missing\.json: no such file$/],
+      [['compare', sim, dir], /^feedlab: .*: is a directory, not a result document$/],
+      [['compare', sim, bad('text.json', 'lag p99 5 s\n')], /^feedlab: .*text\.json: not valid JSON: /],
+      [['compare', bad('list.json', '[1, 2]'), REPLAY], /^feedlab: .*list\.json: not a feedlab document: no "schema" \(compare reads feedlab\.result\/1 and feedlab\.sweep\/1\)$/],
+      [['compare', sim, bad('other.json', '{"schema": "k6.summary/1"}')], /^feedlab: .*other\.json: not a feedlab document: schema "k6\.summary\/1"/],
+      [['compare', bad('v2.json', JSON.stringify({ ...result, schema: 'feedlab.result/2' })), REPLAY], /^feedlab: .*v2\.json: schema "feedlab\.result\/2" is a version this feedlab does not read \(compare reads feedlab\.result\/1 and feedlab\.sweep\/1\)$/],
+      [['compare', sim, bad('plan.json', '{"schema": "feedlab.plan/1"}')], /^feedlab: .*plan\.json: a feedlab\.plan\/1 document has no run figures to compare/],
+      [['compare', sim, bad('partial.json', JSON.stringify(noSummary))], /^feedlab: .*partial\.json: an incomplete feedlab\.result\/1 document: "summary\.reads\.latencyMs", "summary\.reads\.redisOpsPerRead" missing$/],
+      [['compare', sim, bad('sweep.json', JSON.stringify({ schema: 'feedlab.sweep/1', scenario: result.scenario, rows: [], runs: [{ ...result, policy: undefined }] }))], /^feedlab: .*sweep\.json: an incomplete feedlab\.result\/1 document: "runs\[0\]\.policy" missing$/],
+    ]);
+  });
+
+  it('--json prints the compare document: the required ids, each side named by its source and file', () => {
+    const r = feedlab(['compare', sim, REPLAY, '--json']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as CompareDocument;
+    expect(doc.schema).toBe('feedlab.compare/1');
+    expect(doc.scenario).toBe('replay-events');
+    expect(doc.sides.simulated.label).toBe('simulate (sim.json)');
+    expect(doc.sides.measured.label).toBe('replay (replay-events.run1.json)');
+    const ids = new Set(doc.figures.map((f) => f.id));
+    for (const id of ['lag_p50', 'lag_p99', 'lag_max', 'writes_per_second_mean', 'writes_per_second_peak', 'memory_bytes', 'read_p50', 'read_p99', 'commands_per_read']) expect(ids.has(id as never), id).toBe(true);
+    for (const f of doc.figures) {
+      expect(Object.keys(f)).toEqual(expect.arrayContaining(['id', 'policy', 'simulated', 'measured', 'ratio', 'noise', 'verdict']));
+      expect(f.policy).toBe('threshold:100000:skip-dormant');
+      if (f.verdict !== 'n/a' && f.measured !== 0) expect(f.ratio).toBeCloseTo(f.simulated! / f.measured!, 4);
+    }
+    const bodies = doc.figures.find((f) => f.id === 'memory_bodies_bytes')!;
+    expect(bodies).toMatchObject({ simulated: null, verdict: 'n/a', why: 'simulate (sim.json): not modelled' });
+    expect(bodies.measured).toBeGreaterThan(0);
+    // the worlds differ (the replay ran 10 simulated minutes in 30 s): said on stderr, and in the document
+    expect(r.stderr.trim().split('\n')).toEqual(doc.warnings.map((w) => `feedlab: note: ${w}`));
+    expect(doc.warnings[0]).toMatch(/^different time scales: x1 \(sim\.json\) and x20 \(replay-events\.run1\.json\)/);
+  });
+
+  it('prints the terminal report and exits 0 without --check, even with figures outside', () => {
+    const r = feedlab(['compare', sim, REPLAY]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^compare replay-events: simulate \(sim\.json\) against replay \(replay-events\.run1\.json\)\n/);
+    expect(r.stdout).toMatch(/^ {2}memory: post bodies +not modelled +\S+ MB +n\/a$/m);
+  });
+
+  it('--check exits 1 with one line naming the figures outside; 0 when every figure holds', () => {
+    const r = feedlab(['compare', sim, REPLAY, '--check']);
+    const doc = JSON.parse(feedlab(['compare', sim, REPLAY, '--json']).stdout) as CompareDocument;
+    const outside = doc.figures.filter((f) => f.verdict === 'outside');
+    expect(outside.length).toBeGreaterThan(0); // the simulation of the scenario at x1 against its replay at x20
+    expect(r.code).toBe(1);
+    expect(oneLine(r.stderr)).toMatch(new RegExp(`^feedlab: ${outside.length} figures are outside 15% of the measured value and outside the noise: ${outside[0].id} \\(threshold:100000:skip-dormant\\) ratio `));
+    // a document against itself: every figure within, exit 0
+    const same = feedlab(['compare', sim, sim, '--check', '--json']);
+    expect(JSON.parse(same.stdout).counts).toEqual({ within: 15, noise: 0, outside: 0, 'n/a': 4 });
+    expect(same.stderr).toBe('');
+    expect(same.code).toBe(0);
+    // the two replays of one schedule differ in their lag tails by more than 15% (26 against 35 ms)
+    const runs = JSON.parse(feedlab(['compare', REPLAY_RUNS[1], REPLAY, '--json']).stdout) as CompareDocument;
+    expect(runs.figures.find((f) => f.id === 'lag_p99')).toMatchObject({ simulated: 0.026015, measured: 0.035007, verdict: 'outside' });
+    expect(runs.figures.find((f) => f.id === 'memory_timelines_bytes')!.verdict).toBe('within');
+  });
+
+  it('--out writes report.json (the --json document), report.md and report.html; feedlab report renders it again', () => {
+    const out = join(dir, 'out');
+    const r = feedlab(['compare', sim, REPLAY, '--out', out, '--json']);
+    expect(r.code).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    expect(readFileSync(join(out, 'report.json'), 'utf8')).toBe(r.stdout);
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toMatch(/^# Compare: replay-events\n/);
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('data-compare-chart="lag_p99"');
+    const again = join(dir, 'again');
+    const rerender = feedlab(['report', join(out, 'report.json'), '--out', again]);
+    expect(rerender.code).toBe(0);
+    for (const f of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(again, f), 'utf8'), f).toBe(readFileSync(join(out, f), 'utf8'));
+    // an --out that cannot be written is refused before anything is written
+    const blocker = bad('blocker', 'a file');
+    const refused = feedlab(['compare', sim, REPLAY, '--out', join(blocker, 'sub')]);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toMatch(/is not a directory$/);
+  });
+
+  it('pairs two sweeps by policy, listing what only one has, and compares results of different policies with a warning', () => {
+    const sweeps = join(dir, 'sweeps');
+    mkdirSync(sweeps, { recursive: true });
+    const a = feedlab(['sweep', join(dir, 'events.yaml'), '--policies', 'push,pull,threshold:1000', '--json', '--quiet']);
+    const b = feedlab(['sweep', join(dir, 'events.yaml'), '--policies', 'threshold:1000,push,threshold:100000', '--seed', '10', '--json', '--quiet']);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    writeFileSync(join(sweeps, 'a.json'), a.stdout);
+    writeFileSync(join(sweeps, 'b.json'), b.stdout);
+    const r = feedlab(['compare', join(sweeps, 'a.json'), join(sweeps, 'b.json'), '--json']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as CompareDocument;
+    expect(doc.policies.map((p) => p.policy)).toEqual(['push:skip-dormant', 'threshold:1000:skip-dormant']);
+    expect(doc.unmatched).toEqual([
+      { policy: 'pull:skip-dormant', side: 'simulated' },
+      { policy: 'threshold:100000:skip-dormant', side: 'measured' },
+    ]);
+    expect(r.stderr).toContain('feedlab: note: policies not compared (only in a.json: pull:skip-dormant; only in b.json: threshold:100000:skip-dormant)');
+    const text = feedlab(['compare', join(sweeps, 'a.json'), join(sweeps, 'b.json')]).stdout;
+    expect(text).toContain('not compared: pull:skip-dormant only in simulate (a.json); threshold:100000:skip-dormant only in simulate (b.json)');
+    expect(text.match(/^policy /gm)).toHaveLength(2);
+
+    const mixed = feedlab(['compare', sim, join(sweeps, 'a.json')]);
+    expect(mixed.code).toBe(2);
+    expect(oneLine(mixed.stderr)).toBe('feedlab: compare: no policy in common: sim.json has threshold:100000:skip-dormant; a.json has push:skip-dormant, pull:skip-dormant, threshold:1000:skip-dormant');
+
+    const pull = JSON.parse(a.stdout).runs[1];
+    writeFileSync(join(sweeps, 'pull.json'), JSON.stringify(pull));
+    const different = feedlab(['compare', sim, join(sweeps, 'pull.json'), '--json']);
+    expect(different.code).toBe(0);
+    expect(different.stderr).toContain('feedlab: note: different policies: threshold:100000:skip-dormant (sim.json) against pull:skip-dormant (pull.json), compared as one');
+  });
+
+  it('is listed in the help', () => {
+    const r = feedlab(['--help']);
+    expect(r.stdout).toMatch(/^ {2}compare A B {9}hold result document A \(simulated\) against B \(measured\)/m);
+    const help = feedlab(['compare', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^feedlab compare A\.json B\.json \[--json\] \[--out DIR\] \[--check\]\n/);
+    expect(help.stdout).toContain('B.json    the measured side, that A is held against');
+  });
+});
