@@ -24,6 +24,7 @@
 // publish and the worker its batch, close the connections.
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { DEFAULT_API_PG_POOL } from '../core/deployment.js';
 import { formatPolicy, parsePolicy, PolicySpecError, readPullThreshold, type FanoutPolicy } from '../core/fanout-policy.js';
 import { PostIdGenerator, MAX_WORKER_ID } from '../core/post-id.js';
 import { redactUrl } from '../core/service-url.js';
@@ -143,7 +144,7 @@ export interface ServeFlags {
 export const DEFAULT_PORT = 8080;
 export const METRIC_FANOUT_BACKLOG = 'feedlab_fanout_backlog_events';
 export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PG_POOL = 20;
+export const DEFAULT_PG_POOL = DEFAULT_API_PG_POOL;
 /** The label mixed into the token secret to derive the cursor secret. */
 export const CURSOR_SECRET_LABEL = 'feedlab/cursor-secret/v1';
 

@@ -9,6 +9,7 @@ import { DurationRecorder, IntervalHistograms } from '../metrics/recorder.js';
 import { mix32 } from '../random.js';
 import type { Scenario } from '../scenario/types.js';
 import { ArrivalSchedule } from '../workload/schedule.js';
+import type { Arrivals } from '../workload/time-scaled.js';
 import type { FiredEvent } from './metrics.js';
 import type { Population } from './population.js';
 import { PullIndex } from './pull-index.js';
@@ -86,7 +87,7 @@ export interface ModelContext {
   pushedRate: (u: number) => number;
   cache: TimelineCache;
   shardLoad: ShardLoad;
-  schedule: ArrivalSchedule;
+  schedule: Arrivals;
   q: EventQueue;
   fired: FiredEvent[];
   postLag: DurationRecorder;
@@ -102,7 +103,7 @@ export function minuteOf(ctx: ModelContext, t: number): number {
   return Math.min(ctx.minutes - 1, Math.floor(t / SERIES_INTERVAL));
 }
 
-export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy, schedule?: ArrivalSchedule): ModelContext {
+export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy, schedule?: Arrivals): ModelContext {
   const g = pop.graph;
   const n = pop.users;
   const infra = sc.infrastructure;

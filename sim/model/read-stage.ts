@@ -40,6 +40,28 @@ export class ReadStage {
     return ctx.spread && !ctx.pop.individual[f] ? mix32(f ^ Math.imul(u, 0x9e3779b1)) % ctx.shards : ctx.pop.shard[f];
   }
 
+  /**
+   * Pages u's feed holds: its timeline, its own recent posts and its pulled authors' lists, a page
+   * size each. A session ends at the last one (the server's nextCursor is null there).
+   */
+  feedPages(u: number): number {
+    const ctx = this.ctx;
+    const { cache, pop } = ctx;
+    let entries = cache.length[u] + Math.min(cache.listCap, Math.round(pop.postRate[u] * ctx.leaseSeconds));
+    for (let k = ctx.pulledOf[u]; k < ctx.pulledOf[u + 1]; k++) {
+      const f = ctx.pulledIds[k];
+      if (!ctx.adaptive || ctx.authorPulled(f)) entries += cache.listLength[f];
+    }
+    return Math.max(1, Math.ceil(entries / ctx.sc.activity.pageSize));
+  }
+
+  /** A session of up to `pages` pages by u at `now`, ending early at the end of the feed. */
+  session(u: number, now: number, pages: number): void {
+    this.page(u, now);
+    const last = Math.min(pages, this.feedPages(u));
+    for (let i = 1; i < last; i++) this.page(u, now);
+  }
+
   /** One page read by u at `now`. */
   page(u: number, now: number): void {
     const ctx = this.ctx;

@@ -6,7 +6,7 @@
 // machine.ts (shared cores); context.ts holds what they share and summary.ts what they measured.
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Scenario } from '../scenario/types.js';
-import type { ArrivalSchedule } from '../workload/schedule.js';
+import type { Arrivals } from '../workload/time-scaled.js';
 import { ApiStage } from './api-tier.js';
 import { buildContext, EV, SERIES_INTERVAL } from './context.js';
 import { FanoutStage } from './fanout-stage.js';
@@ -24,7 +24,7 @@ export interface SimulationInput {
   population: Population;
   policy: FanoutPolicy;
   /** The arrivals (made from the scenario and population when absent): posts, sessions, events. */
-  schedule?: ArrivalSchedule;
+  schedule?: Arrivals;
   onProgress?: (fraction: number, detail: string) => void;
   /** Called after each simulated minute is recorded (for a live view); costs nothing when absent. */
   onMinute?: (snapshot: MinuteSnapshot) => void;
@@ -126,7 +126,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         fanout.listWritten(q.a);
         break;
       case EV.SESSION:
-        for (let i = 0; i < sessions.pages; i++) reads.page(sessions.user, t);
+        reads.session(sessions.user, t, sessions.pages);
         if (sessions.next() && sessions.at <= duration) q.push(sessions.at, EV.SESSION);
         break;
       case EV.CACHE_LOSS: {

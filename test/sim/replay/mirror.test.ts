@@ -1,0 +1,71 @@
+// The simulator's run of a replay's world: the replay's graph, population, policy counts and
+// schedule on the reference deployment's shape.
+import { describe, expect, it } from 'vitest';
+import { buildWorld } from '../../../cli/replay/world.js';
+import { parsePolicy } from '../../../core/fanout-policy.js';
+import { replayMapping } from '../../../sim/replay/mapping.js';
+import { mirrorScenario, simulateMirror } from '../../../sim/replay/mirror.js';
+import { basePolicy } from '../../../sim/policy.js';
+import { parseScenario } from '../../../sim/scenario/load.js';
+
+const sc = parseScenario(`name: mirror
+seed: 3
+duration: 20m
+population: 1000000
+graph:
+  generate: { users: 20000, avgFollows: 20, alpha: 2.2, celebrities: [{ count: 2, followers: 300000, name: star }] }
+activity: { postsPerUserPerDay: 5, sessionsPerUserPerDay: 6, dormantShare: 0.4, diurnal: none }
+events:
+  - at: 5m
+    celebrityBurst: { accounts: 2, window: 1m }
+infrastructure: { fanoutWorkers: 40, redisShards: 4 }
+policy: { kind: threshold, threshold: 25000 }
+replay: { users: 2000, timeScale: 10, workers: 3 }
+`, 'mirror.yaml');
+const mapping = replayMapping(sc, {}, 2);
+const world = buildWorld(mapping);
+
+describe('mirrorScenario', () => {
+  it("is the mapped world on the reference deployment: the workers started, whole posts, one API core, this machine's cores", () => {
+    const m = mirrorScenario(world.mapping, 2);
+    expect(m.duration).toBe(120);
+    expect(m.infrastructure.fanoutWorkers).toBe(2);
+    expect(m.infrastructure.worker.splitPosts).toBe(false);
+    expect(m.infrastructure.api).toMatchObject({ instances: 1, coresPerInstance: 1 });
+    expect(m.infrastructure.cores).toBe(2);
+    expect(m.infrastructure.partitions).toBe(16);
+    expect(m.infrastructure.postgresConnections).toBe(20);
+    expect(m.population).toBeNull();
+  });
+});
+
+describe('simulateMirror', () => {
+  const policy = basePolicy(world.mapping.scenario);
+
+  it("sends the replay's own schedule with the scenario's seed: every post of it, on the wall clock", () => {
+    const r = simulateMirror(world, policy, sc.seed, 2);
+    expect(r.scenario.durationSeconds).toBe(120);
+    expect(r.summary.posts.total).toBe(world.schedule.posts.at.length);
+    expect(r.scenario.scale).toBe(1);
+    // the stars have 15% of the live users (300 followers) but 300,000 at population scale: pulled
+    const stars = [...world.graph.names.keys()];
+    expect(stars.every((a) => world.followerCounts[a] > 25_000)).toBe(true);
+    expect(r.summary.posts.pulled).toBeGreaterThanOrEqual(2);
+    expect(JSON.stringify(simulateMirror(world, policy, sc.seed, 2))).toBe(JSON.stringify(r));
+  });
+
+  it('another seed draws another schedule over the same population', () => {
+    const a = simulateMirror(world, policy, sc.seed, 2);
+    const b = simulateMirror(world, policy, sc.seed + 1, 2);
+    expect(b.summary.posts.total).not.toBe(a.summary.posts.total);
+    // the same people are dormant: the same timelines are warm at the start
+    expect(b.series.memoryBytes[0]).toBeGreaterThan(0.9 * a.series.memoryBytes[0]);
+    expect(b.series.memoryBytes[0]).toBeLessThan(1.1 * a.series.memoryBytes[0]);
+  });
+
+  it('under push the stars fan out to their live followers, written whole by one worker', () => {
+    const push = simulateMirror(world, parsePolicy('push', policy), sc.seed, 2);
+    expect(push.summary.posts.pulled).toBe(0);
+    expect(push.summary.fanout.deliveries).toBeGreaterThan(0);
+  });
+});
