@@ -91,7 +91,7 @@ describe('feedlab report', () => {
     mkdirSync(bad, { recursive: true });
     const cases: Array<[string, string, RegExp]> = [
       ['broken.json', '{"schema": "feedlab.result/1", ', /broken\.json: not valid JSON/],
-      ['other.json', '{"schema": "feedlab.graph-stats/1"}', /other\.json: schema "feedlab\.graph-stats\/1" has no report \(valid: feedlab\.result\/1, feedlab\.sweep\/1, feedlab\.plan\/1\)/],
+      ['other.json', '{"schema": "feedlab.graph-stats/1"}', /other\.json: schema "feedlab\.graph-stats\/1" has no report \(valid: feedlab\.result\/1, feedlab\.sweep\/1, feedlab\.plan\/1, feedlab\.compare\/1\)/],
       ['none.json', '[1, 2]', /none\.json: not a feedlab result document: no "schema"/],
       ['short.json', '{"schema": "feedlab.result/1", "policy": "push"}', /short\.json: an incomplete feedlab\.result\/1 document: "scenario\.name", "scenario\.population", "events", "summary\.posts" and 22 more missing$/],
       ['plan.json', '{"schema": "feedlab.plan/1", "scenario": {}}', /plan\.json: an incomplete feedlab\.plan\/1 document: "settings", "slo", "columns", "inputs" and 7 more missing$/],
