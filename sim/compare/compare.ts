@@ -225,11 +225,12 @@ export function buildComparison(input: ComparisonInput): CompareDocument {
 
   const warnings = [...(input.warnings ?? [])];
   const named = (fs: DocumentFlags[], pick: (f: DocumentFlags) => boolean) => [...new Set(fs.filter(pick).map((f) => f.label))].join(', ');
-  if (measurement.contended) {
-    warnings.unshift(`CONTENDED measurement (${named(measuredFlags, (f) => f.contended)}): other load took a large share of the machine or of its Redis while it ran; every ratio against it is suspect`);
-  }
+  // first in every report: a contended measurement, then a partial one
   if (measurement.partial) {
     warnings.unshift(`PARTIAL measurement (${named(measuredFlags, (f) => f.partialAtSeconds !== null)}): stopped early; its figures cover only the part that ran`);
+  }
+  if (measurement.contended) {
+    warnings.unshift(`CONTENDED measurement (${named(measuredFlags, (f) => f.contended)}): other load took a large share of the machine or of its Redis while it ran; every ratio against it is suspect`);
   }
   if (simulatedFlags.some((f) => f.partialAtSeconds !== null)) {
     warnings.push(`partial simulation (${named(simulatedFlags, (f) => f.partialAtSeconds !== null)}): stopped early; its figures cover only the part that ran`);

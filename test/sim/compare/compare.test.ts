@@ -110,6 +110,8 @@ describe('the document', () => {
     const contended = lagP99([1], [1, 1], { meas: { contended: true } });
     expect(contended.measurement).toEqual({ contended: true, partial: false });
     expect(contended.warnings[0]).toMatch(/^CONTENDED measurement \(run 1, run 2\): .*suspect/);
+    const both = lagP99([1], [1], { meas: { partialAt: 10, contended: true } });
+    expect(both.warnings.map((w) => w.split(' ')[0])).toEqual(['CONTENDED', 'PARTIAL']);
     const partial = lagP99([1], [1], { meas: { partialAt: 10 } });
     expect(partial.measurement).toEqual({ contended: false, partial: true });
     expect(partial.warnings[0]).toMatch(/^PARTIAL measurement/);
