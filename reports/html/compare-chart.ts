@@ -158,7 +158,8 @@ export function drawComparisonCharts(): void {
         const cx = left + colW * (ci + 0.5);
         const color = spec.sides.find((s) => s.side === c.side)?.color ?? '#333';
         if (c.mean === null) {
-          out.push(text(cx, bottom - 8, c.missing ?? 'n/a', `text-anchor="middle" transform="rotate(-90 ${f1(cx)} ${f1(bottom - 8)})" class="note"`));
+          // written upwards from the bottom of the panel, inside it
+          out.push(text(cx + 4, bottom - 8, c.missing ?? 'n/a', `text-anchor="start" transform="rotate(-90 ${f1(cx + 4)} ${f1(bottom - 8)})" class="note"`));
           return;
         }
         const vs = c.values.map((v) => v.value).filter((v) => Number.isFinite(v));
