@@ -9,6 +9,7 @@ import { Progress } from './output.js';
 /** The options run and sweep share. */
 export const SCENARIO_OPTIONS = {
   seed: { type: 'string' },
+  calibration: { type: 'string' },
   json: { type: 'boolean' },
   out: { type: 'string' },
   check: { type: 'boolean' },
@@ -32,9 +33,13 @@ export function exitOptions(values: { check?: boolean; 'no-thresholds'?: boolean
   return { check: values.check === true, thresholds: values['no-thresholds'] !== true };
 }
 
-export function readScenario(path: string | undefined, command: string, seed?: string): Scenario {
+/** The help line of --calibration, as run, sweep, plan and replay print it. */
+export const CALIBRATION_HELP = `  --calibration FILE  apply a calibration file (feedlab calibrate): its measured costs win over the
+                   scenario's infrastructure keys and its own \`calibration:\` include`;
+
+export function readScenario(path: string | undefined, command: string, seed?: string, calibration?: string): Scenario {
   if (!path) throw new InputError(`${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
-  const sc = loadScenario(path);
+  const sc = loadScenario(path, { calibration });
   if (seed !== undefined) {
     const s = Number(seed);
     if (!Number.isInteger(s) || s < 0) throw new InputError(`--seed must be a non-negative whole number, got "${seed}"`);

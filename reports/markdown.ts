@@ -2,12 +2,14 @@
 import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
-import { eventLines, fmtSeconds, headline, partialLine, sloHeading, sloLines, summarySections } from './summary-lines.js';
+import { calibrationLine, eventLines, fmtSeconds, headline, partialLine, sloHeading, sloLines, summarySections } from './summary-lines.js';
 import { replaySections } from './replay.js';
 import { maxOf } from '../sim/metrics/series.js';
 
 export function markdownReport(r: RunResult): string {
   const out: string[] = [`# ${r.scenario.name}: ${r.policy}`, '', r.scenario.description ? `${r.scenario.description}\n` : '', headline(r), ''];
+  const calibrated = calibrationLine(r.scenario);
+  if (calibrated) out.push(calibrated, '');
   const partial = partialLine(r);
   if (partial) out.push(`**${partial}**`, '');
   out.push(`**${sloHeading(r)}**`, '');

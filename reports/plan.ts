@@ -2,6 +2,7 @@
 // resource's reason, the simulation check, the binding constraint and the what-ifs; as terminal
 // text and as Markdown. Everything comes from the feedlab.plan/1 document.
 import type { PlanDocument, PlanRow } from '../sim/plan/plan.js';
+import { calibrationLine } from './summary-lines.js';
 
 function table(head: string[], rows: string[][]): string[] {
   const widths = head.map((_, i) => Math.max(...[head, ...rows].map((r) => r[i].length)));
@@ -29,7 +30,8 @@ const fmt = (v: number) => (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('
 
 export function planText(doc: PlanDocument): string {
   const head = ['resource', ...doc.columns.map((c) => c.label)];
-  const out: string[] = [headline(doc), ''];
+  const calibrated = calibrationLine(doc.scenario);
+  const out: string[] = [headline(doc), ...(calibrated ? [calibrated] : []), ''];
   if (doc.sampled) out.push('Intervals', ...inputLines(doc), '');
   out.push(...table(head, doc.resources.map((r) => cells(doc, r))), '');
   out.push(...table(['workload and figures', ...doc.columns.map((c) => c.label)], doc.workload.map((r) => cells(doc, r))), '');
@@ -46,7 +48,8 @@ export function planText(doc: PlanDocument): string {
 
 export function planMarkdown(doc: PlanDocument): string {
   const s = doc.settings;
-  const out: string[] = [`# Capacity plan: ${doc.scenario.name}`, '', `${headline(doc)}.`, ''];
+  const calibrated = calibrationLine(doc.scenario);
+  const out: string[] = [`# Capacity plan: ${doc.scenario.name}`, '', `${headline(doc)}.`, '', ...(calibrated ? [calibrated, ''] : [])];
   if (doc.sampled) {
     out.push('## Intervals', '', '| input | low | likely | high | p5 | p50 | p95 |', '|---|---|---|---|---|---|---|');
     for (const i of doc.inputs.filter((x) => x.path !== null)) out.push(`| ${i.path} | ${fmt(i.low)} | ${fmt(i.likely)} | ${fmt(i.high)} | ${fmt(i.sampled.p5)} | ${fmt(i.sampled.p50)} | ${fmt(i.sampled.p95)} |`);

@@ -32,6 +32,12 @@ export function headline(r: RunResult): string {
   return `${sc.name}: policy ${r.policy}, seed ${sc.seed}, ${pop}, ${formatCount(sc.sampledEdges)} sampled follows, ${span} simulated`;
 }
 
+/** Where the infrastructure's measured costs came from: "calibrated from FILE (machine, date[, CONTENDED])"; null without a calibration. */
+export function calibrationLine(sc: { calibration?: { file: string; machine: string; date: string; contended: boolean } }): string | null {
+  const c = sc.calibration;
+  return c ? `calibrated from ${c.file} (${c.machine}, ${c.date}${c.contended ? ', CONTENDED' : ''})` : null;
+}
+
 /** For a run stopped early: one line saying so, which every report shows under its headline. */
 export function partialLine(r: RunResult): string | null {
   if (!r.partial) return null;

@@ -1,7 +1,7 @@
 // The sweep table: one row per policy, and the recommendation with its reason.
 import type { SweepResult } from '../sim/sweep.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
-import { fmtMs, fmtSeconds } from './summary-lines.js';
+import { calibrationLine, fmtMs, fmtSeconds } from './summary-lines.js';
 
 const HEAD = ['policy', 'lag p99', 'peak writes/s', 'peak memory', 'read p99', 'ops/read', 'servers', 'SLO'];
 
@@ -28,7 +28,8 @@ export function sweepTable(s: SweepResult): string {
   const widths = HEAD.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   const partial = sweepPartialLine(s);
-  const out = [`${s.scenario.name}: ${s.rows.length} policies, seed ${s.scenario.seed}`, ...(partial ? [partial] : []), '', line(rows[0]), ...rows.slice(1).map(line), ''];
+  const calibrated = calibrationLine(s.scenario);
+  const out = [`${s.scenario.name}: ${s.rows.length} policies, seed ${s.scenario.seed}`, ...(calibrated ? [calibrated] : []), ...(partial ? [partial] : []), '', line(rows[0]), ...rows.slice(1).map(line), ''];
   const among = s.partial ? ` (among the ${s.rows.length} finished)` : '';
   out.push(s.recommended ? `recommended${among}: ${s.recommended.policy}: ${s.recommended.reason}` : `recommended${among}: none: no policy meets every ${everything(s)}`);
   return out.join('\n') + '\n';
@@ -46,7 +47,8 @@ export function sweepPartialLine(s: SweepResult): string | null {
 
 export function sweepMarkdown(s: SweepResult): string {
   const partial = sweepPartialLine(s);
-  const out = [`# Sweep: ${s.scenario.name}`, '', ...(partial ? [`**${partial}**`, ''] : []), `| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`];
+  const calibrated = calibrationLine(s.scenario);
+  const out = [`# Sweep: ${s.scenario.name}`, '', ...(calibrated ? [calibrated, ''] : []), ...(partial ? [`**${partial}**`, ''] : []), `| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`];
   for (const r of s.rows) out.push(`| ${cells(r).join(' | ')} |`);
   out.push('', s.recommended ? `**Recommended: ${s.recommended.policy}**: ${s.recommended.reason}.` : `**No policy meets every ${everything(s)}.**`, '');
   out.push("Servers = Redis memory hosts (64 GB of peak memory each) + Redis cores (100k commands/s each) + fan-out workers (mean writes/s over one worker's rated writes/s).", '');

@@ -2,13 +2,13 @@
 import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { sparkline } from './sparkline.js';
-import { eventLines, fmtSeconds, headline, partialLine, sloHeading, sloLines, summarySections } from './summary-lines.js';
+import { calibrationLine, eventLines, fmtSeconds, headline, partialLine, sloHeading, sloLines, summarySections } from './summary-lines.js';
 import { replaySections } from './replay.js';
 import { maxOf } from '../sim/metrics/series.js';
 
 export function terminalReport(r: RunResult): string {
-  const partial = partialLine(r);
-  const out: string[] = partial ? [headline(r), partial, ''] : [headline(r), ''];
+  const notes = [calibrationLine(r.scenario), partialLine(r)].filter((l): l is string => l !== null);
+  const out: string[] = [headline(r), ...notes, ''];
   for (const s of [...summarySections(r), ...replaySections(r)]) {
     out.push(s.title);
     const w = Math.max(...s.rows.map(([k]) => k.length));

@@ -28,6 +28,8 @@ export interface RunResult {
     sampledEdges: number;
     scale: number;
     graph: Record<string, string | number>;
+    /** The calibration file the infrastructure's measured costs came from (absent: none). */
+    calibration?: { file: string; machine: string; date: string; contended: boolean };
   };
   policy: string;
   /** Present only when the run was stopped early: every figure covers the first stoppedAtSeconds simulated. */
@@ -152,6 +154,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
       sampledEdges: graphInfo.edges,
       scale: m.scale,
       graph: graphInfo.provenance,
+      ...(scenario.calibration ? { calibration: { ...scenario.calibration } } : {}),
     },
     policy: m.policy,
     ...(m.stoppedAt === undefined ? {} : { partial: { stoppedAtSeconds: m.stoppedAt } }),

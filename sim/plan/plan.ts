@@ -67,7 +67,18 @@ export interface DesignPoint {
 export interface PlanDocument {
   schema: typeof PLAN_SCHEMA;
   tool: { name: 'feedlab'; version: string; mode: 'plan' };
-  scenario: { name: string; description: string; source: string; seed: number; policy: string; durationSeconds: number; sampledUsers: number; sampledEdges: number };
+  scenario: {
+    name: string;
+    description: string;
+    source: string;
+    seed: number;
+    policy: string;
+    durationSeconds: number;
+    sampledUsers: number;
+    sampledEdges: number;
+    /** The calibration file the infrastructure's measured costs came from (absent: none). */
+    calibration?: { file: string; machine: string; date: string; contended: boolean };
+  };
   settings: { growth: number; headroom: number; samples: number; distribution: string; plan: PlanSettings };
   slo: { fanoutLagP99Seconds: number; readP99Seconds: number; redisMemoryBytes: number };
   /** False when the scenario has no intervals: one point, every quantile the same. */
@@ -240,7 +251,17 @@ export function buildPlan(req: PlanRequest): PlanDocument {
   return {
     schema: PLAN_SCHEMA,
     tool: { name: 'feedlab', version: FEEDLAB_VERSION, mode: 'plan' },
-    scenario: { name: sc.name, description: sc.description, source: sc.source, seed: sc.seed, policy: formatPolicy(policy), durationSeconds: sc.duration, sampledUsers: graph.users, sampledEdges: graph.edges },
+    scenario: {
+      name: sc.name,
+      description: sc.description,
+      source: sc.source,
+      seed: sc.seed,
+      policy: formatPolicy(policy),
+      durationSeconds: sc.duration,
+      sampledUsers: graph.users,
+      sampledEdges: graph.edges,
+      ...(sc.calibration ? { calibration: { ...sc.calibration } } : {}),
+    },
     settings: { growth: options.growth, headroom: options.headroom, samples: points.length, distribution: DISTRIBUTION, plan: settings },
     slo: { fanoutLagP99Seconds: sc.slo.fanoutLagP99, readP99Seconds: sc.slo.readP99, redisMemoryBytes: sc.slo.redisMemory },
     sampled,

@@ -289,6 +289,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       sampledEdges: m.graph.edges,
       scale: 1,
       graph: { ...m.graph.provenance },
+      ...(m.scenario.calibration ? { calibration: { ...m.scenario.calibration } } : {}),
     },
     policy: m.policy,
     ...(m.stoppedAtSeconds === null ? {} : { partial: { stoppedAtSeconds: m.stoppedAtSeconds } }),

@@ -3,8 +3,9 @@
 // located at file:line:col.
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { isMap, LineCounter, parseDocument, type Node } from 'yaml';
 import { InputError } from '../errors.js';
+import { applyCalibration, INFRASTRUCTURE_SPEC, loadCalibration, writtenKeys, type Calibration } from './calibration.js';
 import { scenarioSchema } from './schema.js';
 import type { Activity, Interval, IntervalKey, Scenario } from './types.js';
 import { formatCount, formatDuration } from './units.js';
@@ -13,8 +14,10 @@ import { Context, validate } from './validate.js';
 const DAY = 86400;
 
 /** What the schema yields: a Scenario before the defaults that depend on other keys. */
-type Validated = Omit<Scenario, 'source' | 'activity' | 'intervals'> & {
+type Validated = Omit<Scenario, 'source' | 'activity' | 'intervals' | 'calibration'> & {
   activity: Omit<Activity, 'dormantAway'> & { dormantAway?: [number, number] };
+  /** The included calibration file's path (the `calibration` key). */
+  calibration?: string;
 };
 
 export interface LoadOptions {
@@ -23,6 +26,8 @@ export interface LoadOptions {
    * estimate use the likely values): stderr by default; null for none (feedlab plan samples them).
    */
   onIntervalNote?: ((line: string) => void) | null;
+  /** A calibration file given on the command line (--calibration): its keys win over the scenario's and its include's. */
+  calibration?: string;
 }
 
 export function loadScenario(path: string, options: LoadOptions = {}): Scenario {
@@ -34,7 +39,7 @@ export function loadScenario(path: string, options: LoadOptions = {}): Scenario 
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
     throw new InputError(`cannot read scenario file "${path}": ${why}`);
   }
-  const sc = parseScenario(text, path);
+  const sc = parseScenario(text, path, { calibration: options.calibration });
   const note = options.onIntervalNote === undefined ? (line: string) => process.stderr.write(`${line}\n`) : options.onIntervalNote;
   if (sc.intervals && note) note(intervalNote(sc));
   return sc;
@@ -46,8 +51,11 @@ export function intervalNote(sc: Scenario): string {
   return `feedlab: note: ${sc.source} gives intervals; using their likely values (${list}); feedlab plan samples them`;
 }
 
-/** Parses scenario text; `source` names it in errors and anchors relative graph.file paths. */
-export function parseScenario(text: string, source: string): Scenario {
+/**
+ * Parses scenario text; `source` names it in errors and anchors relative graph.file and calibration
+ * paths. `calibration`: a calibration file from the command line, applied over everything else.
+ */
+export function parseScenario(text: string, source: string, options: { calibration?: string } = {}): Scenario {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax = doc.errors[0];
@@ -56,7 +64,19 @@ export function parseScenario(text: string, source: string): Scenario {
     throw new InputError(`invalid YAML: ${syntax.message.replace(/\s+/g, ' ').trim()}`, `${source}:${line}:${col}`);
   }
   const ctx = new Context(doc, lineCounter, source, dirname(source), scenarioSchema);
-  const v = validate(doc.contents ?? null, scenarioSchema, '', ctx) as Validated;
+  const { calibration: include, ...v } = validate(doc.contents ?? null, scenarioSchema, '', ctx) as Validated;
+  // the included file's keys where the scenario writes none, then the command line's over both
+  let applied: Calibration | undefined;
+  if (include !== undefined) {
+    applied = loadCalibration(include, ctx.where('calibration'));
+    const root = doc.contents as Node | null;
+    const written = writtenKeys(doc, isMap(root) ? (root.get('infrastructure', true) as Node | null) : null, INFRASTRUCTURE_SPEC);
+    applyCalibration(v.infrastructure, applied, new Set(written.map((w) => w.path)));
+  }
+  if (options.calibration !== undefined) {
+    applied = loadCalibration(options.calibration);
+    applyCalibration(v.infrastructure, applied, new Set());
+  }
   checkAcrossKeys(v, ctx);
   checkIntervals(v, ctx);
   const dormantDays = v.policy.dormantDays * DAY;
@@ -72,6 +92,7 @@ export function parseScenario(text: string, source: string): Scenario {
     events: [...v.events].sort((a, b) => a.at - b.at),
   };
   if (ctx.intervals.length > 0) scenario.intervals = ctx.intervals.map((i) => ({ ...i }));
+  if (applied) scenario.calibration = { ...applied.provenance };
   return scenario;
 }
 

@@ -385,6 +385,12 @@ export const scenarioSchema: ObjectSpec = {
       },
     },
     events: { type: 'list', description: 'events fired at simulated times', default: [], items: event },
+    calibration: {
+      type: 'string',
+      description:
+        "a calibration file written by `feedlab calibrate`, relative to the scenario file's directory: its measured infrastructure keys apply where this file writes none of its own (--calibration FILE on the command line wins over both)",
+      build: (p: string, at: At) => (isAbsolute(p) ? p : join(at.baseDir, p)),
+    },
     infrastructure: {
       type: 'object',
       description: 'the fan-out system',

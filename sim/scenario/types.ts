@@ -217,4 +217,6 @@ export interface Scenario {
   replay?: ReplaySettings;
   /** Inputs written as [low, likely, high]; absent when there are none. */
   intervals?: Interval[];
+  /** The calibration file the infrastructure's measured costs came from (`calibration:` or --calibration); absent when none. */
+  calibration?: { file: string; machine: string; date: string; contended: boolean };
 }

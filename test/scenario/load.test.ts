@@ -289,7 +289,7 @@ describe('refused input: one line, file:line:col, key path, what is valid', () =
     [
       'not a map',
       '- a\n- b',
-      's.yaml:1:1: scenario: expected a map with keys name, description, seed, duration, population, graph, activity, events, infrastructure, policy, slo, plan, replay, sweep, got a list',
+      's.yaml:1:1: scenario: expected a map with keys name, description, seed, duration, population, graph, activity, events, calibration, infrastructure, policy, slo, plan, replay, sweep, got a list',
     ],
     [
       'wrong type: duration',
