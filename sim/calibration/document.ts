@@ -1,0 +1,191 @@
+// The calibration document (feedlab.calibration/1): provenance, every measurement with its spread,
+// and the `infrastructure` block the scenario format takes, in its own keys and units. Numbers
+// that are not sound (a fit with a slope <= 0 or an r² far from 1, a cost <= 0, too few samples)
+// are refused: the key is left out of the block (the scenario's own value or the default applies)
+// and the reason is one line in `refused`.
+import { FEEDLAB_VERSION } from '../result.js';
+import type { CalibratedKey } from '../scenario/calibration.js';
+import type { Fit, Spread } from './figures.js';
+
+export const CALIBRATION_SCHEMA = 'feedlab.calibration/1';
+
+/** A fit below this r² is refused. */
+export const MIN_R_SQUARED = 0.9;
+/** Other processes above this share of the machine mark the calibration contended (as replay does). */
+export const CONTENDED_SHARE = 0.25;
+/** The quantiles of the distributions written (postToLog, api.spread). */
+export const QUANTILES = [0, 0.5, 0.9, 0.99, 0.999, 1] as const;
+/** Fewest samples a distribution is written from. */
+export const MIN_DISTRIBUTION_SAMPLES = 50;
+
+export interface Distribution {
+  points: { p: number; value: number }[];
+  /** Samples it was taken from. */
+  n: number;
+}
+
+export interface ApiMeasurements {
+  /** CPU seconds of the server process per feed page against merged lists (timeline, own list, pulled authors), at `at.posts` posts a page. */
+  lists: Fit;
+  /** The same against posts a page, at `at.lists` lists. */
+  posts: Fit;
+  /** The shape both fits share. */
+  at: { lists: number; posts: number };
+  /** Server CPU seconds per POST /v1/posts (the outbox relay's share included). */
+  write: Spread;
+  /** GET /healthz one at a time: the round trip, and the server's CPU per request. */
+  trivialRoundTrip: Spread;
+  trivialCpu: Spread;
+  /** Reads of the shape `at`, one at a time: latency less the network, as quantiles (seconds), and its mean. */
+  service: Distribution & { mean: number };
+}
+
+export interface Measurements {
+  /** One PING round trip from this process. */
+  rtt: Spread;
+  /** Wall time of one pipelined batch against the timelines it writes (x), and Redis's own time per timeline written. */
+  timelineWrites: { fit: Fit; redisPerWrite: Spread };
+  /** Redis time of one ZREVRANGEBYSCORE of a page; of an MGET of a page's bodies, per key. */
+  pageRead: Spread;
+  mgetPerKey: Spread;
+  /** Wall time of one follower page from Postgres against the rows it returns (x). */
+  expansion: Fit;
+  eventStatements: Spread;
+  rebuild: Spread;
+  api: ApiMeasurements | null;
+  /** From a post's createdAt to its event's entry in the event log (the entry id's ms). */
+  postToLog: Distribution | null;
+}
+
+export interface Provenance {
+  machine: { hostname: string; cpu: string; cores: number; memoryBytes: number };
+  date: string;
+  versions: { node: string; redis: string; postgres: string; feedlab: string };
+  mode: 'self-contained' | 'target';
+  target: string | null;
+  /** Other processes' share of the whole machine (all cores) over the measurements. */
+  contention: { otherShare: number; contended: boolean; overSeconds: number };
+  samples: number;
+  /** What was measured on: the world's sizes and shapes. */
+  world: Record<string, number | string>;
+}
+
+export interface Refusal {
+  key: CalibratedKey;
+  why: string;
+}
+
+export interface CalibrationDocument {
+  schema: typeof CALIBRATION_SCHEMA;
+  tool: { name: 'feedlab'; version: string };
+  calibration: Provenance & { measurements: Measurements; refused: Refusal[] };
+  /** The scenario format's keys, as written to the file (durations with units). */
+  infrastructure: InfrastructureBlock;
+}
+
+export interface InfrastructureBlock {
+  writesPerSecondPerWorker?: number;
+  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'eventStatements' | 'rebuild', string>>;
+  postToLog?: Record<string, string>;
+  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerPost' | 'cpuPerWrite' | 'network', string>> & { spread?: Record<string, number> };
+}
+
+/** A duration as the scenario format writes it, to four significant digits: 95.12us, 6.1ms, 1.2s. */
+export function durationText(seconds: number): string {
+  const [factor, unit] = seconds >= 1 ? [1, 's'] : seconds >= 1e-3 ? [1e3, 'ms'] : [1e6, 'us'];
+  return `${Number((seconds * factor).toPrecision(4))}${unit}`;
+}
+
+/** A quantile's key as the scenario format writes it: min, p50, p99.9, max. */
+export function quantileKey(p: number): string {
+  return p === 0 ? 'min' : p === 1 ? 'max' : `p${Number((p * 100).toPrecision(6))}`;
+}
+
+const usText = (s: number) => `${Number((s * 1e6).toPrecision(3))} us`;
+
+/** Why a fit is not sound, or null. */
+function unsoundFit(what: string, f: Fit, perUnit: string): string | null {
+  if (!Number.isFinite(f.slope)) return `${what}: no fit (fewer than two sizes measured)`;
+  if (f.slope <= 0) return `${what}: the fit's slope is ${usText(f.slope)} per ${perUnit}, not positive (r² ${f.rSquared.toFixed(3)}): noise swamps the cost`;
+  if (!(f.rSquared >= MIN_R_SQUARED)) return `${what}: the fit's r² is ${f.rSquared.toFixed(3)}, under ${MIN_R_SQUARED}: the samples scatter too much for a straight line`;
+  return null;
+}
+
+function unsoundCost(what: string, s: Spread): string | null {
+  if (!(s.n > 0)) return `${what}: no samples`;
+  if (!(s.median > 0)) return `${what}: the median is ${usText(s.median)}, not positive`;
+  return null;
+}
+
+function unsoundDistribution(what: string, d: Distribution): string | null {
+  if (d.n < MIN_DISTRIBUTION_SAMPLES) return `${what}: ${d.n} samples, fewer than ${MIN_DISTRIBUTION_SAMPLES}`;
+  if (d.points.some((q) => !(q.value >= 0))) return `${what}: a quantile is negative or missing`;
+  return null;
+}
+
+/**
+ * The infrastructure block of these measurements, with every unsound figure refused (and the
+ * refusals already made: figures that could not be measured here).
+ */
+export function infrastructureBlock(m: Measurements, already: readonly Refusal[]): { block: InfrastructureBlock; refused: Refusal[] } {
+  const refused: Refusal[] = [...already];
+  const skip = (key: CalibratedKey) => refused.some((r) => r.key === key);
+  /** Refuses the keys when `why` is given; true when any of them is refused (now, or already: not measured here). */
+  const refuse = (keys: CalibratedKey[], why: string | null): boolean => {
+    if (why !== null) for (const key of keys) if (!skip(key)) refused.push({ key, why });
+    return keys.some(skip);
+  };
+  const costs: NonNullable<InfrastructureBlock['costs']> = {};
+  const block: InfrastructureBlock = {};
+
+  const tw = m.timelineWrites;
+  if (!refuse(['writesPerSecondPerWorker', 'costs.batch'], unsoundFit('timeline writes against batch size', tw.fit, 'timeline'))) {
+    block.writesPerSecondPerWorker = Number((1 / tw.fit.slope).toPrecision(3));
+    costs.batch = durationText(Math.max(0, tw.fit.intercept - m.rtt.median));
+  }
+  if (!refuse(['costs.rtt'], unsoundCost('round trip', m.rtt))) costs.rtt = durationText(m.rtt.median);
+  if (!refuse(['costs.zadd'], unsoundCost('Redis time per timeline write', tw.redisPerWrite))) costs.zadd = durationText(tw.redisPerWrite.median);
+  if (!refuse(['costs.zrange'], unsoundCost('Redis time of a page read', m.pageRead))) costs.zrange = durationText(m.pageRead.median);
+  if (!refuse(['costs.mgetPerKey'], unsoundCost('Redis time of MGET per key', m.mgetPerKey))) costs.mgetPerKey = durationText(m.mgetPerKey.median);
+  if (!refuse(['costs.expand', 'costs.expandPerFollower'], unsoundFit('follower pages against rows', m.expansion, 'follower') ?? (m.expansion.intercept < 0 ? `follower pages: the fit's intercept is ${usText(m.expansion.intercept)}, negative` : null))) {
+    costs.expand = durationText(m.expansion.intercept);
+    costs.expandPerFollower = durationText(m.expansion.slope);
+  }
+  if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
+  if (!refuse(['costs.rebuild'], unsoundCost('timeline rebuild', m.rebuild))) costs.rebuild = durationText(m.rebuild.median);
+  if (Object.keys(costs).length > 0) block.costs = costs;
+
+  if (m.postToLog && !refuse(['postToLog'], unsoundDistribution('post to event log', m.postToLog))) {
+    block.postToLog = Object.fromEntries(m.postToLog.points.map((q) => [quantileKey(q.p), durationText(q.value)]));
+  }
+  const a = m.api;
+  if (a) {
+    const api: NonNullable<InfrastructureBlock['api']> = {};
+    const listsBad = refuse(['api.cpuPerList'], unsoundFit('API CPU against merged lists', a.lists, 'list'));
+    const postsBad = refuse(['api.cpuPerPost'], unsoundFit('API CPU against hydrated posts', a.posts, 'post'));
+    if (!listsBad) api.cpuPerList = durationText(a.lists.slope);
+    if (!postsBad) api.cpuPerPost = durationText(a.posts.slope);
+    // the base: the shared shape's CPU less its lists and posts (the mean of both fits' values there)
+    const atShape = (a.lists.intercept + a.lists.slope * a.at.lists + a.posts.intercept + a.posts.slope * a.at.posts) / 2;
+    const base = atShape - a.lists.slope * a.at.lists - a.posts.slope * a.at.posts;
+    if (!refuse(['api.cpuPerRead'], listsBad || postsBad ? 'API CPU per read: its base needs both fits' : base > 0 ? null : `API CPU per read: the base is ${usText(base)}, not positive`)) {
+      api.cpuPerRead = durationText(base);
+    }
+    if (!refuse(['api.cpuPerWrite'], unsoundCost('API CPU per post', a.write))) api.cpuPerWrite = durationText(a.write.median);
+    const network = a.trivialRoundTrip.median - a.trivialCpu.median;
+    if (!refuse(['api.network'], network > 0 ? null : `network: the trivial request's round trip (${usText(a.trivialRoundTrip.median)}) is not above its CPU (${usText(a.trivialCpu.median)})`)) {
+      api.network = durationText(network);
+    }
+    const s = a.service;
+    if (!refuse(['api.spread'], unsoundDistribution('service time spread', s) ?? (s.mean > 0 ? null : 'service time spread: the mean service time is not positive'))) {
+      api.spread = Object.fromEntries(s.points.map((q) => [quantileKey(q.p), Number((Math.max(0, q.value) / s.mean).toPrecision(3))]));
+    }
+    if (Object.keys(api).length > 0) block.api = api;
+  }
+  return { block, refused };
+}
+
+export function calibrationDocument(provenance: Provenance, m: Measurements, refusedHere: readonly Refusal[]): CalibrationDocument {
+  const { block, refused } = infrastructureBlock(m, refusedHere);
+  return { schema: CALIBRATION_SCHEMA, tool: { name: 'feedlab', version: FEEDLAB_VERSION }, calibration: { ...provenance, measurements: m, refused }, infrastructure: block };
+}

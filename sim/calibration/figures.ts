@@ -1,0 +1,60 @@
+// The figures a calibration measures, as data: every figure is several samples taken after a
+// warm-up, reported as their median with the p10-p90 of the samples and their count; a cost that
+// grows with something (a batch's timeline writes, an author's followers, a page's lists and posts)
+// is a straight-line fit, time = a + b x n, over the medians at each n (simple-statistics'
+// linearRegression and rSquared), with every point's own spread. Units: seconds (CPU seconds for
+// the API tier's CPU), or as named.
+import { linearRegression, linearRegressionLine, quantileSorted, rSquared } from 'simple-statistics';
+
+/** Several samples of one figure: their median, p10 and p90, and how many there were. */
+export interface Spread {
+  median: number;
+  p10: number;
+  p90: number;
+  n: number;
+}
+
+/** A fit of y = intercept + slope x over the medians of the samples at each x. */
+export interface Fit {
+  intercept: number;
+  slope: number;
+  rSquared: number;
+  points: ({ x: number } & Spread)[];
+}
+
+/** Median and p10-p90 of some samples (NaN for none). */
+export function spreadOf(samples: readonly number[]): Spread {
+  const xs = samples.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (xs.length === 0) return { median: NaN, p10: NaN, p90: NaN, n: 0 };
+  return { median: quantileSorted(xs, 0.5), p10: quantileSorted(xs, 0.1), p90: quantileSorted(xs, 0.9), n: xs.length };
+}
+
+/** The straight line through the medians of each x's samples (at least two distinct x). */
+export function fitLine(samples: ReadonlyMap<number, readonly number[]>): Fit {
+  const points = [...samples].map(([x, ys]) => ({ x, ...spreadOf(ys) })).filter((p) => p.n > 0).sort((a, b) => a.x - b.x);
+  const pairs = points.map((p) => [p.x, p.median]);
+  if (new Set(points.map((p) => p.x)).size < 2) return { intercept: NaN, slope: NaN, rSquared: NaN, points };
+  const { m, b } = linearRegression(pairs);
+  return { intercept: b, slope: m, rSquared: rSquared(pairs, linearRegressionLine({ m, b })), points };
+}
+
+/** Samples collected by key (a batch size, an author's follower count, a page's shape), in rounds. */
+export class SampleSet {
+  readonly byKey = new Map<number, number[]>();
+
+  add(key: number, value: number): void {
+    const list = this.byKey.get(key);
+    if (list) list.push(value);
+    else this.byKey.set(key, [value]);
+  }
+
+  all(): number[] {
+    return [...this.byKey.values()].flat();
+  }
+}
+
+/** The quantiles of a distribution as calibrate reports them (min, p50, p90, p99, p99.9, max), from raw values. */
+export function quantilesOf(values: readonly number[], keys: readonly number[]): { p: number; value: number }[] {
+  const xs = [...values].sort((a, b) => a - b);
+  return keys.map((p) => ({ p, value: xs.length === 0 ? NaN : quantileSorted(xs, p) }));
+}

@@ -1,0 +1,139 @@
+// The calibration file: the document as YAML, with a header saying what wrote it and how to apply
+// it, the provenance and every measurement with its spread under `calibration:`, and the
+// `infrastructure:` block in the scenario format's keys and units, each key with a comment saying
+// what it is and how it was measured. sim/scenario/calibration.ts reads it back.
+import { stringify } from 'yaml';
+import { CALIBRATED_KEYS, type CalibratedKey } from '../scenario/calibration.js';
+import { formatBytes } from '../scenario/units.js';
+import { durationText, MIN_R_SQUARED, quantileKey, type CalibrationDocument, type Distribution } from './document.js';
+import type { Fit, Spread } from './figures.js';
+
+/** What each key of the block is, as its comment says. */
+const KEY_NOTES: Record<CalibratedKey, string> = {
+  writesPerSecondPerWorker: '1 / b of a pipelined batch\'s wall time, a + b x timelines written (TimelineCache.pushEntries, one batch in flight)',
+  'costs.rtt': 'one Redis round trip (PING) from a client process on this machine',
+  'costs.zadd': "Redis's own time per timeline write: commandstats usec_per_call of the batch's EVALSHA (one per timeline)",
+  'costs.batch': "a batch's wall time beyond its writes and one round trip: max(0, a - rtt)",
+  'costs.zrange': "Redis's time of one page read of a list (ZREVRANGEBYSCORE as the read path sends it; commandstats)",
+  'costs.mgetPerKey': "Redis's time of an MGET of a page's post bodies, per key (commandstats)",
+  'costs.expand': "a of a follower page's wall time, a + b x rows (followersPage with the worker's dormancy filter)",
+  'costs.expandPerFollower': 'b of that fit: each row (follower) more',
+  'costs.eventStatements': "the worker's statements per post event before the first follower page: followerCount, then the list add and the pulled-mark lookup",
+  'costs.rebuild': 'one missing timeline rebuilt from Postgres (rebuildTimeline + TimelineCache.rebuild, as the read path does)',
+  postToLog: "from a post's createdAt to its event entering the event log (the stream entry id's ms), not to a worker taking it",
+  'api.cpuPerRead': "the server process's CPU per GET /v1/feed page beyond its lists and posts (from /proc)",
+  'api.cpuPerList': 'CPU per merged list (timeline, own list, each pulled author): slope over pages with 0-8 pulled followees',
+  'api.cpuPerPost': 'CPU per hydrated post: slope over pages of ?limit= 5-50',
+  'api.cpuPerWrite': 'CPU per POST /v1/posts, the outbox relay included',
+  'api.network': 'the HTTP round trip of GET /healthz, one at a time, less its CPU',
+  'api.spread': 'a read\'s service time over its mean, one request at a time: latency less api.network',
+};
+
+const spread = (s: Spread, unit: (v: number) => string | number = durationText) => ({ median: unit(s.median), p10: unit(s.p10), p90: unit(s.p90), n: s.n });
+
+const round = (v: number, digits = 4) => (Number.isFinite(v) ? Number(v.toPrecision(digits)) : null);
+
+function fit(f: Fit, x: string) {
+  return {
+    intercept: durationText(f.intercept),
+    slope: durationText(f.slope),
+    rSquared: round(f.rSquared),
+    points: f.points.map((p) => ({ [x]: p.x, ...spread(p) })),
+  };
+}
+
+function distribution(d: Distribution) {
+  return { n: d.n, ...Object.fromEntries(d.points.map((q) => [quantileKey(q.p), durationText(q.value)])) };
+}
+
+/** The `calibration:` block: provenance and every measurement, durations with units. */
+function provenanceBlock(doc: CalibrationDocument): object {
+  const c = doc.calibration;
+  const m = c.measurements;
+  const api = m.api;
+  return {
+    machine: { hostname: c.machine.hostname, cpu: c.machine.cpu, cores: c.machine.cores, memory: formatBytes(c.machine.memoryBytes).replace(' ', '') },
+    date: c.date,
+    versions: c.versions,
+    mode: c.mode,
+    ...(c.target ? { target: c.target } : {}),
+    contention: { otherShare: round(c.contention.otherShare, 3), contended: c.contention.contended, over: durationText(c.contention.overSeconds) },
+    samples: c.samples,
+    world: c.world,
+    measurements: {
+      rtt: spread(m.rtt),
+      timelineWrites: { ...fit(m.timelineWrites.fit, 'timelines'), redisPerWrite: spread(m.timelineWrites.redisPerWrite) },
+      pageRead: spread(m.pageRead),
+      mgetPerKey: spread(m.mgetPerKey),
+      expansion: fit(m.expansion, 'rows'),
+      eventStatements: spread(m.eventStatements),
+      rebuild: spread(m.rebuild),
+      ...(api
+        ? {
+            api: {
+              cpuAgainstLists: { atPosts: api.at.posts, ...fit(api.lists, 'lists') },
+              cpuAgainstPosts: { atLists: api.at.lists, ...fit(api.posts, 'posts') },
+              cpuPerWrite: spread(api.write),
+              trivialRoundTrip: spread(api.trivialRoundTrip),
+              trivialCpu: spread(api.trivialCpu),
+              serviceTime: { mean: durationText(api.service.mean), ...distribution(api.service) },
+            },
+          }
+        : {}),
+      ...(m.postToLog ? { postToLog: distribution(m.postToLog) } : {}),
+    },
+    refused: c.refused.map((r) => `${r.key}: ${r.why}`),
+  };
+}
+
+function indent(text: string, by: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((l) => by + l)
+    .join('\n');
+}
+
+const flow = (o: Record<string, string | number>) => `{ ${Object.entries(o).map(([k, v]) => `${k}: ${v}`).join(', ')} }`;
+
+/** The `infrastructure:` block, each key with its comment. */
+function infrastructureBlock(doc: CalibrationDocument): string[] {
+  const b = doc.infrastructure as Record<string, unknown>;
+  const out = ['infrastructure:'];
+  const opened = new Set<string>();
+  // in CALIBRATED_KEYS's order, each under its parent
+  for (const key of CALIBRATED_KEYS) {
+    const [head, leaf] = key.split('.');
+    const value = leaf === undefined ? b[head] : (b[head] as Record<string, unknown> | undefined)?.[leaf];
+    if (value === undefined) continue;
+    if (leaf !== undefined && !opened.has(head)) {
+      opened.add(head);
+      out.push(`  ${head}:`);
+    }
+    const pad = leaf === undefined ? '  ' : '    ';
+    const text = typeof value === 'object' ? flow(value as Record<string, string | number>) : String(value);
+    out.push(`${pad}# ${KEY_NOTES[key]}`, `${pad}${leaf ?? head}: ${text}`);
+  }
+  return out;
+}
+
+export function calibrationYaml(doc: CalibrationDocument, command: string): string {
+  const c = doc.calibration;
+  const where = c.mode === 'target' ? `against the deployment at ${c.target}` : "self-contained (a scratch database and key prefix on this machine's Redis and Postgres, removed after)";
+  const header = [
+    `feedlab calibration: the live stack's costs, written by \`${command}\` (feedlab ${doc.tool.version}),`,
+    `${where}, on ${c.machine.hostname} at ${c.date}${c.contention.contended ? '; CONTENDED: other processes took ' + Math.round(c.contention.otherShare * 100) + '% of the machine' : ''}.`,
+    'Apply it with `calibration: FILE` in a scenario (keys the scenario writes itself win), or with',
+    '--calibration FILE on run, sweep, plan and replay (wins over the scenario and its include).',
+    `Every figure is the median of ${c.samples} samples after a warm-up, with the p10-p90 of the samples; a cost`,
+    `that grows with a size is a straight line, a + b x size, through the medians (refused below r² ${MIN_R_SQUARED}).`,
+    ...(c.refused.length > 0 ? ['Refused (not written; the scenario\'s own value or the default applies):', ...c.refused.map((r) => `  ${r.key}: ${r.why}`)] : []),
+  ];
+  return [
+    ...header.map((l) => `# ${l}`),
+    'calibration:',
+    indent(stringify(provenanceBlock(doc), { lineWidth: 0, flowCollectionPadding: true }), '  '),
+    ...infrastructureBlock(doc),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,161 @@
+// The calibration document and file: fits, the infrastructure block in the scenario's units, the
+// refusal of unsound numbers, and the round trip (a written file loads back to the same values).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { calibrationDocument, durationText, type Measurements, type Provenance } from '../../../sim/calibration/document.js';
+import { calibrationYaml } from '../../../sim/calibration/file.js';
+import { fitLine, spreadOf, type Fit } from '../../../sim/calibration/figures.js';
+import { CALIBRATED_KEYS, parseCalibration } from '../../../sim/scenario/calibration.js';
+import { loadScenario } from '../../../sim/scenario/load.js';
+import { parseDuration } from '../../../sim/scenario/units.js';
+
+/** A fit through samples on a + b x, each off by noise(i) (a median of one sample is that sample). */
+const line = (a: number, b: number, xs: number[], noise: (i: number) => number = () => 0): Fit => fitLine(new Map(xs.map((x, i) => [x, [a + b * x + noise(i)]])));
+
+const spread = (median: number) => ({ median, p10: median * 0.9, p90: median * 1.2, n: 5 });
+
+const q = (values: number[]) => ({ points: [0, 0.5, 0.9, 0.99, 0.999, 1].map((p, i) => ({ p, value: values[i] })), n: 1000 });
+
+function measurements(): Measurements {
+  return {
+    rtt: spread(110.37e-6),
+    timelineWrites: { fit: line(310e-6, 21.5e-6, [1, 10, 100, 300, 1000, 3000]), redisPerWrite: spread(12.56e-6) },
+    pageRead: spread(15.99e-6),
+    mgetPerKey: spread(0.2797e-6),
+    expansion: line(365e-6, 1.004e-6, [10, 30, 100, 300, 1000, 3000, 10000]),
+    eventStatements: spread(435.5e-6),
+    rebuild: spread(3.59e-3),
+    api: {
+      lists: line(292e-6, 29.2e-6, [2, 3, 4, 6, 10]),
+      posts: line(229e-6, 4.62e-6, [5, 20, 50]),
+      at: { lists: 2, posts: 20 },
+      write: spread(812e-6),
+      trivialRoundTrip: spread(114e-6),
+      trivialCpu: spread(78.5e-6),
+      service: { ...q([315e-6, 553e-6, 736e-6, 2.9e-3, 5.1e-3, 15.3e-3]), mean: 627e-6 },
+    },
+    postToLog: q([1e-3, 4e-3, 7e-3, 20e-3, 21e-3, 21e-3]),
+  };
+}
+
+const provenance: Provenance = {
+  machine: { hostname: 'lab', cpu: 'Test CPU', cores: 2, memoryBytes: 25.3e9 },
+  date: '2026-12-02T00:29:46.348Z',
+  versions: { node: 'v20.20.2', redis: '7.0.15', postgres: '15.20', feedlab: '0.1.0' },
+  mode: 'self-contained',
+  target: null,
+  contention: { otherShare: 0.31, contended: true, overSeconds: 45 },
+  samples: 5,
+  world: { users: 10215 },
+};
+
+describe('fits and spreads', () => {
+  test('a straight line is found exactly; noise lowers r²', () => {
+    const f = line(2, 3, [1, 2, 5, 10]);
+    expect(f.slope).toBeCloseTo(3, 12);
+    expect(f.intercept).toBeCloseTo(2, 12);
+    expect(f.rSquared).toBeCloseTo(1, 12);
+    expect(f.points.map((p) => p.x)).toEqual([1, 2, 5, 10]);
+    const noisy = fitLine(new Map([[1, [5]], [2, [1]], [3, [6]], [4, [2]]]));
+    expect(noisy.rSquared).toBeLessThan(0.5);
+  });
+
+  test('a spread is the median and p10-p90 of the samples', () => {
+    expect(spreadOf([5, 1, 3, 2, 4])).toEqual({ median: 3, p10: 1.4, p90: 4.6, n: 5 });
+    expect(spreadOf([]).n).toBe(0);
+  });
+});
+
+describe('the infrastructure block', () => {
+  test('every key, in the scenario format\'s units', () => {
+    const doc = calibrationDocument(provenance, measurements(), []);
+    expect(doc.calibration.refused).toEqual([]);
+    const b = doc.infrastructure;
+    expect(b.writesPerSecondPerWorker).toBe(46500);
+    expect(b.costs).toEqual({
+      batch: '199.6us',
+      rtt: '110.4us',
+      zadd: '12.56us',
+      zrange: '15.99us',
+      mgetPerKey: '0.2797us',
+      expand: '365us',
+      expandPerFollower: '1.004us',
+      eventStatements: '435.5us',
+      rebuild: '3.59ms',
+    });
+    expect(b.postToLog).toEqual({ min: '1ms', p50: '4ms', p90: '7ms', p99: '20ms', 'p99.9': '21ms', max: '21ms' });
+    expect(b.api).toMatchObject({ cpuPerList: '29.2us', cpuPerPost: '4.62us', cpuPerRead: '185.1us', cpuPerWrite: '812us', network: '35.5us' });
+    expect(b.api!.spread).toEqual({ min: 0.502, p50: 0.882, p90: 1.17, p99: 4.63, 'p99.9': 8.13, max: 24.4 });
+  });
+
+  test('unsound numbers are refused, one line each, and left out', () => {
+    const m = measurements();
+    m.timelineWrites.fit = line(300e-6, -1e-6, [1, 10, 100]);
+    m.expansion = line(365e-6, 1e-6, [10, 100, 1000, 10000], (i) => [400e-6, -3e-3, 4e-3, -2e-3][i]);
+    m.api!.trivialCpu = spread(200e-6);
+    m.postToLog = { ...m.postToLog!, n: 12 };
+    const doc = calibrationDocument(provenance, m, [{ key: 'costs.rebuild', why: 'not measured here' }]);
+    const why = Object.fromEntries(doc.calibration.refused.map((r) => [r.key, r.why]));
+    expect(why.writesPerSecondPerWorker).toMatch(/^timeline writes against batch size: the fit's slope is -1 us per timeline, not positive/);
+    expect(why['costs.batch']).toBe(why.writesPerSecondPerWorker);
+    expect(why['costs.expand']).toMatch(/^follower pages against rows: the fit's r² is 0\.\d+, under 0\.9/);
+    expect(why['api.network']).toMatch(/round trip \(114 us\) is not above its CPU \(200 us\)/);
+    expect(why.postToLog).toBe('post to event log: 12 samples, fewer than 50');
+    expect(why['costs.rebuild']).toBe('not measured here');
+    expect(doc.infrastructure.writesPerSecondPerWorker).toBeUndefined();
+    expect(doc.infrastructure.costs).not.toHaveProperty('expand');
+    expect(doc.infrastructure.costs).not.toHaveProperty('rebuild');
+    expect(doc.infrastructure.postToLog).toBeUndefined();
+    expect(doc.infrastructure.api).not.toHaveProperty('network');
+    // the file says so and still loads (without them)
+    const text = calibrationYaml(doc, 'feedlab calibrate');
+    expect(text).toMatch(/^# Refused \(not written/m);
+    expect(text).toMatch(/^# {3}costs\.expand: follower pages/m);
+    const back = parseCalibration(text, 'cal.yaml');
+    expect([...back.values.keys()]).not.toContain('costs.expand');
+    expect(back.values.get('costs.rtt')).toBe(110.4e-6);
+  });
+
+  test('durations keep four significant digits in the unit that reads best', () => {
+    expect(durationText(0.00011037)).toBe('110.4us');
+    expect(durationText(0.0035912)).toBe('3.591ms');
+    expect(durationText(2.5)).toBe('2.5s');
+    expect(durationText(0)).toBe('0us');
+    expect(parseDuration(durationText(2.797e-7))).toBeCloseTo(2.797e-7, 15);
+  });
+});
+
+describe('the file', () => {
+  test('loads back to the same values, through the scenario schema, and a scenario takes them', () => {
+    const doc = calibrationDocument(provenance, measurements(), []);
+    const text = calibrationYaml(doc, 'feedlab calibrate --out cal.yaml');
+    expect(text.split('\n')[0]).toBe('# feedlab calibration: the live stack\'s costs, written by `feedlab calibrate --out cal.yaml` (feedlab 0.1.0),');
+    expect(text).toMatch(/CONTENDED: other processes took 31% of the machine/);
+    const dir = mkdtempSync(join(tmpdir(), 'feedlab-calibration-file-'));
+    const file = join(dir, 'cal.yaml');
+    writeFileSync(file, text);
+    const back = parseCalibration(text, file);
+    expect([...back.values.keys()].sort()).toEqual([...CALIBRATED_KEYS].sort());
+    const b = doc.infrastructure;
+    // every value exactly as the block writes it
+    for (const [k, v] of Object.entries(b.costs!)) expect(back.values.get(`costs.${k}` as never), k).toBe(parseDuration(v));
+    expect(back.values.get('writesPerSecondPerWorker')).toBe(b.writesPerSecondPerWorker);
+    for (const [k, v] of Object.entries(b.api!)) {
+      if (k !== 'spread') expect(back.values.get(`api.${k}` as never), k).toBe(parseDuration(v as string));
+    }
+    expect((back.values.get('api.spread') as { points: { value: number }[] }).points.map((p) => p.value)).toEqual(Object.values(b.api!.spread!));
+    expect((back.values.get('postToLog') as { points: { value: number }[] }).points.map((p) => p.value)).toEqual(Object.values(b.postToLog!).map((v) => parseDuration(v)));
+    // and within the written precision of what was measured
+    expect(Math.abs((back.values.get('costs.rtt') as number) / 110.37e-6 - 1)).toBeLessThan(5e-4);
+    expect(back.provenance).toEqual({ file, machine: 'lab, 2 x Test CPU', date: provenance.date, contended: true });
+
+    writeFileSync(join(dir, 's.yaml'), 'name: uses-it\ncalibration: cal.yaml\n');
+    const sc = loadScenario(join(dir, 's.yaml'));
+    expect(sc.infrastructure.costs.rebuild).toBe(0.00359);
+    expect(sc.infrastructure.costs.batch).toBe(parseDuration(b.costs!.batch!));
+    expect(sc.infrastructure.api!.cpuPerRead).toBe(parseDuration(b.api!.cpuPerRead!));
+    expect(sc.calibration?.contended).toBe(true);
+  });
+});
