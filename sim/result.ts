@@ -63,6 +63,11 @@ export interface RunResult {
       peakShardUtilisation: number;
       /** Shards that had more work than a second per second at some point: their queues grew without bound. */
       saturatedShards: number;
+      /**
+       * A simulation's timelines and pulled lists at the end as a replay counts its keys (MEMORY
+       * USAGE and the keyspace entry), beside memoryBytes' used_memory terms; absent from a replay.
+       */
+      usageBytes?: { timelines: number; lists: number };
     };
     reads: {
       total: number;
@@ -187,6 +192,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         perShard: { endBytes: m.redis.shardBytesEnd, imbalance: m.redis.shardImbalance },
         peakShardUtilisation: m.redis.peakShardUtilisation,
         saturatedShards: m.redis.saturatedShards,
+        usageBytes: m.redis.usageEnd,
       },
       reads: {
         total: m.reads.total,

@@ -116,8 +116,8 @@ export const FIGURES: readonly FigureDef[] = [
     label: 'memory: home timelines',
     unit: 'bytes',
     group: 'Redis memory',
-    about: "a simulation's memory at the end less its lists (the model: MEMORY USAGE, skiplists' allocator overhead, keyspace entry); a replay's timeline keys by MEMORY USAGE with the keyspace entry",
-    read: (r) => (r.source === 'replay' ? replayClass(r, 'timelines') : r.summary.redis.memoryBytes.end - r.summary.redis.listBytes),
+    about: "timeline keys by MEMORY USAGE with the keyspace entry: a replay's measured, a simulation's by the memory model (an older simulation document without them: its used_memory terms, about 6% above)",
+    read: (r) => (r.source === 'replay' ? replayClass(r, 'timelines') : (r.summary.redis.usageBytes?.timelines ?? r.summary.redis.memoryBytes.end - r.summary.redis.listBytes)),
   },
   {
     id: 'memory_lists_bytes',
@@ -125,7 +125,7 @@ export const FIGURES: readonly FigureDef[] = [
     unit: 'bytes',
     group: 'Redis memory',
     about: "the recent-post lists merged on read (a simulation's list memory; a replay's lists of pulled authors)",
-    read: (r) => (r.source === 'replay' ? replayClass(r, 'pulledLists') : r.summary.redis.listBytes),
+    read: (r) => (r.source === 'replay' ? replayClass(r, 'pulledLists') : (r.summary.redis.usageBytes?.lists ?? r.summary.redis.listBytes)),
   },
   {
     id: 'memory_own_lists_bytes',

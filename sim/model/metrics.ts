@@ -47,6 +47,8 @@ export interface SimulationMetrics {
     peakShardUtilisation: number;
     saturatedShards: number;
     saturatedShardSeconds: number;
+    /** The timelines and lists at the end as a replay counts them: MEMORY USAGE and the keyspace entry. */
+    usageEnd: { timelines: number; lists: number };
   };
   reads: {
     total: number;

@@ -3,7 +3,7 @@
 // reads. Memory follows the measured Redis encoding model, weighted by how many real users each
 // sampled one stands for, in total and per shard.
 import { lengthAfterPush } from '../../core/timeline-rules.js';
-import { listInstanceBytes, timelineBytesTable, timelineNaiveBytes } from '../../core/redis-memory.js';
+import { KEYSPACE_BYTES_PER_KEY, listInstanceBytes, timelineBytesTable, timelineNaiveBytes, zsetUsageBytes } from '../../core/redis-memory.js';
 
 export class TimelineCache {
   readonly length: Uint16Array;
@@ -164,6 +164,21 @@ export class TimelineCache {
     this.listBytes += delta * w;
     this.book(a, delta * w);
     if (this.bytes > this.peakBytes) this.peakBytes = this.bytes;
+  }
+
+  /**
+   * The keys as a replay counts them: MEMORY USAGE of each timeline and list, plus its keyspace
+   * entry (`bytes` is what INFO used_memory adds, allocator overhead of skiplists included).
+   */
+  usageBytes(): { timelines: number; lists: number } {
+    let timelines = 0;
+    let lists = 0;
+    for (let u = 0; u < this.exists.length; u++) {
+      const w = this.weight[u];
+      if (this.exists[u]) timelines += w * (zsetUsageBytes(Math.max(1, this.length[u])) + KEYSPACE_BYTES_PER_KEY);
+      if (this.listExists[u]) lists += w * listInstanceBytes(Math.max(1, this.listLength[u]));
+    }
+    return { timelines, lists };
   }
 
   /** Lose every key on the given shards (a shard failed over empty). */
