@@ -17,6 +17,7 @@ const commands: Record<string, () => Promise<Command>> = {
   worker: () => import('./commands/worker.js'),
   serve: () => import('./commands/serve.js'),
   replay: () => import('./commands/replay.js'),
+  calibrate: () => import('./commands/calibrate.js'),
   compare: () => import('./commands/compare.js'),
 };
 
@@ -31,6 +32,7 @@ function help(): string {
     '  sweep SCENARIO      simulate several fan-out policies and recommend the cheapest that meets every SLO',
     '  plan SCENARIO       a capacity plan: workers, Redis memory and shards, partitions, API, Postgres (--growth, --headroom)',
     '  replay SCENARIO     drive the reference server with the scenario and measure it for real (--policies for a live sweep)',
+    '  calibrate           measure the live stack\'s costs into calibration.yaml, which run, sweep, plan and replay take',
     '  compare A B         hold result document A (simulated) against B (measured): ratio, noise, verdict per figure',
     '  report RESULT.json  render a saved report.json again: report.md and a self-contained report.html',
     '  graph generate      generate a power-law follower graph',

@@ -1,8 +1,9 @@
-// The scratch space of a self-contained replay: a Postgres database, a Redis key prefix and an
-// event-log stream prefix of its own on this machine's Redis and Postgres, named after the driver's
-// pid and a random tag, and removed at the end (also on Ctrl-C, q, or a crash of the driver: see
-// reaper.ts). A database of its own rather than a schema, so that Postgres's own statistics of it
-// (pg_stat_database: transactions, rows) are the replay's and nobody else's.
+// The scratch space of a self-contained replay (and of feedlab calibrate): a Postgres database, a
+// Redis key prefix and an event-log stream prefix of its own on this machine's Redis and Postgres,
+// named after the driver's pid and a random tag, and removed at the end (also on Ctrl-C, q, or a
+// crash of the driver: see reaper.ts). A database of its own rather than a schema, so that
+// Postgres's own statistics of it (pg_stat_database: transactions, rows) are the replay's and
+// nobody else's.
 import { randomBytes } from 'node:crypto';
 import { closeRedis, connectRedis, dropKeyspace, keyspace } from '../../server/cache/redis.js';
 import { createStore } from '../../server/store/pool.js';
@@ -23,11 +24,11 @@ export interface Scratch {
 /**
  * Scratch names: database `replay_<pid>_<tag>`, keys `feedlab:replay:<pid>_<tag>:`, the event log
  * `feedlab:replay-events:<pid>_<tag>` (not under the key prefix: a cache loss takes keys by the key
- * prefix, and must leave the log).
+ * prefix, and must leave the log). `kind` names the command that made them (replay, calibrate).
  */
-export function scratchNames(redisUrl: string, databaseUrl: string): Scratch {
+export function scratchNames(redisUrl: string, databaseUrl: string, kind: 'replay' | 'calibrate' = 'replay'): Scratch {
   const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
-  const database = `replay_${tag}`;
+  const database = `${kind}_${tag}`;
   const url = new URL(databaseUrl);
   url.pathname = `/${database}`;
   return {
@@ -36,8 +37,8 @@ export function scratchNames(redisUrl: string, databaseUrl: string): Scratch {
     database,
     databaseUrl: url.toString(),
     schema: 'public',
-    keyPrefix: `feedlab:replay:${tag}:`,
-    streamPrefix: `feedlab:replay-events:${tag}`,
+    keyPrefix: `feedlab:${kind}:${tag}:`,
+    streamPrefix: `feedlab:${kind}-events:${tag}`,
   };
 }
 

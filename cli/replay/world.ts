@@ -85,18 +85,24 @@ export async function loadWorld(store: Store, world: LiveWorld, startMs: number,
   }
   const n = history.author.length;
   const createdAtMs = Float64Array.from(history.offsetMs, (o) => startMs + o);
-  const ids: string[] = new Array(n);
+  const ids = historyPostIds(createdAtMs);
+  const seed = world.mapping.scenario.seed;
+  await seedPosts(store, { ids, authors: history.author, createdAtMs, body: (i) => postText(seed, 'history', i) }, { onProgress: (f, d) => onProgress?.(0.6 + f * 0.4, d) });
+  return { users: graph.users, follows: graph.edges, posts: n, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Ids for posts loaded with COPY at these times (ascending): HISTORY_NODE_ID's, a sequence within each ms. */
+export function historyPostIds(createdAtMs: Float64Array): string[] {
+  const ids: string[] = new Array(createdAtMs.length);
   let lastMs = -1;
   let seq = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < createdAtMs.length; i++) {
     const ms = createdAtMs[i];
     seq = ms === lastMs ? seq + 1 : 0;
     lastMs = ms;
     ids[i] = makePostId(ms, HISTORY_NODE_ID, seq);
   }
-  const seed = world.mapping.scenario.seed;
-  await seedPosts(store, { ids, authors: history.author, createdAtMs, body: (i) => postText(seed, 'history', i) }, { onProgress: (f, d) => onProgress?.(0.6 + f * 0.4, d) });
-  return { users: graph.users, follows: graph.edges, posts: n, seconds: (performance.now() - t0) / 1000 };
+  return ids;
 }
 
 /** The readers the warm pass reads (the active) and the dormant ones whose timelines are kept too (capacity.ts keptAtStart). */

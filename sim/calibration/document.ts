@@ -73,6 +73,8 @@ export interface Provenance {
 export interface Refusal {
   key: CalibratedKey;
   why: string;
+  /** Not measured at all here (a target's API tier, a sample others' commands got into): no number failed a check. */
+  notMeasured?: true;
 }
 
 export interface CalibrationDocument {

@@ -318,9 +318,9 @@ export interface ClosedLoopResult {
 /**
  * Every connection sends, waits for the answer, sends again, for warmupMs + durationMs; the answers
  * that arrive within the last durationMs are counted. `pick(c)` gives the next request of
- * connection number c.
+ * connection number c; an answer with `okStatus` (200; 201 for posts) is a success.
  */
-export function closedLoop(conns: KeepAliveConnection[], pick: (conn: number) => Buffer, warmupMs: number, durationMs: number, cpu: CpuMeter): Promise<ClosedLoopResult> {
+export function closedLoop(conns: KeepAliveConnection[], pick: (conn: number) => Buffer, warmupMs: number, durationMs: number, cpu: CpuMeter, okStatus = 200): Promise<ClosedLoopResult> {
   return new Promise((resolve) => {
     const latency = newHistogram();
     const started = performance.now();
@@ -353,7 +353,7 @@ export function closedLoop(conns: KeepAliveConnection[], pick: (conn: number) =>
       conn.send(pick(c), (err, status) => {
         const now = performance.now();
         if (now >= from && now < until) {
-          if (err || status !== 200) {
+          if (err || status !== okStatus) {
             errors++;
             if (!err) non200++;
             firstError ??= err ? err.message : `HTTP ${status}`;

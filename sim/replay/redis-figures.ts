@@ -16,6 +16,14 @@ export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
   return out;
 }
 
+/** Calls and microseconds of Redis's own time per command since the server started (INFO commandstats). */
+export async function commandTimes(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
+  const info = await redis.info('commandstats');
+  const out = new Map<string, { calls: number; usec: number }>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) out.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
+  return out;
+}
+
 /** b - a, per command, dropping those that did not move. */
 export function callsDelta(a: Map<string, number>, b: Map<string, number>): Map<string, number> {
   const out = new Map<string, number>();

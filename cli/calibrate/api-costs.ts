@@ -1,0 +1,138 @@
+// The API tier, measured on the running `feedlab serve` process: its CPU (utime + stime from
+// /proc/PID/stat, sim/replay/cpu.ts) over closed loops of GET /v1/feed by readers of one shape at a
+// time (the pulled followees a page merges; the page size by ?limit=), fitted against the merged
+// lists and against the hydrated posts; its CPU per POST /v1/posts; the HTTP round trip of a
+// trivial request (GET /healthz) less its CPU; and the spread of a read's service time, one request
+// at a time.
+//
+// The service time of a read: its latency as this client measures it (from writing the request to
+// the last byte of the answer, one request in flight on one keep-alive connection, nothing else
+// sent) less api.network, the trivial request's median round trip less the server's CPU for it.
+// What is left is everything the server does for the read: its CPU, its Redis round trips and
+// Redis's work, and its waits. Subtracting a constant keeps the order, so each quantile of the
+// service time is that quantile of the latency less the network; the spread is each over the mean.
+import * as hdr from 'hdr-histogram-js';
+import { CpuMeter } from '../../sim/replay/cpu.js';
+import { closedLoop, getRequest, newHistogram, openConnections, postRequest, type ClosedLoopResult, type KeepAliveConnection } from '../../sim/replay/http-client.js';
+import { fitLine, SampleSet, spreadOf, type Spread } from '../../sim/calibration/figures.js';
+import { QUANTILES, type ApiMeasurements } from '../../sim/calibration/document.js';
+import { inRounds, type Rounds } from './rounds.js';
+import { CALIBRATE } from './settings.js';
+
+export interface ApiTarget {
+  host: string;
+  port: number;
+  serverPid: number;
+  token: (user: number) => string;
+  readersByPulled: ReadonlyMap<number, readonly number[]>;
+  /** Who posts in the write loop. */
+  authors: readonly number[];
+}
+
+/** The server's CPU seconds per request answered in a loop. */
+function cpuPerRequest(r: ClosedLoopResult, what: string): number {
+  if (r.errors > 0) throw new Error(`calibrate: ${r.errors} of the ${what} failed (${r.firstError})`);
+  if (r.completed === 0) throw new Error(`calibrate: no ${what} answered within the sample`);
+  return ((r.cpu.server / 100) * r.cpu.wallSeconds) / r.completed;
+}
+
+/** Requests of one shape, the readers in turn. */
+function readsOf(t: ApiTarget, pulled: number, limit: number): () => Buffer {
+  const host = `${t.host}:${t.port}`;
+  const readers = t.readersByPulled.get(pulled);
+  if (!readers || readers.length === 0) throw new Error(`calibrate: no readers with ${pulled} pulled followees`);
+  const bytes = readers.map((r) => getRequest(host, `/v1/feed?limit=${limit}`, t.token(r)));
+  let i = 0;
+  return () => bytes[i++ % bytes.length];
+}
+
+/** Reads by shape (CPU fits), the trivial request and the service-time spread; writes are measureWrites. */
+export async function measureApi(t: ApiTarget, rounds: Rounds): Promise<Omit<ApiMeasurements, 'write'>> {
+  const conns = await openConnections(t.host, t.port, CALIBRATE.api.connections);
+  const one = [conns[0]];
+  const meter = new CpuMeter(null, t.serverPid, 0, null);
+  try {
+    const cpu = await cpuFits(t, conns, meter, rounds);
+    const network = await trivialRequests(t, one, meter, rounds);
+    const service = await serviceTimes(t, one, meter, rounds, network.roundTrip.median - network.cpu.median);
+    return { ...cpu, trivialRoundTrip: network.roundTrip, trivialCpu: network.cpu, service };
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
+
+/** CPU per read against the merged lists (the pulled shapes at one page size) and the posts (the page sizes at one shape). */
+async function cpuFits(t: ApiTarget, conns: KeepAliveConnection[], meter: CpuMeter, rounds: Rounds): Promise<Pick<ApiMeasurements, 'lists' | 'posts' | 'at'>> {
+  const a = CALIBRATE.api;
+  const shapes = new Map<string, { pulled: number; limit: number }>();
+  for (const pulled of CALIBRATE.world.pulledShapes) shapes.set(`${pulled}/${a.pageSizeAt}`, { pulled, limit: a.pageSizeAt });
+  for (const limit of a.pageSizes) shapes.set(`${a.pulledAt}/${limit}`, { pulled: a.pulledAt, limit });
+  const picks = new Map([...shapes].map(([k, s]) => [k, readsOf(t, s.pulled, s.limit)]));
+  const lists = new SampleSet();
+  const posts = new SampleSet();
+  await inRounds(rounds, async (keep) => {
+    for (const [key, s] of shapes) {
+      const pick = picks.get(key)!;
+      const r = await closedLoop(conns, () => pick(), a.settleMs, a.sampleMs, meter);
+      const cpu = cpuPerRequest(r, 'feed reads');
+      if (!keep) continue;
+      // a page merges the timeline, the reader's own list and each pulled author's list
+      if (s.limit === a.pageSizeAt) lists.add(s.pulled + 2, cpu);
+      if (s.pulled === a.pulledAt) posts.add(s.limit, cpu);
+    }
+  });
+  return { lists: fitLine(lists.byKey), posts: fitLine(posts.byKey), at: { lists: a.pulledAt + 2, posts: a.pageSizeAt } };
+}
+
+/** GET /healthz one at a time: each sample's median round trip, and the server's CPU per request. */
+async function trivialRequests(t: ApiTarget, one: KeepAliveConnection[], meter: CpuMeter, rounds: Rounds) {
+  const bytes = Buffer.from(`GET /healthz HTTP/1.1\r\nHost: ${t.host}:${t.port}\r\n\r\n`, 'latin1');
+  const trips: number[] = [];
+  const cpus: number[] = [];
+  await inRounds(rounds, async (keep) => {
+    const r = await closedLoop(one, () => bytes, 50, CALIBRATE.network.sampleMs, meter);
+    const cpu = cpuPerRequest(r, 'health checks');
+    if (!keep) return;
+    trips.push(r.latency.getValueAtPercentile(50) / 1e6);
+    cpus.push(cpu);
+  });
+  return { roundTrip: spreadOf(trips), cpu: spreadOf(cpus) };
+}
+
+/** Reads of the shared shape one at a time: the latency histogram over every sample, less the network (see the header). */
+async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], meter: CpuMeter, rounds: Rounds, network: number): Promise<ApiMeasurements['service']> {
+  const a = CALIBRATE.api;
+  const pick = readsOf(t, a.pulledAt, a.pageSizeAt);
+  const all: hdr.Histogram = newHistogram();
+  await inRounds(rounds, async (keep) => {
+    const r = await closedLoop(one, () => pick(), 50, CALIBRATE.spread.sampleMs, meter);
+    cpuPerRequest(r, 'feed reads');
+    if (keep) all.add(r.latency);
+  });
+  const points = QUANTILES.map((p) => ({ p, value: all.getValueAtPercentile(p * 100) / 1e6 - network }));
+  return { points, n: all.totalCount, mean: all.mean / 1e6 - network };
+}
+
+/** POST /v1/posts in a closed loop: the server's CPU per post (the outbox relay's share included). */
+export async function measureWrites(t: ApiTarget, rounds: Rounds): Promise<Spread> {
+  const conns = await openConnections(t.host, t.port, CALIBRATE.writes.connections);
+  try {
+    return await writes(t, conns, new CpuMeter(null, t.serverPid, 0, null), rounds);
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
+
+async function writes(t: ApiTarget, conns: KeepAliveConnection[], meter: CpuMeter, rounds: Rounds): Promise<Spread> {
+  const host = `${t.host}:${t.port}`;
+  const bytes = t.authors.map((u) => postRequest(host, '/v1/posts', t.token(u), { text: 'measuring what a post costs the API' }));
+  let i = 0;
+  const cpus: number[] = [];
+  const w = CALIBRATE.writes;
+  await inRounds(rounds, async (keep) => {
+    const r = await closedLoop(conns, () => bytes[i++ % bytes.length], w.settleMs, w.sampleMs, meter, 201);
+    const cpu = cpuPerRequest(r, 'posts');
+    if (keep) cpus.push(cpu);
+  });
+  return spreadOf(cpus);
+}

@@ -1,0 +1,87 @@
+// The Postgres side of the fan-out and of cold reads, measured with the server's own repository and
+// cache code from this process, as the worker and the read path run it: a page of an author's
+// followers (followersPage with the worker's dormancy filter and page size) against the rows it
+// returns; a post event's statements before its first follower page (followerCount, then the list
+// add and the pulled-mark lookup side by side, as FanoutWorker.created sends them); a missing
+// timeline rebuilt (rebuildTimeline, then TimelineCache.rebuild).
+import { mean } from 'simple-statistics';
+import { makePostId } from '../../core/post-id.js';
+import type { AuthorPostsCache } from '../../server/cache/author-posts.js';
+import type { PulledAuthorRegistry } from '../../server/cache/pulled-authors.js';
+import type { TimelineCache } from '../../server/cache/timelines.js';
+import type { FeedRepository } from '../../server/store/repository.js';
+import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
+import { HISTORY_NODE_ID } from '../replay/world.js';
+import { inRounds, type Rounds } from './rounds.js';
+import { CALIBRATE } from './settings.js';
+
+/** One follower page of each author per round (page size `pageSize`, followers seen since `activeSinceMs`): wall time against rows. */
+export async function measureExpansion(repo: FeedRepository, authors: readonly number[], pageSize: number, activeSinceMs: () => number, rounds: Rounds): Promise<Fit> {
+  const walls = new SampleSet();
+  await inRounds(rounds, async (keep) => {
+    for (const a of authors) {
+      const since = activeSinceMs();
+      const t0 = performance.now();
+      const page = await repo.followersPage(a, null, pageSize, since);
+      const s = (performance.now() - t0) / 1000;
+      if (keep) walls.add(page.ids.length, s);
+    }
+  });
+  return fitLine(walls.byKey);
+}
+
+/** The authors' recent lists made present (rebuilt from their posts), as an active author's is: the worker's list add then writes. */
+export async function presentLists(repo: FeedRepository, lists: AuthorPostsCache, authors: readonly number[]): Promise<void> {
+  for (const a of authors) {
+    await lists.rebuild(a, async () => (await repo.userPostsPage(a, null, lists.shape.cap)).map((p) => ({ id: p.id, createdAt: p.createdAt })), { replace: true });
+  }
+}
+
+/**
+ * A post event's statements before the first follower page, as FanoutWorker.created sends them:
+ * followerCount, then the author's list add and the pulled-mark lookup together. A sample is the
+ * mean of perSample events (authors in turn).
+ */
+export async function measureEventStatements(repo: FeedRepository, lists: AuthorPostsCache, pulled: PulledAuthorRegistry, authors: readonly number[], rounds: Rounds): Promise<Spread> {
+  const samples: number[] = [];
+  let i = 0;
+  let seq = 0;
+  await inRounds(rounds, async (keep) => {
+    const times: number[] = [];
+    for (let k = 0; k < CALIBRATE.eventStatements.perSample; k++) {
+      const a = authors[i++ % authors.length];
+      const now = Date.now();
+      const post = { id: makePostId(now, HISTORY_NODE_ID - 2, seq++ % 4096), createdAt: now };
+      const t0 = performance.now();
+      await repo.followerCount(a);
+      await Promise.all([lists.add(a, post), pulled.markOf(a)]);
+      times.push((performance.now() - t0) / 1000);
+    }
+    if (keep) samples.push(mean(times));
+  });
+  return spreadOf(samples);
+}
+
+/**
+ * Missing timelines rebuilt as the read path rebuilds them: the recent posts of the followed pushed
+ * authors within the lease (rebuildTimeline), written whole (TimelineCache.rebuild). Each is dropped
+ * first; a sample is the mean of perSample rebuilds (readers in turn). Returns the entries rebuilt too.
+ */
+export async function measureRebuild(repo: FeedRepository, timelines: TimelineCache, readers: readonly number[], threshold: number, rounds: Rounds): Promise<Spread & { entries: number }> {
+  const samples: number[] = [];
+  let i = 0;
+  let entries = 0;
+  await inRounds(rounds, async (keep) => {
+    const times: number[] = [];
+    for (let k = 0; k < CALIBRATE.rebuild.perSample; k++) {
+      const u = readers[i++ % readers.length];
+      await timelines.drop(u);
+      const t0 = performance.now();
+      const r = await timelines.rebuild(u, () => repo.rebuildTimeline(u, Date.now() - timelines.shape.leaseMs, timelines.shape.cap, threshold));
+      times.push((performance.now() - t0) / 1000);
+      entries = Math.max(entries, r.entries);
+    }
+    if (keep) samples.push(mean(times));
+  });
+  return { ...spreadOf(samples), entries };
+}

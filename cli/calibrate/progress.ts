@@ -1,0 +1,67 @@
+// Progress on stderr while calibrate measures: what is being measured, the share done and an ETA,
+// from each step's expected seconds (its rounds times a round's length, from the settings table).
+import { roundCount, type Rounds } from './rounds.js';
+import { CALIBRATE } from './settings.js';
+
+type Show = (fraction: number, detail: string) => void;
+
+/** The steps calibrate takes and roughly how long each lasts (s): what the ETA is made of. */
+export function expectedSeconds(samples: number, selfContained: boolean): Record<string, number> {
+  const r = roundCount({ samples, warmup: CALIBRATE.warmupRounds });
+  const a = CALIBRATE.api;
+  const shapes = CALIBRATE.world.pulledShapes.length + a.pageSizes.length - 1;
+  const p = CALIBRATE.postToLog;
+  return {
+    world: selfContained ? 6 : 1,
+    rtt: r * 0.05,
+    'timeline writes': 3 + r * 0.2,
+    'page reads': r * 0.2,
+    expansion: r * 0.3,
+    'event statements': r * 0.1,
+    rebuild: r * 0.2,
+    ...(selfContained
+      ? {
+          'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.sampleMs + 100) / 1000,
+          'post to log': r * (p.postsPerSample / p.perSecond) + p.relaySettleMs / 1000,
+          'API writes': r * (CALIBRATE.writes.settleMs + CALIBRATE.writes.sampleMs) / 1000,
+        }
+      : { 'post to log': 0.5 }),
+  };
+}
+
+export class Steps {
+  private readonly total: number;
+  private done = 0;
+
+  constructor(
+    private readonly expected: Record<string, number>,
+    private readonly show: Show,
+    private readonly log: (line: string) => void,
+    private readonly base: Pick<Rounds, 'samples' | 'warmup' | 'signal'>,
+  ) {
+    this.total = Object.values(expected).reduce((a, b) => a + b, 0);
+  }
+
+  /** A step begins: said once, then the progress line moves with its rounds (`passes` sets of them). */
+  begin(step: string, detail: string, passes = 1): Rounds {
+    const weight = this.expected[step] ?? 0;
+    const start = this.done;
+    const rounds = roundCount(this.base) * passes;
+    let round = 0;
+    this.log(detail);
+    this.show(start / this.total, step);
+    this.done += weight;
+    return {
+      ...this.base,
+      onRound: () => {
+        round++;
+        this.show((start + (weight * round) / rounds) / this.total, `${step} (round ${round} of ${rounds})`);
+      },
+    };
+  }
+
+  /** A step without rounds (loading the world, filling timelines) is done. */
+  finish(step: string): void {
+    this.show(this.done / this.total, step);
+  }
+}

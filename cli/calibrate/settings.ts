@@ -1,0 +1,52 @@
+// Every setting of `feedlab calibrate`, one table: the world it measures on, and for each figure how
+// many operations make one sample and how long a sample lasts. A figure is `samples` samples
+// (--samples) after `warmupRounds` rounds thrown away (the first fan-out runs JIT-cold at about
+// twice the time); the samples of a fit's sizes are taken in interleaved rounds, so that a drift of
+// the machine spreads over every size instead of bending the line. (What makes a number unsound is
+// in sim/calibration/document.ts.)
+export const CALIBRATE = {
+  /** Samples of every figure (--samples), and the rounds thrown away before them. */
+  samples: 5,
+  warmupRounds: 1,
+  /** The calibration world: users following authors of every size the fits need, posts within the lease. */
+  world: {
+    seed: 11,
+    /** Users who follow the expansion authors (every one seen now, so rows = followers). */
+    audience: 10_000,
+    /** One author per follower count: the expansion fit's sizes. */
+    expansionFollowers: [10, 30, 100, 300, 1_000, 3_000, 10_000],
+    /** Authors whose posts fill the readers' timelines, each with postsPerAuthor posts of the last day. */
+    authors: 200,
+    postsPerAuthor: 20,
+    /** Each reader follows this many of them (a rebuild merges their posts, capped at the timeline cap). */
+    readerFollows: 50,
+    /** Accounts pulled at read time (their users.follower_count over every threshold), each with posts. */
+    celebrities: 8,
+    celebrityPosts: 100,
+    celebrityFollowerCount: 10_000_000,
+    /** Readers of each shape: the number of pulled followees a page merges. */
+    pulledShapes: [0, 1, 2, 4, 8],
+    readersPerShape: 100,
+  },
+  /** A sample of the round trip: the median of this many PINGs, one at a time. */
+  rtt: { pingsPerSample: 200 },
+  /** Timeline writes: one batch of each size per round, into timelines filled to the cap. */
+  timelineWrites: { batchSizes: [1, 10, 100, 300, 1_000, 3_000] },
+  /** Page reads and MGETs of a page's bodies, per sample (commandstats over them). */
+  pageReads: { perSample: 200 },
+  /** The worker's statements of this many events per sample; this many rebuilds per sample. */
+  eventStatements: { perSample: 40 },
+  rebuild: { perSample: 20 },
+  /** API CPU: closed loops of `connections` for `sampleMs` (after `settleMs`) per shape, the page sizes of the posts fit. */
+  api: { connections: 2, settleMs: 100, sampleMs: 450, pageSizes: [5, 20, 50], pulledAt: 0, pageSizeAt: 20 },
+  /** POST /v1/posts in a closed loop, per sample. */
+  writes: { connections: 2, settleMs: 100, sampleMs: 450 },
+  /** GET /healthz one at a time, per sample. */
+  network: { sampleMs: 250 },
+  /** Reads one at a time for the service-time spread: this long per sample (at least 1,000 reads in all). */
+  spread: { sampleMs: 800 },
+  /** Posts sent at random (Poisson) times, per sample, at this rate; then the event log read. */
+  postToLog: { postsPerSample: 40, perSecond: 40, relaySettleMs: 1_500 },
+  /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */
+  targetLeaseMs: 600_000,
+} as const;

@@ -1,0 +1,121 @@
+// The world `feedlab calibrate` measures on, made for the fits rather than drawn from a scenario:
+// an audience of users, one author per follower count of the expansion fit (10 to 10,000 followers,
+// every follower seen now, so a follower page returns every row it reads), ordinary authors with
+// posts of the last day, celebrities pulled at read time (their users.follower_count over any
+// threshold, as a replay stores a named celebrity's), and readers in groups by the number of
+// celebrities they follow (the API fit's merged lists). Laid into Postgres with the server's own
+// loaders (COPY), as a replay's world is (cli/replay/world.ts).
+import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
+import { bulkLoadGraph, type GraphToLoad } from '../../server/store/bulk-load.js';
+import { migrate } from '../../server/store/migrate.js';
+import type { Store } from '../../server/store/pool.js';
+import { seedPosts } from '../../server/store/seed-posts.js';
+import { offsetsFromCounts, transpose } from '../../sim/graph/csr.js';
+import { Rng } from '../../sim/random.js';
+import { postText } from '../../sim/workload/history.js';
+import { historyPostIds } from '../replay/world.js';
+import { CALIBRATE } from './settings.js';
+
+export interface CalibrationWorld {
+  graph: GraphToLoad;
+  /** users.follower_count: the graph's, the celebrities' over any threshold. */
+  followerCounts: Float64Array;
+  /** The expansion fit's authors and their followers. */
+  expansionAuthors: { id: number; followers: number }[];
+  /** Authors of the readers' timelines (they post; their followers are readers). */
+  authors: number[];
+  celebrities: number[];
+  /** Readers by the number of celebrities they follow (pulled lists merged on every read). */
+  readersByPulled: Map<number, number[]>;
+  /** Audience users who follow nothing the readers read: their timelines take the write fit's batches. */
+  writeTargets: number[];
+  posts: { ids: string[]; authors: Int32Array; createdAtMs: Float64Array };
+}
+
+/** The world as of `nowMs` (the posts are of the day before it). */
+export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
+  const w = CALIBRATE.world;
+  const rng = new Rng(w.seed);
+  const expansionBase = w.audience;
+  const authorBase = expansionBase + w.expansionFollowers.length;
+  const celebrityBase = authorBase + w.authors;
+  const users = celebrityBase + w.celebrities;
+  const expansionAuthors = w.expansionFollowers.map((followers, i) => ({ id: expansionBase + i, followers }));
+  const authors = Array.from({ length: w.authors }, (_, i) => authorBase + i);
+  const celebrities = Array.from({ length: w.celebrities }, (_, i) => celebrityBase + i);
+
+  // followees per user, then CSR
+  const follows: number[][] = Array.from({ length: users }, () => []);
+  for (const a of expansionAuthors) for (const u of sample(rng, w.audience, a.followers)) follows[u].push(a.id);
+  const readersByPulled = new Map<number, number[]>();
+  let next = 0;
+  for (const k of w.pulledShapes) {
+    const readers = Array.from({ length: w.readersPerShape }, () => next++);
+    readersByPulled.set(k, readers);
+    for (const r of readers) {
+      for (const i of sample(rng, w.authors, w.readerFollows)) follows[r].push(authors[i]);
+      for (let c = 0; c < k; c++) follows[r].push(celebrities[c]);
+    }
+  }
+  const maxBatch = Math.max(...CALIBRATE.timelineWrites.batchSizes);
+  const writeTargets = Array.from({ length: maxBatch }, (_, i) => next + i);
+  if (next + maxBatch > w.audience) throw new Error('calibrate: the audience is smaller than the readers and the write fit need');
+
+  const counts = new Uint32Array(users);
+  follows.forEach((list, u) => {
+    list.sort((a, b) => a - b);
+    counts[u] = list.length;
+  });
+  const followeeOffsets = offsetsFromCounts(counts);
+  const followeeIds = new Uint32Array(followeeOffsets[users]);
+  follows.forEach((list, u) => followeeIds.set(list, followeeOffsets[u]));
+  const followers = transpose({ offsets: followeeOffsets, ids: followeeIds }, users);
+  const names = new Map<number, string>(celebrities.map((c, i) => [c, `celebrity-${i + 1}`]));
+  const graph: GraphToLoad = { users, edges: followeeIds.length, followerOffsets: followers.offsets, followeeOffsets, followeeIds, names };
+  const followerCounts = Float64Array.from({ length: users }, (_, a) => followers.offsets[a + 1] - followers.offsets[a]);
+  for (const c of celebrities) followerCounts[c] = w.celebrityFollowerCount;
+
+  // posts of the last day, in time order
+  const made: { author: number; ms: number }[] = [];
+  const dayMs = SECONDS_PER_DAY * 1000;
+  for (const a of authors) for (let i = 0; i < w.postsPerAuthor; i++) made.push({ author: a, ms: nowMs - 1 - rng.int(dayMs) });
+  for (const c of celebrities) for (let i = 0; i < w.celebrityPosts; i++) made.push({ author: c, ms: nowMs - 1 - rng.int(dayMs) });
+  made.sort((a, b) => a.ms - b.ms);
+  const createdAtMs = Float64Array.from(made, (p) => p.ms);
+  const posts = { ids: historyPostIds(createdAtMs), authors: Int32Array.from(made, (p) => p.author), createdAtMs };
+  return { graph, followerCounts, expansionAuthors, authors, celebrities, readersByPulled, writeTargets, posts };
+}
+
+/** `k` distinct numbers of 0..n-1, ascending (a partial Fisher-Yates shuffle). */
+function sample(rng: Rng, n: number, k: number): number[] {
+  const ids = Array.from({ length: n }, (_, i) => i);
+  for (let i = 0; i < k; i++) {
+    const j = i + rng.int(n - i);
+    [ids[i], ids[j]] = [ids[j], ids[i]];
+  }
+  return ids.slice(0, k).sort((a, b) => a - b);
+}
+
+/** Migrate, then COPY the world in; every user seen at `nowMs`. */
+export async function loadCalibrationWorld(store: Store, world: CalibrationWorld, nowMs: number): Promise<{ users: number; follows: number; posts: number; seconds: number }> {
+  const t0 = performance.now();
+  await migrate(store);
+  const { graph } = world;
+  await bulkLoadGraph(store, graph, { truncate: true, loadedAt: new Date(nowMs), lastSeenMs: new Float64Array(graph.users).fill(nowMs), followerCounts: world.followerCounts });
+  const { ids, authors, createdAtMs } = world.posts;
+  await seedPosts(store, { ids, authors, createdAtMs, body: (i) => postText(CALIBRATE.world.seed, 'calibrate', i) });
+  return { users: graph.users, follows: graph.edges, posts: ids.length, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** The world's sizes, for the file's provenance. */
+export function worldFigures(world: CalibrationWorld): Record<string, number | string> {
+  const w = CALIBRATE.world;
+  return {
+    users: world.graph.users,
+    follows: world.graph.edges,
+    posts: world.posts.ids.length,
+    expansionAuthors: w.expansionFollowers.join(', '),
+    readers: `${w.readersPerShape} per shape of ${w.pulledShapes.join(', ')} pulled followees, each following ${w.readerFollows} of ${w.authors} authors with ${w.postsPerAuthor} posts of the last day`,
+    celebrities: `${w.celebrities} with ${w.celebrityPosts} posts each`,
+  };
+}

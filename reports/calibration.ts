@@ -1,0 +1,81 @@
+// The terminal table of a calibration: every key of its infrastructure block with the value written,
+// the spread of its samples (median, p10-p90, n) or its fit (a, b, r²), and a line per refusal.
+import { CALIBRATED_KEYS, type CalibratedKey } from '../sim/scenario/calibration.js';
+import type { CalibrationDocument } from '../sim/calibration/document.js';
+import type { Fit, Spread } from '../sim/calibration/figures.js';
+import { formatBytes } from '../sim/scenario/units.js';
+
+const us = (s: number): string => (!Number.isFinite(s) ? 'n/a' : Math.abs(s) >= 1e-3 ? `${Number((s * 1e3).toPrecision(3))} ms` : `${Number((s * 1e6).toPrecision(3))} us`);
+
+const spread = (s: Spread): string => `median ${us(s.median)}, p10-p90 ${us(s.p10)}-${us(s.p90)}, n ${s.n}`;
+
+const fit = (f: Fit, x: string): string =>
+  `a ${us(f.intercept)} + b ${us(f.slope)} x ${x}, r² ${Number.isFinite(f.rSquared) ? f.rSquared.toFixed(4) : 'n/a'} over ${f.points.map((p) => p.x).join('/')}`;
+
+/** How each key was found: its samples' spread or its fit. */
+function how(doc: CalibrationDocument, key: CalibratedKey): string {
+  const m = doc.calibration.measurements;
+  const a = m.api;
+  switch (key) {
+    case 'writesPerSecondPerWorker':
+      return `1/b of ${fit(m.timelineWrites.fit, 'timelines')}`;
+    case 'costs.batch':
+      return `a - rtt of the same fit`;
+    case 'costs.rtt':
+      return spread(m.rtt);
+    case 'costs.zadd':
+      return spread(m.timelineWrites.redisPerWrite);
+    case 'costs.zrange':
+      return spread(m.pageRead);
+    case 'costs.mgetPerKey':
+      return spread(m.mgetPerKey);
+    case 'costs.expand':
+    case 'costs.expandPerFollower':
+      return fit(m.expansion, 'rows');
+    case 'costs.eventStatements':
+      return spread(m.eventStatements);
+    case 'costs.rebuild':
+      return spread(m.rebuild);
+    case 'postToLog':
+      return m.postToLog ? `to the event log, n ${m.postToLog.n}` : 'not measured';
+    case 'api.cpuPerRead':
+      return a ? `the fits' value at ${a.at.lists} lists and ${a.at.posts} posts, less those` : 'not measured';
+    case 'api.cpuPerList':
+      return a ? fit(a.lists, 'lists') : 'not measured';
+    case 'api.cpuPerPost':
+      return a ? fit(a.posts, 'posts') : 'not measured';
+    case 'api.cpuPerWrite':
+      return a ? spread(a.write) : 'not measured';
+    case 'api.network':
+      return a ? `GET /healthz ${us(a.trivialRoundTrip.median)} less its CPU ${us(a.trivialCpu.median)}` : 'not measured';
+    case 'api.spread':
+      return a ? `one at a time, n ${a.service.n}, mean service time ${us(a.service.mean)}` : 'not measured';
+  }
+}
+
+function written(doc: CalibrationDocument, key: CalibratedKey): string | null {
+  const [head, leaf] = key.split('.');
+  const b = doc.infrastructure as Record<string, unknown>;
+  const v = leaf === undefined ? b[head] : (b[head] as Record<string, unknown> | undefined)?.[leaf];
+  if (v === undefined) return null;
+  if (typeof v === 'object' && v !== null) return Object.entries(v).map(([k, x]) => `${k} ${x}`).join(', ');
+  return String(v);
+}
+
+export function calibrationTable(doc: CalibrationDocument, file: string | null): string {
+  const c = doc.calibration;
+  const m = c.machine;
+  const out = [
+    `calibration of ${m.hostname} (${m.cores} x ${m.cpu}, ${formatBytes(m.memoryBytes)}), ${c.date}, ${c.mode === 'target' ? `target ${c.target}` : 'self-contained'}; other processes ${(c.contention.otherShare * 100).toFixed(0)}% of the machine${c.contention.contended ? ': CONTENDED' : ''}`,
+    `each figure: the median of ${c.samples} samples after a warm-up${file ? `; written to ${file}` : ''}`,
+    '',
+  ];
+  const rows = CALIBRATED_KEYS.map((key) => {
+    const refusal = c.refused.find((r) => r.key === key);
+    return [key, written(doc, key) ?? (refusal?.notMeasured ? 'not measured' : 'REFUSED'), refusal ? refusal.why : how(doc, key)];
+  });
+  const w0 = Math.max(...rows.map((r) => r[0].length));
+  const w1 = Math.min(40, Math.max(...rows.map((r) => r[1].length)));
+  for (const [k, v, h] of rows) out.push(`${k.padEnd(w0)}  ${v.length > w1 ? v : v.padEnd(w1)}  ${h}`);
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,116 @@
+// feedlab calibrate end to end, on this machine's Redis and Postgres: the built CLI makes its scratch
+// space, loads its world, starts the server, measures, writes the file and removes everything.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { closeRedis, connectRedis } from '../../server/cache/redis.js';
+import { createStore, type Store } from '../../server/store/pool.js';
+import type { CalibrationDocument } from '../../sim/calibration/document.js';
+import { CALIBRATED_KEYS, parseCalibration } from '../../sim/scenario/calibration.js';
+import { expectInputErrors, feedlab, oneLine, scratchDir } from './cli-helpers.js';
+import { skipWithoutServices } from '../server/services.js';
+
+const skip = await skipWithoutServices('feedlab calibrate end to end');
+
+let redis: Redis | undefined;
+let store: Store | undefined;
+
+beforeAll(async () => {
+  if (skip) return;
+  redis = await connectRedis({ url: process.env.REDIS_URL, reconnect: false });
+  store = createStore({ databaseUrl: process.env.DATABASE_URL, max: 1 });
+});
+
+/** Every key under a prefix (a whole SCAN: the shared Redis may hold many others). */
+async function keysUnder(prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis!.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 10_000);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found;
+}
+
+afterAll(async () => {
+  if (redis) await closeRedis(redis);
+  await store?.pool.end();
+});
+
+describe('feedlab calibrate: bad usage', () => {
+  it('refuses in one line, before anything is measured', () => {
+    expectInputErrors([
+      [['calibrate', '--samples', '1'], /^feedlab: --samples must be at least 2, got 1$/],
+      [['calibrate', 'scenarios/celebrity-burst.yaml'], /^feedlab: calibrate: takes no scenario/],
+      [['calibrate', '--schema', 'x'], /^feedlab: calibrate: --schema and --stream-prefix go with --target/],
+      [['calibrate', '--target', 'ftp://x'], /^feedlab: calibrate: --target must be an http:\/\/ URL/],
+      [['calibrate', '--out', '/etc/hostname/cal.yaml'], /^feedlab: --out \/etc\/hostname: \/etc\/hostname is not a directory$/],
+    ]);
+  });
+
+  it.skipIf(skip)('an unreachable target is exit 3, one line', () => {
+    const r = feedlab(['calibrate', '--target', 'http://127.0.0.1:1', '--out', join(scratchDir(), 'cal.yaml')]);
+    expect(r.code).toBe(3);
+    expect(oneLine(r.stderr)).toMatch(/^feedlab: calibrate: --target http:\/\/127\.0\.0\.1:1\/ is unreachable/);
+  });
+});
+
+describe.skipIf(skip)('feedlab calibrate end to end', () => {
+  it('writes a sound file with its provenance, and leaves no database, key or process behind', async () => {
+    const dir = scratchDir();
+    const out = join(dir, 'cal.yaml');
+    const started = Date.now();
+    const r = feedlab(['calibrate', '--out', out, '--samples', '3', '--json']);
+    expect([0, 1], r.stderr).toContain(r.code);
+    const doc = JSON.parse(r.stdout) as CalibrationDocument;
+    const refused = doc.calibration.refused;
+    // exit 1 only for a number refused as unsound (the file holds the others), and each says why
+    expect(r.code, r.stderr).toBe(refused.some((x) => !x.notMeasured) ? 1 : 0);
+    for (const x of refused) expect(r.stderr).toContain(x.why);
+
+    // the fits: positive slopes, and the two the fan-out model lives on sound and written
+    const m = doc.calibration.measurements;
+    for (const f of [m.timelineWrites.fit, m.expansion, m.api!.lists, m.api!.posts]) expect(f.slope, JSON.stringify(f)).toBeGreaterThan(0);
+    expect(m.timelineWrites.fit.points.map((p) => p.x)).toEqual([1, 10, 100, 300, 1000, 3000]);
+    expect(m.expansion.points.map((p) => p.x)).toEqual([10, 30, 100, 300, 1000, 3000, 10000]);
+    expect(m.timelineWrites.fit.rSquared).toBeGreaterThan(0.9);
+    expect(m.expansion.rSquared).toBeGreaterThan(0.9);
+    expect(doc.infrastructure.writesPerSecondPerWorker).toBeGreaterThan(0);
+    expect(m.rtt.n).toBe(3);
+    expect(m.api!.service.n).toBeGreaterThan(1000);
+    expect(m.postToLog!.n).toBe(120);
+
+    // provenance
+    const c = doc.calibration;
+    expect(c.machine.hostname).not.toBe('');
+    expect(c.machine.cores).toBeGreaterThan(0);
+    expect(c.machine.memoryBytes).toBeGreaterThan(1e8);
+    expect(Date.parse(c.date)).toBeGreaterThanOrEqual(started - 1000);
+    expect(c.versions.redis).toMatch(/^\d+\.\d+/);
+    expect(c.versions.postgres).toMatch(/^\d+/);
+    expect(c.contention.otherShare).toBeGreaterThanOrEqual(0);
+    expect(c.contention.contended).toBe(c.contention.otherShare > 0.25);
+
+    // the file: a header, the two blocks, the same infrastructure as the document, and it loads back
+    const text = readFileSync(out, 'utf8');
+    expect(text.split('\n')[0]).toMatch(/^# feedlab calibration: the live stack's costs, written by `feedlab calibrate --out /);
+    const yaml = parse(text) as { calibration: object; infrastructure: object };
+    expect(Object.keys(yaml)).toEqual(['calibration', 'infrastructure']);
+    expect(yaml.infrastructure).toEqual(doc.infrastructure);
+    const back = parseCalibration(text, out);
+    expect([...back.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => !refused.some((x) => x.key === k)).sort());
+    expect(back.provenance.machine).toContain(c.machine.hostname);
+
+    // nothing left behind
+    const [, database, keyPrefix, streamPrefix] = /scratch space: database (\S+), keys under (\S+) and (\S+) /.exec(r.stderr)!;
+    const pid = Number(/server \(pid (\d+)\)/.exec(r.stderr)![1]);
+    expect(database).toMatch(/^calibrate_\d+_[0-9a-f]+$/);
+    for (const prefix of [keyPrefix, streamPrefix]) expect(await keysUnder(prefix), prefix).toEqual([]);
+    expect((await store!.pool.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])).rowCount).toBe(0);
+    expect(() => process.kill(pid, 0), `server ${pid} is still running`).toThrow();
+    expect(readFileSync(out, 'utf8')).toBe(text);
+  }, 150_000);
+});
