@@ -4,7 +4,7 @@
 // returns; a post event's statements before its first follower page (followerCount, then the list
 // add and the pulled-mark lookup side by side, as FanoutWorker.created sends them); a missing
 // timeline rebuilt (rebuildTimeline, then TimelineCache.rebuild).
-import { mean } from 'simple-statistics';
+import { mean, median } from 'simple-statistics';
 import { makePostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../../server/cache/author-posts.js';
 import type { PulledAuthorRegistry } from '../../server/cache/pulled-authors.js';
@@ -15,17 +15,25 @@ import { HISTORY_NODE_ID } from '../replay/world.js';
 import { inRounds, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 
-/** One follower page of each author per round (page size `pageSize`, followers seen since `activeSinceMs`): wall time against rows. */
+/**
+ * Each author's first follower page (page size `pageSize`, followers seen since `activeSinceMs`) a
+ * few times per round, the authors in turn: a sample is the median wall time, against the rows.
+ */
 export async function measureExpansion(repo: FeedRepository, authors: readonly number[], pageSize: number, activeSinceMs: () => number, rounds: Rounds): Promise<Fit> {
   const walls = new SampleSet();
   await inRounds(rounds, async (keep) => {
-    for (const a of authors) {
-      const since = activeSinceMs();
-      const t0 = performance.now();
-      const page = await repo.followersPage(a, null, pageSize, since);
-      const s = (performance.now() - t0) / 1000;
-      if (keep) walls.add(page.ids.length, s);
+    const times = new Map<number, number[]>();
+    const rows = new Map<number, number>();
+    for (let k = 0; k < CALIBRATE.expansion.pagesPerSample; k++) {
+      for (const a of authors) {
+        const since = activeSinceMs();
+        const t0 = performance.now();
+        const page = await repo.followersPage(a, null, pageSize, since);
+        times.set(a, [...(times.get(a) ?? []), (performance.now() - t0) / 1000]);
+        rows.set(a, page.ids.length);
+      }
     }
+    if (keep) for (const a of authors) walls.add(rows.get(a)!, median(times.get(a)!));
   });
   return fitLine(walls.byKey);
 }

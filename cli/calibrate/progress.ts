@@ -16,7 +16,7 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
     rtt: r * 0.05,
     'timeline writes': 3 + r * 0.2,
     'page reads': r * 0.2,
-    expansion: r * 0.3,
+    expansion: r * 0.3 * CALIBRATE.expansion.pagesPerSample,
     'event statements': r * 0.1,
     rebuild: r * 0.2,
     ...(selfContained

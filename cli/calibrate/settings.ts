@@ -34,6 +34,8 @@ export const CALIBRATE = {
   timelineWrites: { batchSizes: [1, 10, 100, 300, 1_000, 3_000] },
   /** Page reads and MGETs of a page's bodies, per sample (commandstats over them). */
   pageReads: { perSample: 200 },
+  /** Follower pages: a sample of an author is the median of this many reads (the large pages' noise moves the intercept). */
+  expansion: { pagesPerSample: 3 },
   /** The worker's statements of this many events per sample; this many rebuilds per sample. */
   eventStatements: { perSample: 40 },
   rebuild: { perSample: 20 },
