@@ -1,7 +1,7 @@
 // feedlab calibrate: the live stack's costs, measured, into a calibration file the simulator takes
 // (`calibration: FILE` in a scenario, or --calibration FILE on run, sweep, plan and replay).
 import { basename, dirname, join } from 'node:path';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { calibrationTable } from '../../reports/calibration.js';
 import { DEFAULT_REDIS_URL } from '../../server/cache/redis.js';
 import { DEFAULT_STREAM_PREFIX } from '../../server/events/redis-streams.js';
@@ -70,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new InputError(`calibrate: takes no scenario (got "${positionals[0]}"); usage: ${USAGE}`);
   const samples = numberFlag('samples', values.samples, CALIBRATE.samples, { min: 2, max: 100, integer: true });
   const out = values.out ?? 'calibration.yaml';
-  if (out.endsWith('/') || out === '') throw new InputError(`--out ${out}: give a file name (e.g. calibration.yaml)`);
+  if (out.endsWith('/') || out === '' || (existsSync(out) && statSync(out).isDirectory())) throw new InputError(`--out ${out}: give a file name (e.g. calibration.yaml), not a directory`);
   checkOutputDir(dirname(out));
   const target = values.target !== undefined ? parseTarget(values.target) : null;
   if (!target && (values.schema || values['stream-prefix'])) {

@@ -48,6 +48,7 @@ describe('feedlab calibrate: bad usage', () => {
       [['calibrate', '--schema', 'x'], /^feedlab: calibrate: --schema and --stream-prefix go with --target/],
       [['calibrate', '--target', 'ftp://x'], /^feedlab: calibrate: --target must be an http:\/\/ URL/],
       [['calibrate', '--out', '/etc/hostname/cal.yaml'], /^feedlab: --out \/etc\/hostname: \/etc\/hostname is not a directory$/],
+      [['calibrate', '--out', '/tmp'], /^feedlab: --out \/tmp: give a file name \(e\.g\. calibration\.yaml\), not a directory$/],
     ]);
   });
 
