@@ -1,3 +1,5 @@
+import { authorPostsKey, timelineKey } from './keys.js';
+
 // How many bytes Redis really spends on a timeline, from measurements on Redis 7.0.15 with
 // jemalloc (ANCHORS section 3, re-measured on this project's machine): member = 19-digit post id,
 // score = 13-digit millisecond timestamp. The design documents assume 24 bytes per entry; a
@@ -17,7 +19,9 @@ const LISTPACK_PER_ENTRY = 20;
 const OBJECT_BYTES = 40;
 
 /** The timeline key of a 9-digit user id, `feed:{u:123456789}:home`: what MEMORY USAGE counts by default. */
-export const TIMELINE_KEY_LENGTH = 23;
+export const TIMELINE_KEY_LENGTH = timelineKey(123456789).length;
+/** An author's recent list of a 9-digit user id, `feed:{u:123456789}:recent`. */
+export const AUTHOR_LIST_KEY_LENGTH = authorPostsKey(123456789).length;
 /** The skiplist points below were measured with a 7-character key, whose sds takes 16 B. */
 const MEASURED_KEY_SDS = 16;
 
@@ -84,10 +88,27 @@ function skiplistEntriesBytes(n: number): number {
 
 /** What a timeline of n entries adds to INFO used_memory, keyspace overhead included. */
 export function timelineInstanceBytes(n: number): number {
+  return zsetInstanceBytes(n, TIMELINE_KEY_LENGTH);
+}
+
+function zsetInstanceBytes(n: number, keyLength: number): number {
   if (n <= 0) return 0;
-  const usage = zsetUsageBytes(n);
+  const usage = zsetUsageBytes(n, keyLength);
   const factor = n > ZSET_LISTPACK_MAX_ENTRIES ? SKIPLIST_INSTANCE_FACTOR : 1;
   return usage * factor + KEYSPACE_BYTES_PER_KEY;
+}
+
+/**
+ * An author's recent list (pulled authors' lists, every reader's own list) as the server keeps it:
+ * a sorted set of post ids scored by time, like a timeline. MEMORY USAGE, and what it adds to INFO
+ * used_memory.
+ */
+export function authorListUsageBytes(n: number, keyLength = AUTHOR_LIST_KEY_LENGTH): number {
+  return zsetUsageBytes(n, keyLength);
+}
+
+export function authorListInstanceBytes(n: number): number {
+  return zsetInstanceBytes(n, AUTHOR_LIST_KEY_LENGTH);
 }
 
 /** The documents' figure for the same timeline. */
@@ -95,7 +116,7 @@ export function timelineNaiveBytes(n: number): number {
   return n <= 0 ? 0 : NAIVE_BYTES_PER_ENTRY * n;
 }
 
-/** MEMORY USAGE of a list of n post ids (an author's recent posts, read by pull). */
+/** MEMORY USAGE of a Redis list of n post ids (the documents' alternative to a sorted set). */
 export function listUsageBytes(n: number): number {
   if (n <= 0) return 0;
   if (n <= 512) return LIST_BASE + LIST_PER_ENTRY * n;

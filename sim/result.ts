@@ -64,10 +64,10 @@ export interface RunResult {
       /** Shards that had more work than a second per second at some point: their queues grew without bound. */
       saturatedShards: number;
       /**
-       * A simulation's timelines and pulled lists at the end as a replay counts its keys (MEMORY
+       * A simulation's timelines, pulled lists and readers' own lists at the end as a replay counts its keys (MEMORY
        * USAGE and the keyspace entry), beside memoryBytes' used_memory terms; absent from a replay.
        */
-      usageBytes?: { timelines: number; lists: number };
+      usageBytes?: { timelines: number; lists: number; ownLists: number };
     };
     reads: {
       total: number;

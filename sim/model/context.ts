@@ -152,6 +152,11 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
     cache.build(u, pushedRate(u) * leaseSeconds, -1);
     cache.expiresAt[u] = dormant && policy.skipDormant ? lastSeen[u] + leaseSeconds : leaseSeconds;
   }
+  // every active reader's own list (a read merges it, and makes it when missing)
+  for (let i = 0; i < pop.activeUsers.length; i++) {
+    const u = pop.activeUsers[i];
+    cache.ensureOwn(u, pop.postRate[u] * leaseSeconds);
+  }
   const hasList = new Uint8Array(n);
   for (let i = 0; i < pulls.authors.length; i++) hasList[pulls.authors[i]] = 1;
   for (let a = 0; a < n; a++) if (hasList[a] || authorPulled(a)) cache.buildList(a, pop.postRate[a] * leaseSeconds);

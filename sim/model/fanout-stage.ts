@@ -123,6 +123,8 @@ export class FanoutStage {
     const workPerFollower = named ? ctx.scale : 1;
     count.postsReal += stands;
     series.posts[minuteOf(ctx, t)] += stands;
+    // the API adds the post to its author's own list before answering
+    ctx.cache.pushOwn(a);
     this.adapt(t);
 
     // accepted by the API (its transaction commits then: the lag counts from here), then the hop
@@ -170,18 +172,26 @@ export class FanoutStage {
       const dormantDays = ctx.sc.policy.dormantDays;
       const perBatch = Math.max(1, Math.floor(infra.batchSize / workPerFollower));
       const whole = !infra.worker.splitPosts;
+      // a follower without a timeline costs the worker its command but gets no write (the server's
+      // script skips a missing timeline; it is rebuilt whole on the next read)
+      const { cache } = ctx;
+      const live = (u: number) => cache.exists[u] === 1 && cache.expiresAt[u] > t;
       let eligibleCount = 0;
+      let liveCount = 0;
       if (whole) {
         for (let e = o0; e < o1; e++) {
           const u = g.followerIds[e];
           if (policy.kind === 'rate' && ctx.pairPulled(a, u)) continue;
-          if (ctx.eligible(u, t, post)) eligibleCount++;
+          if (!ctx.eligible(u, t, post)) continue;
+          eligibleCount++;
+          if (live(u)) liveCount++;
         }
       }
       const wholeWrites = eligibleCount * workPerFollower;
-      const wholeStart = whole && eligibleCount > 0 ? fleet.submitWhole(ready, wholeWrites, infra.worker.pipelines) : 0;
+      const wholeStart = whole && eligibleCount > 0 ? fleet.submitWhole(ready, wholeWrites, infra.worker.pipelines, liveCount * workPerFollower) : 0;
       let batchIndex = 0;
       let count = 0;
+      let landed = 0;
       let batchStart = o0;
       let groupStart = -1;
       let groupEnd = 0;
@@ -192,10 +202,11 @@ export class FanoutStage {
         groupStart = -1;
       };
       const emit = (end: number) => {
-        const done = whole ? fleet.batchDone(wholeStart, batchIndex++, wholeWrites, infra.worker.pipelines) : fleet.submit(ready, count * workPerFollower);
+        const done = whole ? fleet.batchDone(wholeStart, batchIndex++, wholeWrites, infra.worker.pipelines) : fleet.submit(ready, count * workPerFollower, landed * workPerFollower);
         pushed = true;
-        ctx.count.deliveries += count * perFollower;
-        record(done, count * perFollower);
+        ctx.count.deliveries += landed * perFollower;
+        if (landed > 0) record(done, landed * perFollower);
+        else if (done > lastDone) lastDone = done;
         if (groupStart >= 0 && done - groupFirst <= APPLY_RESOLUTION) {
           groupEnd = end;
           if (done > groupDone) groupDone = done;
@@ -208,6 +219,7 @@ export class FanoutStage {
         }
         batchStart = end;
         count = 0;
+        landed = 0;
       };
       for (let e = o0; e < o1; e++) {
         const u = g.followerIds[e];
@@ -217,6 +229,7 @@ export class FanoutStage {
           continue;
         }
         if (!ctx.eligible(u, t, post)) continue;
+        if (live(u)) landed++;
         if (++count === perBatch) emit(e + 1);
       }
       if (count > 0) emit(o1);

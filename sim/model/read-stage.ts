@@ -119,6 +119,7 @@ export class ReadStage {
     if (!ctx.spread) shardLoad.addSpread(costs.mgetPerKey * pageSize * w, w);
     ops += commandsPerPage(pulled);
     cache.touch(u, now);
+    cache.ensureOwn(u, pop.postRate[u] * ctx.leaseSeconds);
 
     ctx.readLatency.record(latency, w);
     const minute = minuteOf(ctx, now);

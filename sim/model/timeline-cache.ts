@@ -3,7 +3,8 @@
 // reads. Memory follows the measured Redis encoding model, weighted by how many real users each
 // sampled one stands for, in total and per shard.
 import { lengthAfterPush } from '../../core/timeline-rules.js';
-import { KEYSPACE_BYTES_PER_KEY, listInstanceBytes, timelineBytesTable, timelineNaiveBytes, zsetUsageBytes } from '../../core/redis-memory.js';
+import { authorPostsKey, timelineKey } from '../../core/keys.js';
+import { authorListInstanceBytes, authorListUsageBytes, KEYSPACE_BYTES_PER_KEY, timelineBytesTable, timelineNaiveBytes, zsetUsageBytes } from '../../core/redis-memory.js';
 
 export class TimelineCache {
   readonly length: Uint16Array;
@@ -13,6 +14,12 @@ export class TimelineCache {
   readonly expiresAt: Float64Array;
   readonly listLength: Uint16Array;
   readonly listExists: Uint8Array;
+  /**
+   * Each user's own recent list (the server keeps one for every reader, rebuilt on a read that
+   * misses it, and adds the user's posts to it): counted in usageBytes only, not in `bytes`.
+   */
+  readonly ownLength: Uint16Array;
+  readonly ownExists: Uint8Array;
 
   /** Bytes as INFO used_memory would count them, and the documents' 24 B/entry figure. */
   bytes = 0;
@@ -45,10 +52,12 @@ export class TimelineCache {
     this.expiresAt = new Float64Array(users);
     this.listLength = new Uint16Array(users);
     this.listExists = new Uint8Array(users);
+    this.ownLength = new Uint16Array(users);
+    this.ownExists = new Uint8Array(users);
     this.exactShardBytes = new Float64Array(shards);
     this.table = timelineBytesTable(cap);
     this.listTable = new Float64Array(listCap + 1);
-    for (let i = 0; i <= listCap; i++) this.listTable[i] = listInstanceBytes(i);
+    for (let i = 0; i <= listCap; i++) this.listTable[i] = authorListInstanceBytes(i);
   }
 
   /** Bytes of a timeline key; an existing empty timeline keeps a one-entry sentinel so it is not rebuilt again. */
@@ -167,18 +176,35 @@ export class TimelineCache {
   }
 
   /**
-   * The keys as a replay counts them: MEMORY USAGE of each timeline and list, plus its keyspace
-   * entry (`bytes` is what INFO used_memory adds, allocator overhead of skiplists included).
+   * The keys as a replay counts them: MEMORY USAGE of each timeline and list under its own key name
+   * (user u's keys, as core/keys.ts names them), plus its keyspace entry (`bytes` is what INFO
+   * used_memory adds, for 9-digit ids, allocator overhead of skiplists included).
    */
-  usageBytes(): { timelines: number; lists: number } {
+  usageBytes(): { timelines: number; lists: number; ownLists: number } {
     let timelines = 0;
     let lists = 0;
+    let ownLists = 0;
     for (let u = 0; u < this.exists.length; u++) {
       const w = this.weight[u];
-      if (this.exists[u]) timelines += w * (zsetUsageBytes(Math.max(1, this.length[u])) + KEYSPACE_BYTES_PER_KEY);
-      if (this.listExists[u]) lists += w * listInstanceBytes(Math.max(1, this.listLength[u]));
+      if (!this.exists[u] && !this.listExists[u] && !this.ownExists[u]) continue;
+      const listKey = authorPostsKey(u).length;
+      if (this.exists[u]) timelines += w * (zsetUsageBytes(Math.max(1, this.length[u]), timelineKey(u).length) + KEYSPACE_BYTES_PER_KEY);
+      if (this.listExists[u]) lists += w * (authorListUsageBytes(Math.max(1, this.listLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);
+      if (this.ownExists[u]) ownLists += w * (authorListUsageBytes(Math.max(1, this.ownLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);
     }
-    return { timelines, lists };
+    return { timelines, lists, ownLists };
+  }
+
+  /** u's own list, made (from u's posts of the lease window) if missing: a read merges it. */
+  ensureOwn(u: number, entries: number): void {
+    if (this.ownExists[u]) return;
+    this.ownExists[u] = 1;
+    this.ownLength[u] = Math.min(this.listCap, Math.max(0, Math.round(entries)));
+  }
+
+  /** u posted: an existing own list takes the post (a missing one is made whole on the next read). */
+  pushOwn(u: number): void {
+    if (this.ownExists[u] && this.ownLength[u] < this.listCap) this.ownLength[u]++;
   }
 
   /** Lose every key on the given shards (a shard failed over empty). */
@@ -195,6 +221,8 @@ export class TimelineCache {
         this.dropList(u);
         lists++;
       }
+      this.ownExists[u] = 0;
+      this.ownLength[u] = 0;
     }
     return { timelines, lists };
   }

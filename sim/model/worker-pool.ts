@@ -26,13 +26,17 @@ export class WorkerPool {
     return this.rtt * Math.max(1, Math.ceil(writes / this.batchSize)) + writes / this.writesPerSecond;
   }
 
-  /** Hand a job of `writes` timeline writes arriving at `t` to the first free worker; returns its finish time. */
-  submit(t: number, writes: number): number {
+  /**
+   * Hand a job of `writes` timeline writes arriving at `t` to the first free worker; returns its
+   * finish time. `landed` of them (default all) count as writes done: a write into a timeline that
+   * is not there costs the worker its command but writes nothing.
+   */
+  submit(t: number, writes: number, landed = writes): number {
     const start = this.free[0] > t ? this.free[0] : t;
     const service = this.serviceTime(writes);
     const done = start + service;
     this.busySeconds += service;
-    this.countWrites(start, done, writes);
+    this.countWrites(start, done, landed);
     this.siftDown(0, done);
     return done;
   }
@@ -42,12 +46,12 @@ export class WorkerPool {
    * `pipelines` round trips in flight, so a round trip is paid once per `pipelines` batches and the
    * writes follow one another. Returns when the worker starts it; batchDone gives each batch's end.
    */
-  submitWhole(t: number, writes: number, pipelines: number): number {
+  submitWhole(t: number, writes: number, pipelines: number, landed = writes): number {
     const start = this.free[0] > t ? this.free[0] : t;
     const batches = Math.max(1, Math.ceil(writes / this.batchSize));
     const service = this.rtt * Math.ceil(batches / pipelines) + writes / this.writesPerSecond;
     this.busySeconds += service;
-    this.countWrites(start, start + service, writes);
+    this.countWrites(start, start + service, landed);
     this.siftDown(0, start + service);
     return start;
   }

@@ -3,7 +3,7 @@
 // inputs carry the measured workload over (more follows, more writes per post; more dormant
 // users, fewer active posters and fewer eligible followers); the graph's shape stays the one
 // measured at the likely values.
-import { listInstanceBytes, timelineBytesTable } from '../../core/redis-memory.js';
+import { authorListInstanceBytes, timelineBytesTable } from '../../core/redis-memory.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Scenario } from '../scenario/types.js';
 import { scenarioAt, type PlanPoint } from './inputs.js';
@@ -162,7 +162,7 @@ export function memoryAt(w: Workload, load: Load, cap: number, listCap: number, 
   for (let a = 0; a < n; a++) {
     const wt = w.listWeight[a];
     if (wt === 0) continue;
-    const b = listInstanceBytes(Math.max(1, Math.min(listCap, Math.round(w.listLength[a] * load.listLengthRatio))));
+    const b = authorListInstanceBytes(Math.max(1, Math.min(listCap, Math.round(w.listLength[a] * load.listLengthRatio))));
     if (named.has(a)) namedLists.push({ id: a, bytes: b });
     listBytes += b * (named.has(a) ? 1 : wt * load.ordinaryListRatio);
   }

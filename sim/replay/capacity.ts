@@ -2,7 +2,7 @@
 // feed pages per wall second (mean and peak), the starting state's Redis and Postgres footprint,
 // and, once the server's maximum read rate is measured, the largest time scale or user count that
 // fits. A mapping the machine cannot carry is refused before the measured window, in one line.
-import { timelineInstanceBytes, listInstanceBytes } from '../../core/redis-memory.js';
+import { authorListInstanceBytes, timelineInstanceBytes } from '../../core/redis-memory.js';
 import { isDormant, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { FollowerGraph } from '../graph/graph.js';
@@ -124,7 +124,7 @@ export function startingFootprint(sc: Scenario, graph: FollowerGraph, pop: Popul
       entries += n;
       bytes += timelineInstanceBytes(Math.max(1, n));
     }
-    if (listLength[u] > 0) bytes += listInstanceBytes(Math.min(sc.policy.celebrityListLength, listLength[u]));
+    if (listLength[u] > 0) bytes += authorListInstanceBytes(Math.min(sc.policy.celebrityListLength, listLength[u]));
   }
   return {
     timelines,

@@ -8,7 +8,7 @@
 // markers, the registry of pulled authors, metrics).
 import type { Redis } from 'ioredis';
 import { keySlot, slotShard } from '../../core/keys.js';
-import { KEYSPACE_BYTES_PER_KEY, listUsageBytes, NAIVE_BYTES_PER_ENTRY, zsetUsageBytes } from '../../core/redis-memory.js';
+import { authorListUsageBytes, KEYSPACE_BYTES_PER_KEY, NAIVE_BYTES_PER_ENTRY, zsetUsageBytes } from '../../core/redis-memory.js';
 
 export type KeyClass = 'timelines' | 'pulledLists' | 'ownLists' | 'bodies' | 'eventLog' | 'other';
 
@@ -98,7 +98,7 @@ export async function memoryByClass(redis: Redis, o: ClassifyOptions): Promise<M
     // every k-th key of the sorted names: a uniform, repeatable sample
     const step = all.length > limit ? all.length / limit : 1;
     const sample = step === 1 ? all : Array.from({ length: limit }, (_, i) => all[Math.floor(i * step)]);
-    const figures: ClassFigures = { keys: all.length, measured: sample.length, bytes: 0, entries: 0, modelBytes: cls === 'timelines' || cls === 'pulledLists' ? 0 : null };
+    const figures: ClassFigures = { keys: all.length, measured: sample.length, bytes: 0, entries: 0, modelBytes: cls === 'timelines' || cls === 'pulledLists' || cls === 'ownLists' ? 0 : null };
     if (cls === 'timelines') figures.encodings = {};
     for (let i = 0; i < sample.length; i += 1000) {
       const chunk = sample.slice(i, i + 1000);
@@ -126,9 +126,9 @@ export async function memoryByClass(redis: Redis, o: ClassifyOptions): Promise<M
           figures.encodings![enc] = (figures.encodings![enc] ?? 0) + weight;
           figures.modelBytes! += zsetUsageBytes(n, key.length) * weight;
           naive += n * NAIVE_BYTES_PER_ENTRY * weight;
-        } else if (cls === 'pulledLists') {
-          // the simulator models a pulled author's list as a Redis list of post ids
-          figures.modelBytes! += listUsageBytes(n) * weight;
+        } else if (cls === 'pulledLists' || cls === 'ownLists') {
+          // an author's recent list is a sorted set like a timeline (core/redis-memory.ts)
+          figures.modelBytes! += authorListUsageBytes(n, key.length) * weight;
         }
         if (cls === 'timelines' || cls === 'pulledLists' || cls === 'ownLists') {
           shardBytes[slotShard(keySlot(key), o.shards)] += usage * weight;

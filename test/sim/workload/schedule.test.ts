@@ -81,7 +81,9 @@ describe('the arrival schedule', () => {
     expect(m.posts.total).toBe(s.posts.at.length);
     let pages = 0;
     for (let i = 0; i < s.sessions.pages.length; i++) pages += s.sessions.pages[i];
-    expect(m.reads.total).toBe(pages);
+    // a session ends at the last page its reader's feed holds, as the server's null cursor ends it
+    expect(m.reads.total).toBeLessThanOrEqual(pages);
+    expect(m.reads.total).toBeGreaterThanOrEqual(s.sessions.at.length);
     // a schedule made afresh gives the simulator the same run
     const again = simulate({ scenario: sc, population: prepared.population, policy: basePolicy(sc) });
     expect(again.reads.latency).toEqual(m.reads.latency);
