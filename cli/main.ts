@@ -33,6 +33,7 @@ function help(): string {
     '  plan SCENARIO       a capacity plan: workers, Redis memory and shards, partitions, API, Postgres (--growth, --headroom)',
     '  replay SCENARIO     drive the reference server with the scenario and measure it for real (--policies for a live sweep)',
     '  calibrate           measure the live stack\'s costs into calibration.yaml, which run, sweep, plan and replay take',
+    '  compare SCENARIO    the estimate, the calibrated simulation and the replay of one scenario, figure by figure',
     '  compare A B         hold result document A (simulated) against B (measured): ratio, noise, verdict per figure',
     '  report RESULT.json  render a saved report.json again: report.md and a self-contained report.html',
     '  graph generate      generate a power-law follower graph',

@@ -86,7 +86,7 @@ export function stoppedLine(stoppedAtSeconds: number, durationSeconds: number, o
   return `feedlab: ${where}; ${out ? `the partial report is in ${out}` : 'the report above is partial'} (exit 130)\n`;
 }
 
-function formatSeconds(s: number): string {
+export function formatSeconds(s: number): string {
   if (s < 60) return `${s.toFixed(1)}s`;
   const m = Math.floor(s / 60);
   return `${m}m${Math.round(s - m * 60)}s`;

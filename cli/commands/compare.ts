@@ -10,14 +10,38 @@ import { RESULT_SCHEMA, stringifyResult } from '../../sim/result.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
 import { checkOutputDir, writeReport } from '../output.js';
+import { compareScenario, DEFAULT_RUNS, DEFAULT_SEEDS, SCENARIO_MODE_FLAGS } from '../compare/scenario-mode.js';
 
 export const summary = 'hold two result documents against each other, figure by figure: ratio, noise and a verdict';
 
-const USAGE = 'feedlab compare A.json B.json [--json] [--out DIR] [--check]';
+const USAGE_SCENARIO =
+  'feedlab compare SCENARIO [--policies P1,...] [--seeds N] [--runs N | --replays A.json,...] [--calibration FILE | --no-calibrate] [--users N] [--time-scale X] [--workers N] [--json] [--out DIR] [--check] [--quiet]';
+const USAGE_DOCUMENTS = 'feedlab compare A.json B.json [--json] [--out DIR] [--check]';
+/** One line, for errors. */
+const USAGE = `${USAGE_SCENARIO} | ${USAGE_DOCUMENTS}`;
 
 const SCHEMAS = [RESULT_SCHEMA, 'feedlab.sweep/1'];
 
-const HELP = `${USAGE}
+const HELP = `${USAGE_SCENARIO}
+       ${USAGE_DOCUMENTS}
+
+feedlab compare SCENARIO: the estimate, the calibrated simulation and the replay of one scenario,
+on this machine. The scenario is replayed on the live stack (feedlab replay, --runs times, or the
+documents of earlier replays with --replays), the very world the replay ran is simulated with the
+calibrated costs (--seeds times: the replayed schedule, then schedules of the next seeds), and the
+design documents' estimate is worked with that world's inputs.
+
+  --policies P1,...   the policies compared (default: replay.policies, else the policy section)
+  --seeds N           simulations per policy (default ${DEFAULT_SEEDS})
+  --runs N            replays (default ${DEFAULT_RUNS}; each replays every policy)
+  --replays A,B       saved replay documents (feedlab replay --json or report.json) instead of replaying
+  --calibration FILE  the costs the simulation runs with; without it (and without the scenario's own
+                      calibration: key), feedlab calibrate runs first (about a minute)
+  --no-calibrate      simulate with the scenario's costs as they are
+  --users N, --time-scale X, --workers N   as feedlab replay takes them
+  --quiet             no progress on stderr
+
+feedlab compare A.json B.json: two saved documents held against each other.
 
   A.json    the simulated side: a document of feedlab run or sweep (or any ${SCHEMAS.join(' or ')})
   B.json    the measured side, that A is held against: a document of feedlab replay (or any result or sweep)
@@ -33,6 +57,8 @@ Lags: fan-out lag per follower (lag_p50, lag_p99, lag_max) and per post; writes/
 Redis memory, in total and by key class; read p50 and p99; Redis commands per read.
 
 Examples:
+  feedlab compare scenarios/celebrity-burst.yaml --out compare/
+  feedlab compare scenarios/threshold-sweep.yaml --calibration calibration.yaml --replays live1.json,live2.json
   feedlab run scenarios/celebrity-burst.yaml --out sim/ && feedlab replay scenarios/celebrity-burst.yaml --out live/
   feedlab compare sim/report.json live/report.json --out compare/
 `;
@@ -102,18 +128,39 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
     'compare',
     argv,
-    { json: { type: 'boolean' }, out: { type: 'string' }, check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    {
+      json: { type: 'boolean' },
+      out: { type: 'string' },
+      check: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      policies: { type: 'string' },
+      seeds: { type: 'string' },
+      runs: { type: 'string' },
+      replays: { type: 'string' },
+      calibration: { type: 'string' },
+      'no-calibrate': { type: 'boolean' },
+      users: { type: 'string' },
+      'time-scale': { type: 'string' },
+      workers: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+    },
     USAGE,
   );
   if (values.help) {
     process.stdout.write(HELP);
     return EXIT_OK;
   }
+  if (positionals.length === 1) {
+    if (values.out) checkOutputDir(values.out);
+    const { doc, files } = await compareScenario(positionals[0], values);
+    return finish(doc, values, files);
+  }
   if (positionals.length !== 2) {
     const got = positionals.length === 0 ? '' : `, got ${positionals.length}`;
-    const scenarioMode = positionals.length === 1 ? '; comparing one scenario\'s estimate, simulation and replay (feedlab compare SCENARIO) is not built yet' : '';
-    throw new InputError(`compare: two result documents are needed${got} (usage: ${USAGE})${scenarioMode}`);
+    throw new InputError(`compare: a scenario, or two result documents, are needed${got} (usage: ${USAGE})`);
   }
+  const scenarioOnly = SCENARIO_MODE_FLAGS.filter((k) => values[k] !== undefined);
+  if (scenarioOnly.length > 0) throw new InputError(`compare: --${scenarioOnly[0]} goes with compare SCENARIO, not with two documents`);
   const [pathA, pathB] = positionals;
   const a = readComparable(pathA);
   const b = readComparable(pathB);
@@ -127,9 +174,12 @@ export async function run(argv: string[]): Promise<number> {
     const policies = (d: ComparableDocument) => (d.schema === 'feedlab.sweep/1' ? d.runs.map((r) => r.policy) : [d.policy]).join(', ');
     throw new InputError(`compare: no policy in common: ${nameA} has ${policies(a)}; ${nameB} has ${policies(b)}`);
   }
-  const doc = buildComparison(paired);
+  return finish(buildComparison(paired), values, {});
+}
 
-  if (values.out) writeReport(values.out, reportFiles(doc));
+/** Print, write and judge a comparison; `extra` files go beside the report (a replay's documents, the calibration). */
+function finish(doc: CompareDocument, values: { json?: boolean; out?: string; check?: boolean }, extra: Record<string, string>): number {
+  if (values.out) writeReport(values.out, { ...extra, ...reportFiles(doc) });
   if (values.json) {
     for (const w of doc.warnings) process.stderr.write(`feedlab: note: ${w}\n`);
     process.stdout.write(stringifyResult(doc) + '\n');

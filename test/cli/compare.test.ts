@@ -28,9 +28,9 @@ describe('feedlab compare', () => {
     const result = JSON.parse(readFileSync(sim, 'utf8'));
     const noSummary = { ...result, summary: { ...result.summary, reads: undefined } };
     expectInputErrors([
-      [['compare'], /^feedlab: compare: two result documents are needed \(usage: feedlab compare A\.json B\.json/],
-      [['compare', sim], /^feedlab: compare: two result documents are needed, got 1 .*feedlab compare SCENARIO\) is not built yet$/],
-      [['compare', sim, REPLAY, sim], /^feedlab: compare: two result documents are needed, got 3 /],
+      [['compare'], /^feedlab: compare: a scenario, or two result documents, are needed \(usage: feedlab compare SCENARIO/],
+      [['compare', sim, REPLAY, sim], /^feedlab: compare: a scenario, or two result documents, are needed, got 3 /],
+      [['compare', sim, REPLAY, '--seeds', '2'], /^feedlab: compare: --seeds goes with compare SCENARIO, not with two documents$/],
       [['compare', sim, REPLAY, '--bogus'], /^feedlab: compare: Unknown option '--bogus' \(usage: /],
       [['compare', join(dir, 'missing.json'), REPLAY], /^feedlab: .*missing\.json: no such file$/],
       [['compare', sim, dir], /^feedlab: .*: is a directory, not a result document$/],
@@ -84,7 +84,7 @@ describe('feedlab compare', () => {
     expect(oneLine(r.stderr)).toMatch(new RegExp(`^feedlab: ${outside.length} figures are outside 15% of the measured value and outside the noise: ${outside[0].id} \\(threshold:100000:skip-dormant\\) ratio `));
     // a document against itself: every figure within, exit 0
     const same = feedlab(['compare', sim, sim, '--check', '--json']);
-    expect(JSON.parse(same.stdout).counts).toEqual({ within: 15, noise: 0, outside: 0, 'n/a': 4 });
+    expect(JSON.parse(same.stdout).counts).toEqual({ within: 16, noise: 0, outside: 0, 'n/a': 4 });
     expect(same.stderr).toBe('');
     expect(same.code).toBe(0);
     // the two replays of one schedule differ in their lag tails by more than 15% (26 against 35 ms)
@@ -146,10 +146,60 @@ describe('feedlab compare', () => {
 
   it('is listed in the help', () => {
     const r = feedlab(['--help']);
+    expect(r.stdout).toMatch(/^ {2}compare SCENARIO {4}the estimate, the calibrated simulation and the replay of one scenario/m);
     expect(r.stdout).toMatch(/^ {2}compare A B {9}hold result document A \(simulated\) against B \(measured\)/m);
     const help = feedlab(['compare', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^feedlab compare A\.json B\.json \[--json\] \[--out DIR\] \[--check\]\n/);
+    expect(help.stdout).toMatch(/^feedlab compare SCENARIO \[--policies P1,\.\.\.\] /);
+    expect(help.stdout).toMatch(/\n {7}feedlab compare A\.json B\.json \[--json\] \[--out DIR\] \[--check\]\n/);
     expect(help.stdout).toContain('B.json    the measured side, that A is held against');
+  });
+});
+
+describe('feedlab compare SCENARIO', () => {
+  const dir = scratchDir();
+  const scenario = join(dir, 'replay-events.yaml');
+  writeFileSync(scenario, EVENTS_YAML);
+  const saved = ['--replays', REPLAY_RUNS.join(','), '--no-calibrate'];
+
+  it("simulates the replay's own world beside the saved replays, with the estimate, seed by seed", () => {
+    const r = feedlab(['compare', scenario, ...saved, '--seeds', '2', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as CompareDocument;
+    expect(doc.scenario).toBe('replay-events');
+    expect(doc.policies.map((p) => p.policy)).toEqual(['threshold:100000:skip-dormant']);
+    // the replays sent the schedule simulated here: no warning that they are of another world
+    expect(doc.warnings).toEqual([]);
+    const fig = (id: string) => doc.figures.find((f) => f.id === id)!;
+    expect(fig('lag_p99').values.simulated).toHaveLength(2);
+    expect(fig('lag_p99').values.measured).toHaveLength(2);
+    // what does not hang on the machine's speed: the feeds' memory, the commands a page costs, the writes a post makes
+    for (const id of ['memory_timelines_bytes', 'memory_own_lists_bytes', 'memory_bytes', 'commands_per_read', 'deliveries_per_post']) {
+      expect(Math.abs(fig(id).ratio! - 1), `${id}: ratio ${fig(id).ratio}`).toBeLessThan(0.15);
+    }
+    // the documents' closed forms beside them: 2 Redis operations a read, where the server issues 6
+    expect(fig('commands_per_read').estimate).toBe(2);
+    expect(fig('lag_p99').estimate).toBeNull();
+    expect(r.stderr).toMatch(/simulating threshold:100000:skip-dormant, seed 10/);
+  });
+
+  it('refuses what it cannot compare in one line, exit 2', () => {
+    expectInputErrors([
+      [['compare', scenario, ...saved, '--runs', '2'], /^feedlab: compare: --replays gives the measured side; --runs would replay it again: give one of them$/],
+      [['compare', scenario, '--calibration', 'c.yaml', '--no-calibrate'], /^feedlab: compare: --calibration and --no-calibrate contradict each other$/],
+      [['compare', scenario, ...saved, '--policies', 'rate'], /^feedlab: compare: the rate policy cannot be replayed/],
+      [['compare', scenario, ...saved, '--policies', 'push'], /^feedlab: compare: the replay documents hold none of the policies compared \(push:skip-dormant\)$/],
+      [['compare', scenario, '--replays', join(dir, 'nope.json'), '--no-calibrate'], /^feedlab: .*nope\.json: no such file$/],
+      [['compare', scenario, ...saved, '--seeds', '0'], /^feedlab: --seeds must be at least 1, got 0$/],
+      [['compare', join(dir, 'missing.yaml'), '--no-calibrate'], /^feedlab: cannot read scenario file ".*missing\.yaml": no such file$/],
+    ]);
+  });
+
+  it('warns when the saved replays sent another schedule than the one simulated', () => {
+    const other = join(dir, 'other-seed.yaml');
+    writeFileSync(other, EVENTS_YAML.replace('seed: 9', 'seed: 10'));
+    const r = feedlab(['compare', other, ...saved, '--seeds', '1', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as CompareDocument).warnings[0]).toMatch(/^the replays did not all send the schedule simulated here/);
   });
 });

@@ -1,0 +1,78 @@
+// The measured column of `feedlab compare SCENARIO`: the scenario replayed on this machine's live
+// stack `runs` times (`feedlab replay ... --json` as a child process, each run a fresh world from
+// the same schedule), or replay documents saved before (--replays). Each run's documents by policy.
+import { readFileSync } from 'node:fs';
+import type { RunResult } from '../../sim/result.js';
+import { InputError } from '../errors.js';
+import { formatSeconds } from '../output.js';
+import { runFeedlab } from './child-command.js';
+
+export interface ReplayRuns {
+  /** runs[i]: the i-th replay's documents, one per policy replayed. */
+  runs: RunResult[][];
+  /** How each run is named in the reports (a file, or "replay N"). */
+  names: string[];
+  /** The documents as JSON text, to be kept beside the report (replay-N.json). */
+  texts: string[];
+}
+
+/** Result documents of a replay's output: one result, or a sweep's runs. */
+function runsOf(doc: unknown, where: string): RunResult[] {
+  const d = doc as { schema?: string; runs?: RunResult[] } | null;
+  const list: RunResult[] | null = d?.schema === 'feedlab.sweep/1' ? (d.runs ?? []) : d?.schema === 'feedlab.result/1' ? [doc as RunResult] : null;
+  if (!list || list.length === 0) throw new InputError(`not a replay's result or sweep document (feedlab.result/1 or feedlab.sweep/1 with runs)`, where);
+  const notReplay = list.find((r) => r.source !== 'replay');
+  if (notReplay) throw new InputError(`holds a ${notReplay.source} of ${notReplay.policy}, not a replay: the measured side is what feedlab replay measured`, where);
+  return list;
+}
+
+/** Saved replay documents (--replays a.json,b.json). */
+export function readReplays(paths: string[]): ReplayRuns {
+  const runs = paths.map((p) => {
+    let text: string;
+    try {
+      text = readFileSync(p, 'utf8');
+    } catch (err) {
+      throw new InputError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message, p);
+    }
+    try {
+      return runsOf(JSON.parse(text), p);
+    } catch (err) {
+      if (err instanceof SyntaxError) throw new InputError(`not valid JSON: ${err.message.split('\n')[0]}`, p);
+      throw err;
+    }
+  });
+  return { runs, names: paths, texts: [] };
+}
+
+export interface ReplayArgs {
+  scenarioPath: string;
+  policies: string[];
+  runs: number;
+  /** Flags passed on to feedlab replay as they are (--calibration, --users, --time-scale, --workers). */
+  pass: string[];
+  /** Wall seconds one policy's window takes: for the progress line. */
+  windowSeconds: number;
+  say: (line: string) => void;
+}
+
+/** Replay the scenario `runs` times, one after the other (a replay wants the machine to itself). */
+export async function runReplays(o: ReplayArgs): Promise<ReplayRuns> {
+  const out: ReplayRuns = { runs: [], names: [], texts: [] };
+  for (let i = 1; i <= o.runs; i++) {
+    const args = ['replay', o.scenarioPath, '--policies', o.policies.join(','), '--json', '--quiet', '--no-thresholds', ...o.pass];
+    o.say(`replay ${i} of ${o.runs}: feedlab ${args.join(' ')} (${o.policies.length} x ${formatSeconds(o.windowSeconds)} windows, with loading and settling)`);
+    const r = await runFeedlab(args, (s) => o.say(`replay ${i} of ${o.runs}: ${formatSeconds(s)} elapsed`));
+    let doc: unknown;
+    try {
+      doc = JSON.parse(r.stdout);
+    } catch {
+      throw new Error(`feedlab replay (run ${i}) wrote no document: ${r.stderr.trim().split('\n').pop() ?? ''}`);
+    }
+    out.runs.push(runsOf(doc, `replay run ${i}`));
+    out.names.push(`replay ${i}`);
+    out.texts.push(r.stdout);
+    o.say(`replay ${i} of ${o.runs}: done in ${formatSeconds(r.seconds)}`);
+  }
+  return out;
+}

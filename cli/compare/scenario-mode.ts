@@ -1,0 +1,150 @@
+// `feedlab compare SCENARIO`: the three answers to one scenario, side by side. On this machine:
+//  1. a calibration (the scenario's own, --calibration, or `feedlab calibrate` run first);
+//  2. the replay: `feedlab replay` of the scenario, `runs` times (or saved documents, --replays);
+//  3. the simulation of the very world the replay ran (sim/replay/mirror.ts), with the calibrated
+//     costs, `seeds` times: the replay's own schedule first, then schedules of other seeds;
+//  4. the estimate: the documents' closed forms with that world's inputs (estimate-side.ts);
+// then sim/compare's document, figure by figure and policy by policy.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { buildComparison, type CompareDocument, type PolicyInput } from '../../sim/compare/compare.js';
+import { replayMapping } from '../../sim/replay/mapping.js';
+import { simulateMirror } from '../../sim/replay/mirror.js';
+import type { RunResult } from '../../sim/result.js';
+import { policyFor } from '../../sim/run-scenario.js';
+import { numberFlag } from '../args.js';
+import { InputError } from '../errors.js';
+import { Progress } from '../output.js';
+import { asInputError, readScenario } from '../prepare-scenario.js';
+import { buildWorld } from '../replay/world.js';
+import { runFeedlab } from './child-command.js';
+import { estimateSide } from './estimate-side.js';
+import { readReplays, runReplays, type ReplayRuns } from './replay-side.js';
+
+export interface ScenarioModeFlags {
+  policies?: string;
+  seeds?: string;
+  runs?: string;
+  replays?: string;
+  calibration?: string;
+  'no-calibrate'?: boolean;
+  users?: string;
+  'time-scale'?: string;
+  workers?: string;
+  quiet?: boolean;
+}
+
+/** The flags only the scenario mode takes (the two-document mode refuses them). */
+export const SCENARIO_MODE_FLAGS = ['policies', 'seeds', 'runs', 'replays', 'calibration', 'no-calibrate', 'users', 'time-scale', 'workers', 'quiet'] as const;
+
+export const DEFAULT_SEEDS = 3;
+export const DEFAULT_RUNS = 2;
+
+export interface ScenarioComparison {
+  doc: CompareDocument;
+  /** Files kept beside the report with --out: each replay's document, the calibration used. */
+  files: Record<string, string>;
+}
+
+export async function compareScenario(path: string, f: ScenarioModeFlags): Promise<ScenarioComparison> {
+  const say = (line: string) => {
+    if (!f.quiet) process.stderr.write(`feedlab compare: ${line}\n`);
+  };
+  const seeds = numberFlag('seeds', f.seeds, DEFAULT_SEEDS, { min: 1, max: 20, integer: true });
+  const runs = numberFlag('runs', f.runs, DEFAULT_RUNS, { min: 1, max: 10, integer: true });
+  if (f.replays !== undefined && f.runs !== undefined) throw new InputError('compare: --replays gives the measured side; --runs would replay it again: give one of them');
+  if (f.calibration !== undefined && f['no-calibrate']) throw new InputError('compare: --calibration and --no-calibrate contradict each other');
+  const files: Record<string, string> = {};
+
+  // 1. the costs the simulation runs with
+  let calibration = f.calibration;
+  const declared = readScenario(path, 'compare', undefined, calibration);
+  let scratch: string | null = null;
+  try {
+    if (!calibration && !declared.calibration && !f['no-calibrate']) {
+      scratch = mkdtempSync(join(tmpdir(), 'feedlab-compare-'));
+      calibration = join(scratch, 'calibration.yaml');
+      say(`no calibration given: measuring this machine first (feedlab calibrate --out ${calibration}); --no-calibrate keeps the scenario's costs`);
+      await runFeedlab(['calibrate', '--out', calibration, '--quiet'], (s) => say(`calibrating: ${Math.round(s)} s elapsed`));
+    }
+    const sc = readScenario(path, 'compare', undefined, calibration);
+    const calibrationFile = calibration ?? sc.calibration?.file;
+    if (calibrationFile) files['calibration.yaml'] = readFileSync(calibrationFile, 'utf8');
+
+    // 2. the policies and the world the replay runs
+    const specs = f.policies !== undefined ? f.policies.split(',').map((s) => s.trim()).filter(Boolean) : (sc.replay?.policies ?? [null]);
+    if (specs.length === 0) throw new InputError('compare: --policies is empty');
+    const policies: FanoutPolicy[] = specs.map((s) => asInputError(() => policyFor(sc, s ?? undefined)));
+    if (policies.some((p) => p.kind === 'rate')) throw new InputError('compare: the rate policy cannot be replayed (the reference server does not run it); compare push, pull, threshold:T, reader-cap:N or adaptive:T');
+    const overrides = {
+      users: f.users !== undefined ? numberFlag('users', f.users, 0, { min: 2, integer: true }) : undefined,
+      timeScale: f['time-scale'] !== undefined ? numberFlag('time-scale', f['time-scale'], 1, { min: 1e-9 }) : undefined,
+      workers: f.workers !== undefined ? numberFlag('workers', f.workers, 1, { min: 1, max: 256, integer: true }) : undefined,
+    };
+    const cores = availableParallelism();
+    const mapping = asInputError(() => replayMapping(sc, overrides, cores));
+    const saved = f.replays !== undefined ? readReplays(f.replays.split(',').map((s) => s.trim()).filter(Boolean)) : null;
+    if (saved) {
+      const specs = policies.map(formatPolicy);
+      if (!saved.runs.some((docs) => docs.some((d) => specs.includes(d.policy)))) {
+        throw new InputError(`compare: the replay documents hold none of the policies compared (${specs.join(', ')})`);
+      }
+    }
+    const progress = new Progress('world', !f.quiet);
+    const world = asInputError(() => buildWorld(mapping, (x, d) => progress.update(x, d)));
+    progress.done(`${world.graph.users} users, ${world.graph.edges} follows, ${world.schedule.posts.at.length} posts and ${world.schedule.sessions.at.length} sessions scheduled`);
+
+    // 3. the measured side
+    let measured: ReplayRuns;
+    if (saved) {
+      measured = saved;
+    } else {
+      const pass = [
+        ...(calibration ? ['--calibration', calibration] : []),
+        ...(f.users !== undefined ? ['--users', f.users] : []),
+        ...(f['time-scale'] !== undefined ? ['--time-scale', f['time-scale']] : []),
+        ...(f.workers !== undefined ? ['--workers', f.workers] : []),
+      ];
+      measured = await runReplays({ scenarioPath: path, policies: policies.map(formatPolicy), runs, pass, windowSeconds: world.mapping.wallSeconds, say });
+      measured.texts.forEach((t, i) => (files[`replay-${i + 1}.json`] = t));
+    }
+    const warnings: string[] = [];
+    const digests = new Set(measured.runs.flat().map((r) => r.replay?.schedule.digest));
+    if (digests.size > 1 || !digests.has(world.digest)) {
+      warnings.push(`the replays did not all send the schedule simulated here (schedule digest ${world.digest.slice(0, 12)}): they are of another world, seed or scale, and their figures measure another workload`);
+    }
+
+    // 4. the simulated side and the estimate, per policy
+    const seedList = Array.from({ length: seeds }, (_, i) => sc.seed + i);
+    const inputs: PolicyInput[] = [];
+    const unmatched: Array<{ policy: string; side: 'simulated' | 'measured' }> = [];
+    for (const policy of policies) {
+      const spec = formatPolicy(policy);
+      const live = measured.runs.map((docs) => docs.find((d) => d.policy === spec)).filter((d): d is RunResult => d !== undefined);
+      if (live.length === 0) {
+        unmatched.push({ policy: spec, side: 'simulated' });
+        continue;
+      }
+      const simulated = seedList.map((seed) => {
+        say(`simulating ${spec}, seed ${seed}`);
+        return simulateMirror(world, policy, seed, cores);
+      });
+      inputs.push({ policy: spec, estimate: estimateSide(sc, world, policy), simulated, measured: live });
+    }
+    if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);
+    const doc = buildComparison({
+      scenario: sc.name,
+      policies: inputs,
+      labels: { simulated: `simulate (${calibrationFile ? 'calibrated' : "the scenario's costs"}, ${seeds === 1 ? `seed ${seedList[0]}` : `seeds ${seedList[0]}-${seedList[seeds - 1]}`})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
+      sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFile ? `, costs from ${calibrationFile}` : ''}`], measured: measured.names },
+      documentLabels: { simulated: seedList.map((s) => (s === sc.seed ? `seed ${s} (the replayed schedule)` : `seed ${s}`)), measured: measured.names },
+      unmatched,
+      warnings,
+    });
+    return { doc, files };
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}
