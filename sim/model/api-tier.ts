@@ -6,8 +6,11 @@
 //
 // Without population scaling every request is simulated: the cores are an exact multi-server FIFO
 // (WorkerPool). At scale a sampled request stands for many, so its wait is drawn from the M/M/c
-// queue (Erlang C) at the utilisation the whole population put on the tier in the second before.
-// `instances: none` sizes the tier so that it is 50% busy at the peak: the number is reported.
+// queue (Erlang C) at the utilisation the whole population put on the tier over the last minute
+// (a sampled session's pages arrive at once, each standing for many: a second alone is lumpy).
+// `instances: none` sizes the tier so that it is 50% busy at the run's peak, a cold-start storm's
+// returning readers included: the tier is then never what a run is short of (the number is
+// reported); give `instances` to see it queue.
 import { Rng } from '../random.js';
 import { quantileAt, quantileMean } from '../scenario/quantiles.js';
 import type { ApiTier } from '../scenario/types.js';
@@ -16,6 +19,9 @@ import { meanPagesPerSession } from '../workload/activity.js';
 import type { ModelContext } from './context.js';
 import { erlangC, type SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
+
+/** Seconds of load a scaled run's Erlang waits are drawn at. */
+const ERLANG_WINDOW_SECONDS = 60;
 
 /** The utilisation `instances: none` sizes the tier for, at the peak rate. */
 export const AUTO_API_UTILISATION = 0.5;
@@ -61,20 +67,32 @@ export class ApiStage {
     return s.cpuPerRead + s.cpuPerList * lists + s.cpuPerPost * posts;
   }
 
-  /** Seconds from sending a page request to its handler being done with the CPU (0 without an API tier). */
-  serveRead(t: number, lists: number, posts: number, weight: number): number {
+  /**
+   * A draw of the service-time spread (mean 1; 1 without an API tier). Calibration measures it over
+   * a whole request one at a time (its CPU and its Redis round trips), so a read's Redis part is
+   * stretched by the same draw as its CPU.
+   */
+  drawSpread(): number {
+    return this.spec ? quantileAt(this.spec.spread, this.rng.float()) / this.spreadMean : 1;
+  }
+
+  /**
+   * Seconds from sending a page request to its handler being done with the CPU (0 without an API
+   * tier), its CPU stretched by `spread` (a drawSpread draw).
+   */
+  serveRead(t: number, lists: number, posts: number, weight: number, spread: number): number {
     if (!this.spec) return 0;
-    return this.spec.network + this.serve(t, this.pageCpu(lists, posts), weight);
+    return this.spec.network + this.serve(t, this.pageCpu(lists, posts) * spread, weight);
   }
 
   /** Seconds from sending a post to its commit (half the network hop, the wait, the CPU). */
   acceptPost(t: number, weight: number): number {
     if (!this.spec) return 0;
-    return this.spec.network / 2 + this.serve(t, this.spec.cpuPerWrite, weight);
+    return this.spec.network / 2 + this.serve(t, this.spec.cpuPerWrite * this.drawSpread(), weight);
   }
 
   private serve(t: number, cpu: number, weight: number): number {
-    const service = (cpu * quantileAt(this.spec!.spread, this.rng.float())) / this.spreadMean * this.machine.factor(t);
+    const service = cpu * this.machine.factor(t);
     const sec = Math.min(this.work.length - 1, Math.floor(t));
     this.work[sec] += service * weight;
     this.requests[sec] += weight;
@@ -84,13 +102,19 @@ export class ApiStage {
     return service + this.erlangWait(sec);
   }
 
-  /** A wait at the tier's M/M/c queue, at the load of the second before (scaled runs). */
+  /** A wait at the tier's M/M/c queue, at the load of the minute before (scaled runs). */
   private erlangWait(sec: number): number {
-    const prev = sec - 1;
-    if (prev < 0 || this.requests[prev] === 0) return 0;
-    const meanService = this.work[prev] / this.requests[prev];
+    const from = Math.max(0, sec - ERLANG_WINDOW_SECONDS);
+    let work = 0;
+    let requests = 0;
+    for (let s = from; s < sec; s++) {
+      work += this.work[s];
+      requests += this.requests[s];
+    }
+    if (requests === 0) return 0;
+    const meanService = work / requests;
     // an overloaded tier's queue would grow without bound; its wait is drawn near saturation instead
-    const rho = Math.min(0.99, this.work[prev] / this.servers);
+    const rho = Math.min(0.99, work / ((sec - from) * this.servers));
     if (this.rng.float() >= erlangC(this.servers, rho)) return 0;
     return this.rng.exponential((this.servers * (1 - rho)) / meanService);
   }
@@ -101,16 +125,21 @@ export class ApiStage {
   }
 }
 
-/** Processes that keep the tier AUTO_API_UTILISATION busy at the peak page and post rates. */
+/** Processes that keep the tier AUTO_API_UTILISATION busy at the peak page and post rates (storms included). */
 function autoInstances(ctx: ModelContext, spec: ApiTier): number {
   const sch = ctx.schedule;
   const peakRead = peakFactor(ctx, (t) => sch.readProfile.factorAt(t));
   const peakPost = peakFactor(ctx, (t) => sch.postProfile.factorAt(t));
+  // returning dormant readers arrive on top of the organic sessions, spread over their window
+  let stormSessions = 0;
+  for (const ev of ctx.sc.events) {
+    if (ev.kind === 'coldStartStorm') stormSessions += (ev.share * ctx.pop.dormantUsers.length * ctx.scale) / ev.window;
+  }
   let pulled = 0;
   const active = ctx.pop.activeUsers;
   for (let i = 0; i < active.length; i++) pulled += ctx.pulledOf[active[i] + 1] - ctx.pulledOf[active[i]];
   const meanLists = listsPerPage(active.length > 0 ? pulled / active.length : 0);
-  const pagesPerSecond = sch.sessionEventRate * ctx.scale * meanPagesPerSession(ctx.sc.activity.pagesPerSession) * peakRead;
+  const pagesPerSecond = (sch.sessionEventRate * ctx.scale * peakRead + stormSessions) * meanPagesPerSession(ctx.sc.activity.pagesPerSession);
   const postsPerSecond = sch.postEventRate * ctx.scale * peakPost;
   const cpu = pagesPerSecond * (spec.cpuPerRead + spec.cpuPerList * meanLists + spec.cpuPerPost * ctx.sc.activity.pageSize) + postsPerSecond * spec.cpuPerWrite;
   return Math.max(1, Math.ceil(cpu / (AUTO_API_UTILISATION * spec.coresPerInstance)));

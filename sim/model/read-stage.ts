@@ -111,11 +111,12 @@ export class ReadStage {
       }
     }
     const lists = listsPerPage(pulled);
-    latency += this.api.serveRead(now, lists, pageSize, w);
-    latency += costs.rtt + maxWait + costs.zrange * lists + listWait;
+    const spread = this.api.drawSpread();
+    latency += this.api.serveRead(now, lists, pageSize, w, spread);
+    latency += maxWait + listWait + spread * (costs.rtt + costs.zrange * lists);
     // round trip 2: hydrate the page's post bodies
     const bodyShard = rng.int(ctx.shards);
-    latency += costs.rtt + shardLoad.wait(bodyShard, rng) + costs.mgetPerKey * pageSize;
+    latency += shardLoad.wait(bodyShard, rng) + spread * (costs.rtt + costs.mgetPerKey * pageSize);
     if (!ctx.spread) shardLoad.addSpread(costs.mgetPerKey * pageSize * w, w);
     ops += commandsPerPage(pulled);
     cache.touch(u, now);

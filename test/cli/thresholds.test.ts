@@ -15,7 +15,7 @@ function withThresholds(lines: string[]): string {
 }
 
 const dir = scratchDir();
-// under SMALL's threshold:25000 policy the read max is well under a millisecond and the lag p99.9 a fraction of a second
+// under SMALL's threshold:25000 policy the read max is a few milliseconds and the lag p99.9 a fraction of a second
 const PASSING = ['fanoutLag: ["p99.9 < 30s"]', 'coldReadShare: ["< 1%"]', 'backlogDrain: ["< 10m"]'];
 const failing = writeScenario(dir, 'failing.yaml', withThresholds([...PASSING, 'read: ["max < 100us"]']));
 const passing = writeScenario(dir, 'passing.yaml', withThresholds(PASSING));
@@ -137,17 +137,17 @@ describe('feedlab run with thresholds', () => {
 
 describe('feedlab sweep with thresholds', () => {
   it('a threshold changes the recommendation: a policy failing it is not recommended; exit 0 while one passes', () => {
-    const sc = writeScenario(dir, 'sweep-read.yaml', withThresholds(['read: ["p99 < 2ms"]']));
+    const sc = writeScenario(dir, 'sweep-read.yaml', withThresholds(['read: ["p99 < 5ms"]']));
     const r = feedlab(['sweep', sc, '--json', '--quiet', '--policies', 'push:all-followers,pull,threshold:25000']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     const read = (i: number) => doc.runs[i].summary.reads.latencyMs.p99;
-    // pull's reads merge lists: over 2 ms; push fails the lag objective
-    expect(read(1)).toBeGreaterThan(2);
-    expect(read(2)).toBeLessThan(2);
-    expect(doc.rows.map((row: { failed: string[] }) => row.failed)).toEqual([['fanoutLagP99'], ['read p99 < 2ms'], []]);
+    // pull's reads merge lists (their slices and the API's CPU per list): over 5 ms; push fails the lag objective
+    expect(read(1)).toBeGreaterThan(5);
+    expect(read(2)).toBeLessThan(5);
+    expect(doc.rows.map((row: { failed: string[] }) => row.failed)).toEqual([['fanoutLagP99'], ['read p99 < 5ms'], []]);
     expect(doc.recommended.policy).toBe('threshold:25000:skip-dormant');
-    expect(doc.recommended.reason).toMatch(/pull:skip-dormant fails read p99 < 2ms/);
+    expect(doc.recommended.reason).toMatch(/pull:skip-dormant fails read p99 < 5ms/);
   });
 
   it('no policy meets every threshold: exit 1 and no recommendation; --no-thresholds exits 0 with the same document', () => {

@@ -77,7 +77,7 @@ describe.skipIf(!HAVE_CHROMIUM && !CI)('compare report.html in headless Chromium
     console.log(`report.html screenshot: ${shot}`);
 
     expect(charts.map((c) => c.name)).toContain('lag_p99');
-    expect(charts).toHaveLength(19);
+    expect(charts).toHaveLength(20);
     for (const c of charts) {
       expect(c.rendered, c.name).toBe('true');
       expect(c.drawnPaths, c.name).toBeGreaterThan(0);

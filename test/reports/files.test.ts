@@ -25,7 +25,7 @@ describe('reportFiles', () => {
     }
     expect(reportFiles(run)['report.md']).toMatch(/^# report-small: push:skip-dormant/);
     expect(reportFiles(sweep)['report.md']).toMatch(/^# Sweep: report-small/);
-    expect(REPORT_SCHEMAS).toEqual(['feedlab.result/1', 'feedlab.sweep/1', 'feedlab.plan/1']);
+    expect(REPORT_SCHEMAS).toEqual(['feedlab.result/1', 'feedlab.sweep/1', 'feedlab.plan/1', 'feedlab.compare/1']);
   });
 
   it('writes the three files for a plan, with or without intervals, re-rendering to the same bytes', () => {

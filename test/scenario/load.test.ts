@@ -10,6 +10,15 @@ const here = dirname(fileURLToPath(import.meta.url));
 const fixtures = join(here, '../fixtures/scenarios');
 const sharedFormat = join(here, '../../../shared/scenario-format.yaml');
 
+/** The defaults of the model's stages beside the worker pool: the worker's statements and pages, the hop, the API tier. */
+const STAGE_COSTS = { expandPerFollower: 2e-6, eventStatements: 0.002, batch: 0 };
+const STAGES = {
+  worker: { splitPosts: true, pipelines: 2, followerPage: 10_000 },
+  postToLog: { points: [{ p: 0, value: 0.001 }, { p: 0.5, value: 0.006 }, { p: 0.9, value: 0.012 }, { p: 0.99, value: 0.035 }, { p: 1, value: 0.1 }] },
+  api: { instances: null, coresPerInstance: 1, cpuPerRead: 0.0003, cpuPerList: 0.00002, cpuPerPost: 0.00001, cpuPerWrite: 0.0005, network: 0.0002, spread: { points: [{ p: 0, value: 1 }, { p: 1, value: 1 }] } },
+  cores: null,
+};
+
 function failure(fn: () => unknown): InputError {
   try {
     fn();
@@ -68,7 +77,8 @@ function expectFormatExample(s: Scenario): void {
     redisShards: 16,
     partitions: 64,
     postgresConnections: 100,
-    costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001 },
+    costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001, ...STAGE_COSTS },
+    ...STAGES,
     largePostClass: null,
   });
   expect(s.policy).toEqual({
@@ -147,7 +157,8 @@ test('a minimal scenario gets every default', () => {
       redisShards: 16,
       partitions: 64,
       postgresConnections: 100,
-      costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001 },
+      costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001, ...STAGE_COSTS },
+    ...STAGES,
       largePostClass: null,
     },
     policy: {
