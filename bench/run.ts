@@ -1,4 +1,5 @@
 // npm run bench: every benchmark in one process, each printing its figure and its ratio to the anchor.
+import { benchCompare } from './compare.js';
 import { benchEngine } from './engine.js';
 import { benchGraph } from './graph.js';
 import { benchLoadGraph } from './load-graph.js';
@@ -7,7 +8,7 @@ import { benchServer } from './server.js';
 import { benchSimulate } from './simulate.js';
 
 const only = process.argv[2];
-const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer, replay: benchReplay };
+const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer, replay: benchReplay, compare: benchCompare };
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;
   console.log(`\n== ${name} ==`);

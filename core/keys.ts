@@ -43,6 +43,9 @@ export function eventStreamKey(streamPrefix: string, partition: number): string 
   return `${streamPrefix}:{p${partition}}:log`;
 }
 
+/** The field of a stream entry that holds the post event's JSON. */
+export const EVENT_STREAM_FIELD = 'event';
+
 /** The dead-letter stream of partition p. */
 export function deadLetterStreamKey(streamPrefix: string, partition: number): string {
   return `${streamPrefix}:{p${partition}}:dead`;

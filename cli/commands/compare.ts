@@ -28,11 +28,11 @@ const HELP = `${USAGE_SCENARIO}
 feedlab compare SCENARIO: the estimate, the calibrated simulation and the replay of one scenario,
 on this machine. The scenario is replayed on the live stack (feedlab replay, --runs times, or the
 documents of earlier replays with --replays), the very world the replay ran is simulated with the
-calibrated costs (--seeds times: the replayed schedule, then schedules of the next seeds), and the
-design documents' estimate is worked with that world's inputs.
+calibrated costs and the replayed schedule (--seeds times, the model's own draws of hops, spreads
+and waits seeded anew), and the design documents' estimate is worked with that world's inputs.
 
   --policies P1,...   the policies compared (default: replay.policies, else the policy section)
-  --seeds N           simulations per policy (default ${DEFAULT_SEEDS})
+  --seeds N           simulations per policy, each with the model's draws seeded anew (default ${DEFAULT_SEEDS})
   --runs N            replays (default ${DEFAULT_RUNS}; each replays every policy)
   --replays A,B       saved replay documents (feedlab replay --json or report.json) instead of replaying
   --calibration FILE  the costs the simulation runs with; without it (and without the scenario's own

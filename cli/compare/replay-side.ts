@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { RunResult } from '../../sim/result.js';
 import { InputError } from '../errors.js';
-import { formatSeconds } from '../output.js';
+import { formatSeconds, Progress } from '../output.js';
 import { runFeedlab } from './child-command.js';
 
 export interface ReplayRuns {
@@ -54,7 +54,12 @@ export interface ReplayArgs {
   /** Wall seconds one policy's window takes: for the progress line. */
   windowSeconds: number;
   say: (line: string) => void;
+  /** Progress with an ETA on stderr. */
+  showProgress: boolean;
 }
+
+/** A replay's set-up and settling beside its windows, for the ETA: the world loaded, warmed, checked; the fan-out drained. */
+const REPLAY_OVERHEAD_SECONDS = 45;
 
 /** Replay the scenario `runs` times, one after the other (a replay wants the machine to itself). */
 export async function runReplays(o: ReplayArgs): Promise<ReplayRuns> {
@@ -62,7 +67,9 @@ export async function runReplays(o: ReplayArgs): Promise<ReplayRuns> {
   for (let i = 1; i <= o.runs; i++) {
     const args = ['replay', o.scenarioPath, '--policies', o.policies.join(','), '--json', '--quiet', '--no-thresholds', ...o.pass];
     o.say(`replay ${i} of ${o.runs}: feedlab ${args.join(' ')} (${o.policies.length} x ${formatSeconds(o.windowSeconds)} windows, with loading and settling)`);
-    const r = await runFeedlab(args, (s) => o.say(`replay ${i} of ${o.runs}: ${formatSeconds(s)} elapsed`));
+    const progress = new Progress(`replay ${i} of ${o.runs}`, o.showProgress);
+    const expected = o.policies.length * (o.windowSeconds + REPLAY_OVERHEAD_SECONDS);
+    const r = await runFeedlab(args, (s) => progress.update(Math.min(0.99, s / expected), `${formatSeconds(s)} elapsed`));
     let doc: unknown;
     try {
       doc = JSON.parse(r.stdout);
@@ -72,7 +79,7 @@ export async function runReplays(o: ReplayArgs): Promise<ReplayRuns> {
     out.runs.push(runsOf(doc, `replay run ${i}`));
     out.names.push(`replay ${i}`);
     out.texts.push(r.stdout);
-    o.say(`replay ${i} of ${o.runs}: done in ${formatSeconds(r.seconds)}`);
+    progress.done();
   }
   return out;
 }

@@ -2,7 +2,7 @@
 //  1. a calibration (the scenario's own, --calibration, or `feedlab calibrate` run first);
 //  2. the replay: `feedlab replay` of the scenario, `runs` times (or saved documents, --replays);
 //  3. the simulation of the very world the replay ran (sim/replay/mirror.ts), with the calibrated
-//     costs, `seeds` times: the replay's own schedule first, then schedules of other seeds;
+//     costs and the replay's own schedule, `seeds` times (the model's own draws: hops, spreads, waits);
 //  4. the estimate: the documents' closed forms with that world's inputs (estimate-side.ts);
 // then sim/compare's document, figure by figure and policy by policy.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -39,6 +39,9 @@ export interface ScenarioModeFlags {
 /** The flags only the scenario mode takes (the two-document mode refuses them). */
 export const SCENARIO_MODE_FLAGS = ['policies', 'seeds', 'runs', 'replays', 'calibration', 'no-calibrate', 'users', 'time-scale', 'workers', 'quiet'] as const;
 
+/** About how long feedlab calibrate takes here, for the ETA. */
+const CALIBRATE_SECONDS = 55;
+
 export const DEFAULT_SEEDS = 3;
 export const DEFAULT_RUNS = 2;
 
@@ -67,7 +70,9 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       scratch = mkdtempSync(join(tmpdir(), 'feedlab-compare-'));
       calibration = join(scratch, 'calibration.yaml');
       say(`no calibration given: measuring this machine first (feedlab calibrate --out ${calibration}); --no-calibrate keeps the scenario's costs`);
-      await runFeedlab(['calibrate', '--out', calibration, '--quiet'], (s) => say(`calibrating: ${Math.round(s)} s elapsed`));
+      const progress = new Progress('calibrate', !f.quiet);
+      await runFeedlab(['calibrate', '--out', calibration, '--quiet'], (s) => progress.update(Math.min(0.99, s / CALIBRATE_SECONDS), `${Math.round(s)} s elapsed`));
+      progress.done(`written to ${calibration}`);
     }
     const sc = readScenario(path, 'compare', undefined, calibration);
     const calibrationFile = calibration ?? sc.calibration?.file;
@@ -107,7 +112,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
         ...(f['time-scale'] !== undefined ? ['--time-scale', f['time-scale']] : []),
         ...(f.workers !== undefined ? ['--workers', f.workers] : []),
       ];
-      measured = await runReplays({ scenarioPath: path, policies: policies.map(formatPolicy), runs, pass, windowSeconds: world.mapping.wallSeconds, say });
+      measured = await runReplays({ scenarioPath: path, policies: policies.map(formatPolicy), runs, pass, windowSeconds: world.mapping.wallSeconds, say, showProgress: !f.quiet });
       measured.texts.forEach((t, i) => (files[`replay-${i + 1}.json`] = t));
     }
     const warnings: string[] = [];
@@ -139,7 +144,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       policies: inputs,
       labels: { simulated: `simulate (${calibrationFile ? 'calibrated' : "the scenario's costs"}, ${seeds === 1 ? `seed ${seedList[0]}` : `seeds ${seedList[0]}-${seedList[seeds - 1]}`})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
       sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFile ? `, costs from ${calibrationFile}` : ''}`], measured: measured.names },
-      documentLabels: { simulated: seedList.map((s) => (s === sc.seed ? `seed ${s} (the replayed schedule)` : `seed ${s}`)), measured: measured.names },
+      documentLabels: { simulated: seedList.map((s) => `seed ${s}`), measured: measured.names },
       unmatched,
       warnings,
     });

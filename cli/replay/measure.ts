@@ -13,7 +13,7 @@ import { FanoutProbe } from '../../sim/replay/fanout-probe.js';
 import { request, type KeepAliveConnection } from '../../sim/replay/http-client.js';
 import { seriesIntervalSeconds } from '../../sim/replay/mapping.js';
 import { memoryByClass } from '../../sim/replay/memory-classes.js';
-import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
+import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, postToLogLags, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
 import type { IntervalSample, ReplayMeasurements } from '../../sim/replay/result.js';
 import { counterDelta, parseMetrics, serverCounters, type ServerCounters } from '../../sim/replay/server-metrics.js';
 import { mix32 } from '../../sim/random.js';
@@ -261,7 +261,11 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     fleetAfter = await fleetFigures(ctx.redis, ctx.keyPrefix);
   }
   if (fleetAfter.oldestAt < settledAt) ctx.log('workers: not every worker published its figures after the settling; theirs end a few seconds early');
-  const [writesBySecond, statsAfter] = await Promise.all([timelineWritesBySecond(ctx.redis, ctx.keyPrefix), databaseStats(ctx.statsStore, ctx.database)]);
+  const [writesBySecond, statsAfter, hop] = await Promise.all([
+    timelineWritesBySecond(ctx.redis, ctx.keyPrefix),
+    databaseStats(ctx.statsStore, ctx.database),
+    postToLogLags(ctx.redis, ctx.streamPrefix, ctx.partitions, driver.t0EpochMs),
+  ]);
   const fleet = fleetDelta(fleetBefore, fleetAfter);
   if (!fleet.exact) ctx.log('workers: a worker restarted during the window; its figures are taken whole, not less what it had before');
   ctx.onProgress?.(1, 'measuring Redis memory by key class');
@@ -278,6 +282,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     driver,
     probe: { ...probeFigures, share: REPLAY.probeShare },
     fleet,
+    hop,
     writesBySecond,
     samples,
     memory,

@@ -44,7 +44,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { EventLogInputError, EventLogUnavailableError } from './errors.js';
 import { redactUrl as redactRedisUrl } from '../../core/service-url.js';
-import { deadLetterStreamKey, eventStreamKey } from '../../core/keys.js';
+import { deadLetterStreamKey, EVENT_STREAM_FIELD, eventStreamKey } from '../../core/keys.js';
 import {
   checkName,
   checkPartitionCount,
@@ -110,7 +110,7 @@ interface Settings {
 }
 
 const PREFIX = /^[A-Za-z0-9._:-]{1,200}$/;
-const EVENT_FIELD = 'event';
+const EVENT_FIELD = EVENT_STREAM_FIELD;
 
 function positiveInt(what: string, v: number | undefined, dflt: number, min = 1): number {
   if (v === undefined) return dflt;

@@ -55,15 +55,16 @@ export function mirrorScenario(m: ReplayMapping, cores: number): Scenario {
 }
 
 /**
- * One simulation of the replay's world under `policy`. `seed` is the schedule's: the scenario's own
- * gives exactly the schedule the replay sent, another one a schedule of the same rates.
+ * One simulation of the replay's world under `policy`, sending exactly the schedule the replay sent.
+ * `seed` seeds the model's own draws (the hop, the service-time spread, the waits at Redis): the
+ * scenario's seed, then others, give the spread of the model over one workload.
  */
 export function simulateMirror(world: MirrorWorld, policy: FanoutPolicy, seed: number, cores: number): RunResult {
   const m = world.mapping;
   const base = mirrorScenario(m, cores);
   const sc = { ...base, seed };
   const population: Population = { ...world.population, realFollowers: world.followerCounts };
-  const schedule = timeScaled(new ArrivalSchedule({ ...m.scenario, seed }, population), m.timeScale);
+  const schedule = timeScaled(new ArrivalSchedule(m.scenario, population), m.timeScale);
   const metrics = simulate({ scenario: sc, population, policy, schedule });
   const g = world.graph;
   return buildResult(sc, { users: g.users, edges: g.edges, provenance: { ...g.provenance }, followers: followerDistribution(g) }, metrics);

@@ -4,7 +4,7 @@
 // published metrics' format from core/worker-metrics.ts, the same definitions the server uses.
 import type { Redis } from 'ioredis';
 import * as hdr from 'hdr-histogram-js';
-import { eventStreamKey, TIMELINE_WRITES_KEY, WORKER_METRICS_KEY } from '../../core/keys.js';
+import { EVENT_STREAM_FIELD, eventStreamKey, TIMELINE_WRITES_KEY, WORKER_METRICS_KEY } from '../../core/keys.js';
 import { newHistogram } from './http-client.js';
 import { HISTOGRAM_UNITS_PER_MS, parseExportedMetrics, type CounterName, type HistogramName } from '../../core/worker-metrics.js';
 
@@ -176,4 +176,44 @@ export async function eventBacklog(redis: Redis, streamPrefix: string, partition
     total += Number(mine.get('pending') ?? 0) + (lag === null || lag === undefined ? 0 : Number(lag));
   }
   return total;
+}
+
+/**
+ * The hop from a post's commit to its event in the log, for the posts made from `sinceMs` on: the
+ * stream entry id's millisecond less the event's createdAt, over every partition stream (entries
+ * the log has trimmed are not counted). Seconds.
+ */
+export interface HopFigures {
+  count: number;
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export async function postToLogLags(redis: Redis, streamPrefix: string, partitions: number, sinceMs: number): Promise<HopFigures> {
+  const p = redis.pipeline();
+  for (let i = 0; i < partitions; i++) p.xrange(eventStreamKey(streamPrefix, i), `${Math.floor(sinceMs)}-0`, '+');
+  const replies = ((await p.exec()) ?? []) as [Error | null, [string, string[]][] | null][];
+  const lags: number[] = [];
+  for (const [err, entries] of replies) {
+    if (err || !entries) continue;
+    for (const [id, fields] of entries) {
+      const at = fields.indexOf(EVENT_STREAM_FIELD);
+      if (at < 0) continue;
+      let e: { kind?: unknown; createdAt?: unknown };
+      try {
+        e = JSON.parse(fields[at + 1]) as typeof e;
+      } catch {
+        continue;
+      }
+      if (e.kind !== 'PostCreated' || typeof e.createdAt !== 'number') continue;
+      lags.push((Number(id.split('-')[0]) - e.createdAt) / 1000);
+    }
+  }
+  lags.sort((a, b) => a - b);
+  const n = lags.length;
+  const q = (x: number) => (n === 0 ? NaN : lags[Math.min(n - 1, Math.ceil(x * n) - 1)]);
+  return { count: n, mean: n === 0 ? NaN : lags.reduce((a, b) => a + b, 0) / n, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: n === 0 ? NaN : lags[n - 1] };
 }

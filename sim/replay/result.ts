@@ -22,7 +22,7 @@ import { encodeHistograms, type DriverResult } from './driver.js';
 import type { ProbeFigures } from './fanout-probe.js';
 import type { ReplayMapping } from './mapping.js';
 import type { MemoryByClass } from './memory-classes.js';
-import { encodeMerged, latencySeconds, type FleetFigures } from './redis-figures.js';
+import { encodeMerged, latencySeconds, type FleetFigures, type HopFigures } from './redis-figures.js';
 import type { SaturationFigure } from './saturation.js';
 import { bucketQuantile, type ServerCounters } from './server-metrics.js';
 
@@ -75,6 +75,8 @@ export interface ReplayMeasurements {
   probe: ProbeFigures;
   /** What the workers did in the window (their published figures less those before it). */
   fleet: FleetFigures & { exact: boolean };
+  /** The hop from each post's commit to its event in the log (the stream entry's ms), seconds. */
+  hop: HopFigures;
   /** Unix second -> timeline writes (the workers' counter at Redis). */
   writesBySecond: Map<number, number>;
   samples: IntervalSample[];
@@ -128,7 +130,17 @@ export interface ReplaySection {
   world: ReplayMeasurements['world'];
   driver: Omit<DriverResult, 'posts' | 'intervals' | 'histograms'> & { histograms: Record<string, string> };
   fanout: {
-    workers: { postLag: ReturnType<typeof latencySeconds>; followerLag: ReturnType<typeof latencySeconds>; counters: FleetFigures['counters']; processes: number };
+    workers: {
+      postLag: ReturnType<typeof latencySeconds>;
+      followerLag: ReturnType<typeof latencySeconds>;
+      /** A worker's handling of one post event, and of one pipelined batch of timeline writes (seconds). */
+      event: ReturnType<typeof latencySeconds>;
+      batch: ReturnType<typeof latencySeconds>;
+      counters: FleetFigures['counters'];
+      processes: number;
+    };
+    /** From each post's commit to its event in the log, as the simulator's postToLog draws it. */
+    hop: HopFigures;
     probes: Omit<ProbeFigures, 'histogram' | 'pulledHistogram' | 'pulledPostHistogram' | 'lagP99ByBucket'>;
     /** Probe over workers, per follower and per post, p50 and p99: 1 is agreement (the probes poll every pollMs). */
     agreement: { followerP50: number; followerP99: number; postP50: number; postP99: number };
@@ -390,7 +402,15 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
         return { ...rest, histograms: encodeHistograms(histograms) };
       })(),
       fanout: {
-        workers: { postLag: workersPostLag, followerLag: workersFollowerLag, counters: m.fleet.counters, processes: m.fleet.workers },
+        workers: {
+          postLag: workersPostLag,
+          followerLag: workersFollowerLag,
+          event: latencySeconds(m.fleet.histograms.get('eventMs')),
+          batch: latencySeconds(m.fleet.histograms.get('batchMs')),
+          counters: m.fleet.counters,
+          processes: m.fleet.workers,
+        },
+        hop: m.hop,
         probes: (() => {
           const { histogram: _h, pulledHistogram: _p, pulledPostHistogram: _q, lagP99ByBucket: _b, ...rest } = m.probe;
           return rest;

@@ -1,0 +1,114 @@
+// npm run bench (compare): the fidelity goal of issue 11 measured. For each shipped replay scenario,
+// `feedlab compare SCENARIO` as a user runs it (a child process): this machine calibrated once
+// (`feedlab calibrate`), the scenario replayed twice on the live stack, the replayed world simulated
+// with the calibrated costs over three seeds, the estimate beside them. Printed: the compare report,
+// then every figure's ratio against the 15% goal, and where the CPU went during the replays. About
+// 35 minutes (the replays are most of it).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { CLI_MAIN } from '../cli/replay/processes.js';
+import { AGREEMENT, type CompareDocument } from '../sim/compare/compare.js';
+import type { RunResult } from '../sim/result.js';
+import { formatCpu } from '../sim/replay/cpu.js';
+import { onSignals } from './harness.js';
+
+const SCENARIOS = ['scenarios/celebrity-burst.yaml', 'scenarios/threshold-sweep.yaml'];
+const TIMEOUT_MS = 60 * 60_000;
+
+/** `feedlab ARGS` in its own process group (a signal reaches it once, from here); its stdout and exit code. */
+async function feedlab(args: string[]): Promise<{ code: number | null; stdout: string; seconds: number }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const stop = () => {
+    try {
+      process.kill(-child.pid!, 'SIGINT');
+    } catch {
+      // gone
+    }
+  };
+  const off = onSignals(async () => {
+    stop();
+    await exited;
+  });
+  const timer = setTimeout(stop, TIMEOUT_MS);
+  const code = await exited;
+  clearTimeout(timer);
+  off();
+  return { code, stdout: out, seconds: (performance.now() - t0) / 1000 };
+}
+
+export async function benchCompare(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'feedlab-bench-compare-'));
+  const results: string[] = [];
+  try {
+    const calibration = join(dir, 'calibration.yaml');
+    console.log(`calibrating this machine once: \`node dist/cli/main.js calibrate --out ${calibration}\``);
+    const cal = await feedlab(['calibrate', '--out', calibration, '--quiet']);
+    if (cal.code !== 0 && cal.code !== 1) {
+      console.log(`  !!! calibrate exited ${cal.code}: nothing to compare`);
+      return;
+    }
+    process.stdout.write(cal.stdout);
+    for (const scenario of SCENARIOS) {
+      const out = join(dir, scenario.replace(/\W+/g, '-'));
+      const args = ['compare', scenario, '--calibration', calibration, '--out', out];
+      console.log(`\n\`node dist/cli/main.js ${args.join(' ')}\` (two replays of every policy, three simulations each):`);
+      const r = await feedlab(args);
+      process.stdout.write(r.stdout);
+      let doc: CompareDocument;
+      try {
+        doc = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as CompareDocument;
+      } catch {
+        results.push(`compare ${scenario}: FAILED (exit ${r.code}) after ${r.seconds.toFixed(0)} s`);
+        continue;
+      }
+      cpuLines(out);
+      results.push(...resultLines(scenario, doc, r.seconds));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log('summary:');
+  for (const line of results) console.log(`  RESULT ${line}`);
+}
+
+/** Where the two cores went during each replay's window, policy by policy. */
+function cpuLines(out: string): void {
+  for (let i = 1; ; i++) {
+    let text: string;
+    try {
+      text = readFileSync(join(out, `replay-${i}.json`), 'utf8');
+    } catch {
+      return;
+    }
+    const doc = JSON.parse(text) as RunResult | { runs: RunResult[] };
+    const runs = 'runs' in doc ? doc.runs : [doc];
+    for (const r of runs) {
+      const c = r.replay?.cpu;
+      if (c?.share) console.log(`  replay ${i}, ${r.policy}: ${formatCpu(c.share, 'driver')}${c.contended ? ' !!! CONTENDED' : ''}`);
+    }
+  }
+}
+
+/** One RESULT line per policy: how many figures are within 15%, inside the noise, outside; and the ones outside. */
+function resultLines(scenario: string, doc: CompareDocument, seconds: number): string[] {
+  const lines: string[] = [];
+  for (const p of doc.policies) {
+    const figs = doc.figures.filter((f) => f.policy === p.policy && f.verdict !== 'n/a');
+    const count = (v: string) => figs.filter((f) => f.verdict === v).length;
+    const outside = figs.filter((f) => f.verdict === 'outside').map((f) => `${f.id} ${f.ratio === null ? 'no ratio' : f.ratio.toFixed(2)}`);
+    lines.push(
+      `compare ${scenario} ${p.policy}: ${count('within')} of ${figs.length} figures within ${AGREEMENT * 100}%, ${count('noise')} inside the noise, ${count('outside')} outside` +
+        `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}${doc.measurement.contended ? ' !!! measured while CONTENDED' : ''}`,
+    );
+  }
+  lines.push(`compare ${scenario}: ${seconds.toFixed(0)} s in all`);
+  return lines;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchCompare();
