@@ -73,7 +73,12 @@ export interface RunResult {
       total: number;
       perSecond: { mean: number };
       latencyMs: LatencySummary;
-      redisOpsPerRead: { mean: number };
+      /**
+       * Redis commands per feed page: over every page (`mean`; what Redis serves per read), and over
+       * sessions' first pages only (`firstPages`: a reader once a session, as a replay measures it;
+       * readers who follow more page further, and a session's cold read is its first page).
+       */
+      redisOpsPerRead: { mean: number; firstPages?: number };
       coldShare: number;
       coldReads: number;
       listRebuilds: number;
@@ -198,7 +203,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         total: m.reads.total,
         perSecond: { mean: m.reads.total / m.duration },
         latencyMs: latency(m.reads.latency, 1000),
-        redisOpsPerRead: { mean: m.reads.redisOpsPerRead },
+        redisOpsPerRead: { mean: m.reads.redisOpsPerRead, firstPages: m.reads.redisOpsPerFirstPage },
         coldShare: m.reads.coldShare,
         coldReads: m.reads.coldReads,
         listRebuilds: m.reads.listRebuilds,

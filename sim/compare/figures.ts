@@ -179,8 +179,8 @@ export const FIGURES: readonly FigureDef[] = [
     label: 'Redis commands per read',
     unit: 'commands',
     group: 'reads',
-    about: "Redis operations per feed page (a replay's over a window of nothing but reads)",
-    read: (r) => r.summary.reads.redisOpsPerRead.mean,
+    about: "Redis commands of a session's first page (a replay's over a window of nothing but first pages; a simulation's over its sessions' first pages, or every page in an older document)",
+    read: (r) => r.summary.reads.redisOpsPerRead.firstPages ?? r.summary.reads.redisOpsPerRead.mean,
   },
 ];
 

@@ -20,6 +20,17 @@ import type { ModelContext } from './context.js';
 import { erlangC, type SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
 
+/** The page `feedlab calibrate` measures the spread on (and fits its CPU around): no pulled followee (the timeline and the own list), 20 posts. */
+export const SPREAD_REFERENCE_PAGE = { pulled: 0, posts: 20 } as const;
+const REFERENCE_LISTS = listsPerPage(SPREAD_REFERENCE_PAGE.pulled);
+const REFERENCE_POSTS = SPREAD_REFERENCE_PAGE.posts;
+/** A jitter below the mean never takes a request under this share of its CPU. */
+const JITTER_FLOOR = 0.25;
+
+function jittered(cpu: number, jitter: number): number {
+  return Math.max(cpu * JITTER_FLOOR, cpu + jitter);
+}
+
 /** Seconds of load a scaled run's Erlang waits are drawn at. */
 const ERLANG_WINDOW_SECONDS = 60;
 
@@ -36,6 +47,8 @@ export class ApiStage {
   private readonly exact: WorkerPool | null;
   private readonly rng: Rng;
   private readonly spreadMean: number;
+  /** The model's mean service of the page calibrate measures the spread on. */
+  private readonly referenceService: number;
   /** CPU seconds and requests per second of the run (scaled runs' Erlang waits read the second before). */
   private readonly work: Float64Array;
   private readonly requests: Float64Array;
@@ -50,6 +63,10 @@ export class ApiStage {
     this.work = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.requests = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.spreadMean = spec ? quantileMean(spec.spread) : 1;
+    const c = ctx.sc.infrastructure.costs;
+    this.referenceService = spec
+      ? spec.cpuPerRead + spec.cpuPerList * REFERENCE_LISTS + spec.cpuPerPost * REFERENCE_POSTS + 2 * c.rtt + c.zrange * REFERENCE_LISTS + c.mgetPerKey * REFERENCE_POSTS
+      : 0;
     if (!spec) {
       this.instances = 0;
       this.servers = 0;
@@ -68,38 +85,62 @@ export class ApiStage {
   }
 
   /**
-   * A draw of the service-time spread (mean 1; 1 without an API tier). Calibration measures it over
-   * a whole request one at a time (its CPU and its Redis round trips), so a read's Redis part is
-   * stretched by the same draw as its CPU.
+   * A request's deviation from its mean service time, in seconds (0 without an API tier). The
+   * spread is measured on whole requests one at a time (`feedlab calibrate`: a page of the reference
+   * shape, its CPU and Redis round trips), and what stretches a request there (a collection, a
+   * scheduling delay) stretches a bigger one by as much, not in proportion: so a draw is the spread's
+   * deviation times the reference request's mean, added.
    */
-  drawSpread(): number {
-    return this.spec ? quantileAt(this.spec.spread, this.rng.float()) / this.spreadMean : 1;
+  drawJitter(): number {
+    if (!this.spec) return 0;
+    return (quantileAt(this.spec.spread, this.rng.float()) / this.spreadMean - 1) * this.referenceService;
   }
 
   /**
    * Seconds from sending a page request to its handler being done with the CPU (0 without an API
-   * tier), its CPU stretched by `spread` (a drawSpread draw).
+   * tier), its CPU moved by `jitter` (a drawJitter draw; the core is held for it too).
    */
-  serveRead(t: number, lists: number, posts: number, weight: number, spread: number): number {
+  serveRead(t: number, lists: number, posts: number, weight: number, jitter: number): number {
     if (!this.spec) return 0;
-    return this.spec.network + this.serve(t, this.pageCpu(lists, posts) * spread, weight);
+    return this.spec.network + this.idleExtra(t) + this.serve(t, jittered(this.pageCpu(lists, posts), jitter), weight);
   }
 
-  /** Seconds from sending a post to its commit (half the network hop, the wait, the CPU). */
-  acceptPost(t: number, weight: number): number {
-    if (!this.spec) return 0;
-    return this.spec.network / 2 + this.serve(t, this.spec.cpuPerWrite * this.drawSpread(), weight);
+  /**
+   * What finding the tier idle adds to a request at t (api.idleOverhead): all of it when the cores
+   * were idle over the last second, none when they were fully busy. It is waiting, not CPU: no core
+   * is held for it.
+   */
+  private idleExtra(t: number): number {
+    const idle = this.spec!.idleOverhead;
+    if (idle === 0) return 0;
+    const prev = Math.floor(t) - 1;
+    const busy = prev < 0 ? 0 : Math.min(1, this.work[Math.min(prev, this.work.length - 1)] / this.servers);
+    return idle * (1 - busy);
   }
 
-  private serve(t: number, cpu: number, weight: number): number {
+  /**
+   * A post sent at t: when its handler starts (and stamps the post's createdAt, from which the
+   * fan-out lag counts) and when it is done (the post committed and in its author's list, just
+   * before the answer): seconds after t. Both 0 without an API tier.
+   */
+  acceptPost(t: number, weight: number): { started: number; done: number } {
+    if (!this.spec) return { started: 0, done: 0 };
+    const arrived = this.spec.network / 2 + this.idleExtra(t);
+    const { wait, service } = this.serve(t + arrived, jittered(this.spec.cpuPerWrite, this.drawJitter()), weight, true);
+    return { started: arrived + wait, done: arrived + wait + service };
+  }
+
+  private serve(t: number, cpu: number, weight: number): number;
+  private serve(t: number, cpu: number, weight: number, parts: true): { wait: number; service: number };
+  private serve(t: number, cpu: number, weight: number, parts?: true): number | { wait: number; service: number } {
     const service = cpu * this.machine.factor(t);
     const sec = Math.min(this.work.length - 1, Math.floor(t));
     this.work[sec] += service * weight;
     this.requests[sec] += weight;
     this.busySeconds += service * weight;
     this.machine.addWork(t, service * weight);
-    if (this.exact) return this.exact.submit(t, service) - t;
-    return service + this.erlangWait(sec);
+    const wait = this.exact ? this.exact.submit(t, service) - t - service : this.erlangWait(sec);
+    return parts ? { wait, service } : wait + service;
   }
 
   /** A wait at the tier's M/M/c queue, at the load of the minute before (scaled runs). */

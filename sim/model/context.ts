@@ -17,7 +17,7 @@ import { ShardLoad } from './shard-load.js';
 import { TimelineCache } from './timeline-cache.js';
 
 /** The event kinds of the queue. */
-export const EV = { POST: 0, WRITES_DONE: 1, LIST_DONE: 2, SESSION: 3, CACHE_LOSS: 4, TICK: 5, SWEEP: 6 } as const;
+export const EV = { POST: 0, WRITES_DONE: 1, LIST_DONE: 2, SESSION: 3, CACHE_LOSS: 4, TICK: 5, SWEEP: 6, PAGE: 7 } as const;
 
 export const SERIES_INTERVAL = 60;
 
@@ -44,6 +44,9 @@ export interface Counters {
   pulledPosts: number;
   readsReal: number;
   readOps: number;
+  /** Sessions' first pages and their Redis commands (a replay measures commands per read over first pages). */
+  firstPages: number;
+  firstPageOps: number;
   coldReads: number;
   rebuildEntries: number;
   rebuilds: number;
@@ -218,6 +221,8 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
       pulledPosts: 0,
       readsReal: 0,
       readOps: 0,
+      firstPages: 0,
+      firstPageOps: 0,
       coldReads: 0,
       rebuildEntries: 0,
       rebuilds: 0,

@@ -127,9 +127,11 @@ export class FanoutStage {
     ctx.cache.pushOwn(a);
     this.adapt(t);
 
-    // accepted by the API (its transaction commits then: the lag counts from here), then the hop
-    // through the outbox relay and the event log
-    const created = t + this.api.acceptPost(t, stands);
+    // accepted by the API, whose handler stamps the post's createdAt (the lag counts from there),
+    // commits it and adds it to its author's list; then the hop through the outbox relay and the
+    // event log (measured from createdAt too)
+    const accepted = this.api.acceptPost(t, stands);
+    const created = t + accepted.started;
     const createdMinute = minuteOf(ctx, created);
     const logged = created + quantileAt(infra.postToLog, this.hopRng.float());
 
@@ -238,12 +240,15 @@ export class FanoutStage {
 
     if (pushed) count.pushedPosts += stands;
     if (needsList) {
-      const done = fleet.submit(ready, 1);
+      // the API adds the post to its author's recent list before answering (FeedService.createPost):
+      // a pulled post is visible to all of its (pull) readers from then; the worker's own list add
+      // finds it there (its work is on the fleet, and it is no timeline write)
+      fleet.submit(ready, 1, 0);
+      const done = t + accepted.done + costs.rtt;
       count.listWrites += stands;
       count.pulledPosts += stands;
       ctx.q.push(done, EV.LIST_DONE, a);
       if (done > lastDone) lastDone = done;
-      // a pulled post is visible to all of its (pull) readers once it is in the list
       if (policy.kind !== 'rate' && o1 > o0) {
         ctx.followerLag.record(done - created, (o1 - o0) * perFollower);
         ctx.lagByMinute.record(createdMinute, done - created, (o1 - o0) * perFollower);

@@ -55,6 +55,8 @@ export interface SimulationMetrics {
     latency: DurationSummary;
     latencyHistogram: string;
     redisOpsPerRead: number;
+    /** The same over sessions' first pages only (each reader once a session, as a replay measures it). */
+    redisOpsPerFirstPage: number;
     coldReads: number;
     coldShare: number;
     rebuildEntries: number;

@@ -6,7 +6,7 @@
 import { commandsPerPage, listsPerPage } from '../../core/read-plan.js';
 import { mix32, Rng } from '../random.js';
 import type { ApiStage } from './api-tier.js';
-import { minuteOf, type ModelContext } from './context.js';
+import { EV, minuteOf, type ModelContext } from './context.js';
 import { WorkerPool } from './worker-pool.js';
 
 export class ReadStage {
@@ -14,6 +14,8 @@ export class ReadStage {
   readonly postgres: WorkerPool;
   private readonly waitRng: Rng;
   private readonly shardStamp: Int32Array;
+  /** Sessions with pages still to read: the reader and how many pages are left, by slot. */
+  private readonly sessions = new OpenSessions();
 
   constructor(
     private readonly ctx: ModelContext,
@@ -55,15 +57,28 @@ export class ReadStage {
     return Math.max(1, Math.ceil(entries / ctx.sc.activity.pageSize));
   }
 
-  /** A session of up to `pages` pages by u at `now`, ending early at the end of the feed. */
+  /**
+   * A session of up to `pages` pages by u starting at `now`: its first page now, then each next
+   * page when the one before has been answered (a reader scrolls, as replay's driver sends them),
+   * ending early at the end of the feed.
+   */
   session(u: number, now: number, pages: number): void {
-    this.page(u, now);
-    const last = Math.min(pages, this.feedPages(u));
-    for (let i = 1; i < last; i++) this.page(u, now);
+    const latency = this.page(u, now, true);
+    const left = Math.min(pages, this.feedPages(u)) - 1;
+    if (left > 0) this.ctx.q.push(now + latency, EV.PAGE, this.sessions.add(u, left));
   }
 
-  /** One page read by u at `now`. */
-  page(u: number, now: number): void {
+  /** The next page of session `slot` (EV.PAGE), at `now`. */
+  nextPage(slot: number, now: number): void {
+    const s = this.sessions;
+    const u = s.user[slot];
+    const latency = this.page(u, now);
+    if (--s.left[slot] > 0) this.ctx.q.push(now + latency, EV.PAGE, slot);
+    else s.release(slot);
+  }
+
+  /** One page read by u at `now` (the first of its session, or a later one); returns its latency. */
+  page(u: number, now: number, first = false): number {
     const ctx = this.ctx;
     const { cache, shardLoad, pop, count, series } = ctx;
     const costs = ctx.sc.infrastructure.costs;
@@ -111,12 +126,11 @@ export class ReadStage {
       }
     }
     const lists = listsPerPage(pulled);
-    const spread = this.api.drawSpread();
-    latency += this.api.serveRead(now, lists, pageSize, w, spread);
-    latency += maxWait + listWait + spread * (costs.rtt + costs.zrange * lists);
+    latency += this.api.serveRead(now, lists, pageSize, w, this.api.drawJitter());
+    latency += costs.rtt + maxWait + costs.zrange * lists + listWait;
     // round trip 2: hydrate the page's post bodies
     const bodyShard = rng.int(ctx.shards);
-    latency += shardLoad.wait(bodyShard, rng) + spread * (costs.rtt + costs.mgetPerKey * pageSize);
+    latency += costs.rtt + shardLoad.wait(bodyShard, rng) + costs.mgetPerKey * pageSize;
     if (!ctx.spread) shardLoad.addSpread(costs.mgetPerKey * pageSize * w, w);
     ops += commandsPerPage(pulled);
     cache.touch(u, now);
@@ -128,9 +142,46 @@ export class ReadStage {
     series.reads[minute] += w;
     count.readsReal += w;
     count.readOps += ops * w;
+    if (first) {
+      count.firstPages += w;
+      count.firstPageOps += ops * w;
+    }
     if (cold) {
       count.coldReads += w;
       series.coldReads[minute] += w;
     }
+    return latency;
+  }
+}
+
+/** Sessions between their pages, one slot each; slots are recycled, nothing is allocated per session. */
+class OpenSessions {
+  user = new Int32Array(256);
+  left = new Int32Array(256);
+  private readonly freeSlots: number[] = [];
+  private used = 0;
+
+  add(user: number, left: number): number {
+    let i: number;
+    if (this.freeSlots.length > 0) i = this.freeSlots.pop()!;
+    else {
+      if (this.used === this.user.length) {
+        const grow = (a: Int32Array) => {
+          const b = new Int32Array(a.length * 2);
+          b.set(a);
+          return b;
+        };
+        this.user = grow(this.user);
+        this.left = grow(this.left);
+      }
+      i = this.used++;
+    }
+    this.user[i] = user;
+    this.left[i] = left;
+    return i;
+  }
+
+  release(i: number): void {
+    this.freeSlots.push(i);
   }
 }

@@ -129,6 +129,9 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         reads.session(sessions.user, t, sessions.pages);
         if (sessions.next() && sessions.at <= duration) q.push(sessions.at, EV.SESSION);
         break;
+      case EV.PAGE:
+        reads.nextPage(q.a, t);
+        break;
       case EV.CACHE_LOSS: {
         const lost = q.a;
         cache.loseShards((sh) => sh < lost);

@@ -75,6 +75,7 @@ export function summarize(ctx: ModelContext, fanout: FanoutStage, reads: ReadSta
       latency: ctx.readLatency.summary(),
       latencyHistogram: ctx.readLatency.encoded(),
       redisOpsPerRead: count.readsReal > 0 ? count.readOps / count.readsReal : 0,
+      redisOpsPerFirstPage: count.firstPages > 0 ? count.firstPageOps / count.firstPages : 0,
       coldReads: count.coldReads,
       coldShare: count.readsReal > 0 ? count.coldReads / count.readsReal : 0,
       rebuildEntries: count.rebuildEntries,

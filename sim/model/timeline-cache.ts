@@ -189,8 +189,9 @@ export class TimelineCache {
       if (!this.exists[u] && !this.listExists[u] && !this.ownExists[u]) continue;
       const listKey = authorPostsKey(u).length;
       if (this.exists[u]) timelines += w * (zsetUsageBytes(Math.max(1, this.length[u]), timelineKey(u).length) + KEYSPACE_BYTES_PER_KEY);
-      if (this.listExists[u]) lists += w * (authorListUsageBytes(Math.max(1, this.listLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);
-      if (this.ownExists[u]) ownLists += w * (authorListUsageBytes(Math.max(1, this.ownLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);
+      // a reader's own list and their list as a pulled author are one key (a replay counts it as pulled)
+      if (this.listExists[u]) lists += w * (authorListUsageBytes(Math.max(1, this.listLength[u], this.ownLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);
+      else if (this.ownExists[u]) ownLists += w * (authorListUsageBytes(Math.max(1, this.ownLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);
     }
     return { timelines, lists, ownLists };
   }

@@ -457,6 +457,10 @@ export const scenarioSchema: ObjectSpec = {
             cpuPerPost: duration('CPU per hydrated post of a page', '10us'),
             cpuPerWrite: duration('CPU of accepting one post (POST, its transaction)', '500us'),
             network: duration("the client's round trip to the API", '0.2ms'),
+            idleOverhead: duration(
+              'time a request loses when it finds the API idle (waking the process, cold caches): all of it at no load, none at full load; not CPU',
+              '0s',
+            ),
             spread: latencyDistribution('service time over its mean, as quantiles (1: every request the same)', 1, { unit: 'number' }),
           },
         },

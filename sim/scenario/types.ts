@@ -93,6 +93,8 @@ export interface ApiTier {
   cpuPerWrite: number;
   /** The client's round trip to the API. */
   network: number;
+  /** Time a request loses when it finds the API idle, shrinking with the tier's utilisation (not CPU). */
+  idleOverhead: number;
   /** Service time over its mean. */
   spread: QuantileDistribution;
 }

@@ -121,6 +121,22 @@ describe('the API tier', () => {
     expect(Math.abs(m.api!.utilisation - 0.35)).toBeLessThan(0.03);
   });
 
+  it('adds the cost of finding the tier idle in full at a trickle, and less as its core gets busy', () => {
+    const api = (idle: string) => `  costs: { rtt: 0s, zrange: 0s, mgetPerKey: 0s }\n  api: { instances: 1, network: 0s, cpuPerRead: 10ms, cpuPerList: 0s, cpuPerPost: 0s, idleOverhead: ${idle} }`;
+    const run = (idle: string, sessions: number) => {
+      const sc = reads(api(idle), sessions);
+      return simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+    };
+    // a trickle (10 pages/s, 10% busy): each page 10 ms of CPU and, its core idle the second before, most of 2 ms more
+    const trickle = run('2ms', 864).reads.latency.mean - run('0s', 864).reads.latency.mean;
+    expect(trickle).toBeGreaterThan(0.9 * 0.002 * 0.85);
+    expect(trickle).toBeLessThan(0.002);
+    // 70 pages/s on one core, 70% busy: about 30% of it (the queue's own wait is the same both ways)
+    const busy = run('2ms', 6048).reads.latency.mean - run('0s', 6048).reads.latency.mean;
+    expect(busy).toBeGreaterThan(0.002 * 0.2);
+    expect(busy).toBeLessThan(0.002 * 0.45);
+  });
+
   it('is absent with api: none: a page is its Redis work only', () => {
     const sc = reads('  costs: { rtt: 0.3ms, zrange: 15us, mgetPerKey: 2us }\n  api: none', 10);
     const m = simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });

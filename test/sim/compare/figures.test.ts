@@ -22,7 +22,11 @@ describe('figures of a simulation', () => {
     expect(value('deliveries_per_post', sim)).toEqual({ value: s.fanout.deliveriesPerPost });
     expect(value('read_p50', sim)).toEqual({ value: s.reads.latencyMs.p50 });
     expect(value('read_p99', sim)).toEqual({ value: s.reads.latencyMs.p99 });
-    expect(value('commands_per_read', sim)).toEqual({ value: s.reads.redisOpsPerRead.mean });
+    // over sessions' first pages, as a replay measures it
+    expect(value('commands_per_read', sim)).toEqual({ value: s.reads.redisOpsPerRead.firstPages });
+    const old = structuredClone(sim);
+    delete old.summary.reads.redisOpsPerRead.firstPages;
+    expect(value('commands_per_read', old)).toEqual({ value: s.reads.redisOpsPerRead.mean });
     // a real run: every one of these is a positive number
     for (const id of ['lag_p99', 'writes_per_second_mean', 'read_p99', 'commands_per_read'] as FigureId[]) expect(value(id, sim).value).toBeGreaterThan(0);
   });
@@ -53,7 +57,8 @@ describe('figures of a simulation', () => {
   it('a figure the document has as NaN or null stays null, never 0', () => {
     const nan = structuredClone(sim);
     nan.summary.reads.latencyMs.p99 = NaN;
-    (nan.summary.reads.redisOpsPerRead as { mean: number | null }).mean = null;
+    (nan.summary.reads.redisOpsPerRead as { mean: number | null; firstPages: number | null }).mean = null;
+    (nan.summary.reads.redisOpsPerRead as { mean: number | null; firstPages: number | null }).firstPages = null;
     expect(value('read_p99', nan)).toEqual({ value: null, why: 'not in the document' });
     expect(value('commands_per_read', nan)).toEqual({ value: null, why: 'not in the document' });
   });
@@ -90,7 +95,8 @@ describe('figures of a replay', () => {
 
   it('says "not measured" for what a replay leaves null, and for a document without its replay section', () => {
     const unmeasured = structuredClone(replay);
-    (unmeasured.summary.reads.redisOpsPerRead as { mean: number | null }).mean = null; // no reads-only window
+    (unmeasured.summary.reads.redisOpsPerRead as { mean: number | null; firstPages?: number | null }).mean = null; // no reads-only window
+    (unmeasured.summary.reads.redisOpsPerRead as { mean: number | null; firstPages?: number | null }).firstPages = null;
     expect(value('commands_per_read', unmeasured)).toEqual({ value: null, why: 'not measured' });
     delete unmeasured.replay;
     expect(value('memory_timelines_bytes', unmeasured)).toEqual({ value: null, why: 'not measured' });
