@@ -48,8 +48,10 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       return a ? spread(a.write) : 'not measured';
     case 'api.network':
       return a ? `GET /healthz ${us(a.trivialRoundTrip.median)} less its CPU ${us(a.trivialCpu.median)}` : 'not measured';
+    case 'api.idleOverhead':
+      return a ? `paced reads' mean service ${us(a.service.mean)} less the fits' ${us(a.service.modelled ?? NaN)}` : 'not measured';
     case 'api.spread':
-      return a ? `one at a time, n ${a.service.n}, mean service time ${us(a.service.mean)}` : 'not measured';
+      return a ? `one at a time with idle gaps, n ${a.service.n}, mean service time ${us(a.service.mean)}` : 'not measured';
   }
 }
 

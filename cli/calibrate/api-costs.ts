@@ -7,13 +7,15 @@
 //
 // The service time of a read: its latency as this client measures it (from writing the request to
 // the last byte of the answer, one request in flight on one keep-alive connection, nothing else
-// sent) less api.network, the trivial request's median round trip less the server's CPU for it.
+// sent, an idle gap before each as a replay's reads have) less api.network, the trivial request's median round trip less the server's CPU for it.
 // What is left is everything the server does for the read: its CPU, its Redis round trips and
 // Redis's work, and its waits. Subtracting a constant keeps the order, so each quantile of the
 // service time is that quantile of the latency less the network; the spread is each over the mean.
 import * as hdr from 'hdr-histogram-js';
 import { CpuMeter } from '../../sim/replay/cpu.js';
-import { closedLoop, getRequest, newHistogram, openConnections, postRequest, type ClosedLoopResult, type KeepAliveConnection } from '../../sim/replay/http-client.js';
+import { closedLoop, getRequest, newHistogram, openConnections, postRequest, request, type ClosedLoopResult, type KeepAliveConnection } from '../../sim/replay/http-client.js';
+import { Rng } from '../../sim/random.js';
+import { sleep } from './pace.js';
 import { fitLine, SampleSet, spreadOf, type Spread } from '../../sim/calibration/figures.js';
 import { QUANTILES, type ApiMeasurements } from '../../sim/calibration/document.js';
 import { inRounds, type Rounds } from './rounds.js';
@@ -27,6 +29,8 @@ export interface ApiTarget {
   readersByPulled: ReadonlyMap<number, readonly number[]>;
   /** Who posts in the write loop. */
   authors: readonly number[];
+  /** Seeds the idle gaps between paced reads. */
+  seed: number;
 }
 
 /** The server's CPU seconds per request answered in a loop. */
@@ -54,7 +58,7 @@ export async function measureApi(t: ApiTarget, rounds: Rounds): Promise<Omit<Api
   try {
     const cpu = await cpuFits(t, conns, meter, rounds);
     const network = await trivialRequests(t, one, meter, rounds);
-    const service = await serviceTimes(t, one, meter, rounds, network.roundTrip.median - network.cpu.median);
+    const service = await serviceTimes(t, one, rounds, network.roundTrip.median - network.cpu.median, t.seed);
     return { ...cpu, trivialRoundTrip: network.roundTrip, trivialCpu: network.cpu, service };
   } finally {
     for (const c of conns) c.close();
@@ -99,15 +103,24 @@ async function trivialRequests(t: ApiTarget, one: KeepAliveConnection[], meter: 
   return { roundTrip: spreadOf(trips), cpu: spreadOf(cpus) };
 }
 
-/** Reads of the shared shape one at a time: the latency histogram over every sample, less the network (see the header). */
-async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], meter: CpuMeter, rounds: Rounds, network: number): Promise<ApiMeasurements['service']> {
+/**
+ * Reads of the shared shape one at a time, an idle gap between them (CALIBRATE.pace): the latency
+ * histogram over every sample, less the network (see the header).
+ */
+async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], rounds: Rounds, network: number, seed: number): Promise<ApiMeasurements['service']> {
   const a = CALIBRATE.api;
   const pick = readsOf(t, a.pulledAt, a.pageSizeAt);
   const all: hdr.Histogram = newHistogram();
+  const gaps = new Rng(seed);
   await inRounds(rounds, async (keep) => {
-    const r = await closedLoop(one, () => pick(), 50, CALIBRATE.spread.sampleMs, meter);
-    cpuPerRequest(r, 'feed reads');
-    if (keep) all.add(r.latency);
+    for (let i = 0; i < CALIBRATE.spread.readsPerSample; i++) {
+      await sleep(gaps.exponential(1 / CALIBRATE.pace.meanGapMs));
+      const t0 = performance.now();
+      const r = await request(one[0], pick());
+      const us = (performance.now() - t0) * 1000;
+      if (r.status !== 200) throw new Error(`calibrate: a feed read answered ${r.status}`);
+      if (keep) all.recordValue(Math.round(us));
+    }
   });
   const points = QUANTILES.map((p) => ({ p, value: all.getValueAtPercentile(p * 100) / 1e6 - network }));
   return { points, n: all.totalCount, mean: all.mean / 1e6 - network };

@@ -1,5 +1,6 @@
 // The Postgres side of the fan-out and of cold reads, measured with the server's own repository and
-// cache code from this process, as the worker and the read path run it: a page of an author's
+// cache code from this process, as the worker and the read path run it (the statements of a post
+// event and a rebuild each after an idle gap, CALIBRATE.pace, as a replay's come): a page of an author's
 // followers (followersPage with the worker's dormancy filter and page size) against the rows it
 // returns; a post event's statements before its first follower page (followerCount, then the list
 // add and the pulled-mark lookup side by side, as FanoutWorker.created sends them); a missing
@@ -12,6 +13,8 @@ import type { TimelineCache } from '../../server/cache/timelines.js';
 import type { FeedRepository } from '../../server/store/repository.js';
 import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
 import { HISTORY_NODE_ID } from '../replay/world.js';
+import { Rng } from '../../sim/random.js';
+import { sleep } from './pace.js';
 import { inRounds, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 
@@ -52,11 +55,13 @@ export async function presentLists(repo: FeedRepository, lists: AuthorPostsCache
  */
 export async function measureEventStatements(repo: FeedRepository, lists: AuthorPostsCache, pulled: PulledAuthorRegistry, authors: readonly number[], rounds: Rounds): Promise<Spread> {
   const samples: number[] = [];
+  const gaps = new Rng(CALIBRATE.world.seed + 1);
   let i = 0;
   let seq = 0;
   await inRounds(rounds, async (keep) => {
     const times: number[] = [];
     for (let k = 0; k < CALIBRATE.eventStatements.perSample; k++) {
+      await sleep(gaps.exponential(1 / CALIBRATE.pace.meanGapMs));
       const a = authors[i++ % authors.length];
       const now = Date.now();
       const post = { id: makePostId(now, HISTORY_NODE_ID - 2, seq++ % 4096), createdAt: now };
@@ -77,6 +82,7 @@ export async function measureEventStatements(repo: FeedRepository, lists: Author
  */
 export async function measureRebuild(repo: FeedRepository, timelines: TimelineCache, readers: readonly number[], threshold: number, rounds: Rounds): Promise<Spread & { entries: number }> {
   const samples: number[] = [];
+  const gaps = new Rng(CALIBRATE.world.seed + 2);
   let i = 0;
   let entries = 0;
   await inRounds(rounds, async (keep) => {
@@ -84,6 +90,7 @@ export async function measureRebuild(repo: FeedRepository, timelines: TimelineCa
     for (let k = 0; k < CALIBRATE.rebuild.perSample; k++) {
       const u = readers[i++ % readers.length];
       await timelines.drop(u);
+      await sleep(gaps.exponential(1 / CALIBRATE.pace.meanGapMs));
       const t0 = performance.now();
       const r = await timelines.rebuild(u, () => repo.rebuildTimeline(u, Date.now() - timelines.shape.leaseMs, timelines.shape.cap, threshold));
       times.push((performance.now() - t0) / 1000);

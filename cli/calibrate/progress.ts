@@ -17,11 +17,11 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
     'timeline writes': 3 + r * 0.2,
     'page reads': r * 0.2,
     expansion: r * 0.3 * CALIBRATE.expansion.pagesPerSample,
-    'event statements': r * 0.1,
-    rebuild: r * 0.2,
+    'event statements': r * (0.1 + (CALIBRATE.eventStatements.perSample * CALIBRATE.pace.meanGapMs) / 1000),
+    rebuild: r * (0.2 + (CALIBRATE.rebuild.perSample * CALIBRATE.pace.meanGapMs) / 1000),
     ...(selfContained
       ? {
-          'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.sampleMs + 100) / 1000,
+          'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.readsPerSample * (CALIBRATE.pace.meanGapMs + 1) + 100) / 1000,
           'post to log': r * (p.postsPerSample / p.perSecond) + p.relaySettleMs / 1000,
           'API writes': r * (CALIBRATE.writes.settleMs + CALIBRATE.writes.sampleMs) / 1000,
         }

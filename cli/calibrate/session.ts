@@ -129,7 +129,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
       refused,
     );
 
-    const target = { host: stack.host, port: stack.port, serverPid: server.pid, token: stack.token, readersByPulled: world.readersByPulled, authors: world.authors };
+    const target = { host: stack.host, port: stack.port, serverPid: server.pid, token: stack.token, readersByPulled: world.readersByPulled, authors: world.authors, seed: CALIBRATE.world.seed };
     const api = await measureApi(target, steps.begin('API CPU', "measuring the server's CPU per feed page by shape, the network hop and the service-time spread", 3));
     const postToLog = await measurePostToLog(
       { host: stack.host, port: stack.port, token: stack.token, authors: world.authors, log: { redis, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions }, seed: CALIBRATE.world.seed },

@@ -4,6 +4,8 @@
 // twice the time); the samples of a fit's sizes are taken in interleaved rounds, so that a drift of
 // the machine spreads over every size instead of bending the line. (What makes a number unsound is
 // in sim/calibration/document.ts.)
+import { SPREAD_REFERENCE_PAGE } from '../../sim/model/api-tier.js';
+
 export const CALIBRATE = {
   /** Samples of every figure (--samples), and the rounds thrown away before them. */
   samples: 5,
@@ -40,15 +42,21 @@ export const CALIBRATE = {
   eventStatements: { perSample: 40 },
   rebuild: { perSample: 20 },
   /** API CPU: closed loops of `connections` for `sampleMs` (after `settleMs`) per shape, the page sizes of the posts fit. */
-  api: { connections: 2, settleMs: 100, sampleMs: 450, pageSizes: [5, 20, 50], pulledAt: 0, pageSizeAt: 20 },
+  api: { connections: 2, settleMs: 100, sampleMs: 450, pageSizes: [5, 20, 50], pulledAt: SPREAD_REFERENCE_PAGE.pulled, pageSizeAt: SPREAD_REFERENCE_PAGE.posts },
   /** POST /v1/posts in a closed loop, per sample. */
   writes: { connections: 2, settleMs: 100, sampleMs: 450 },
   /** GET /healthz one at a time, per sample. */
   network: { sampleMs: 250 },
-  /** Reads one at a time for the service-time spread: this long per sample (at least 1,000 reads in all). */
-  spread: { sampleMs: 800 },
-  /** Posts sent at random (Poisson) times, per sample, at this rate; then the event log read. */
-  postToLog: { postsPerSample: 40, perSecond: 40, relaySettleMs: 1_500 },
+  /**
+   * The idle gap, exponential with this mean, left between operations whose latency is measured
+   * (the spread's reads, a post event's statements, a rebuild): a replay's requests and events come
+   * tens of milliseconds apart, and a process woken from idle answers slower than one kept busy.
+   */
+  pace: { meanGapMs: 25 },
+  /** Reads one at a time, paced, for the service-time spread: this many per sample. */
+  spread: { readsPerSample: 150 },
+  /** Posts sent at random (Poisson) times, per sample, at this rate (a replay's pace); then the event log read. */
+  postToLog: { postsPerSample: 30, perSecond: 10, relaySettleMs: 1_500 },
   /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */
   targetLeaseMs: 600_000,
 } as const;

@@ -36,8 +36,12 @@ export interface ApiMeasurements {
   /** GET /healthz one at a time: the round trip, and the server's CPU per request. */
   trivialRoundTrip: Spread;
   trivialCpu: Spread;
-  /** Reads of the shape `at`, one at a time: latency less the network, as quantiles (seconds), and its mean. */
-  service: Distribution & { mean: number };
+  /**
+   * Reads of the shape `at`, one at a time with idle gaps between them (a replay's pace): latency
+   * less the network, as quantiles (seconds), and its mean; `modelled`: what the fits give the same
+   * page (its CPU, two round trips and its Redis work), set when the file is written.
+   */
+  service: Distribution & { mean: number; modelled?: number };
 }
 
 export interface Measurements {
@@ -89,7 +93,7 @@ export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
   costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'eventStatements' | 'rebuild', string>>;
   postToLog?: Record<string, string>;
-  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerPost' | 'cpuPerWrite' | 'network', string>> & { spread?: Record<string, number> };
+  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number> };
 }
 
 /** A duration as the scenario format writes it, to four significant digits: 95.12us, 6.1ms, 1.2s. */
@@ -182,6 +186,12 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     if (!refuse(['api.spread'], unsoundDistribution('service time spread', s) ?? (s.mean > 0 ? null : 'service time spread: the mean service time is not positive'))) {
       api.spread = Object.fromEntries(s.points.map((q) => [quantileKey(q.p), Number((Math.max(0, q.value) / s.mean).toPrecision(3))]));
     }
+    // what the model gives the spread's page at no load (its CPU, two round trips, its Redis work);
+    // a paced read takes longer than that by what finding the server idle costs
+    if (!listsBad && !postsBad && base > 0 && m.pageRead && m.mgetPerKey) {
+      s.modelled = base + a.lists.slope * a.at.lists + a.posts.slope * a.at.posts + 2 * m.rtt.median + m.pageRead.median * a.at.lists + m.mgetPerKey.median * a.at.posts;
+      api.idleOverhead = durationText(Math.max(0, s.mean - s.modelled));
+    } else refuse(['api.idleOverhead'], 'idle overhead: needs the CPU fits, the page read and the MGET');
     if (Object.keys(api).length > 0) block.api = api;
   }
   return { block, refused };

@@ -26,7 +26,8 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'api.cpuPerPost': 'CPU per hydrated post: slope over pages of ?limit= 5-50',
   'api.cpuPerWrite': 'CPU per POST /v1/posts, the outbox relay included',
   'api.network': 'the HTTP round trip of GET /healthz, one at a time, less its CPU',
-  'api.spread': 'a read\'s service time over its mean, one request at a time: latency less api.network',
+  'api.idleOverhead': "a paced read's mean service time beyond what the fits above give that page (its CPU, two round trips, its Redis work): the cost of finding the server idle",
+  'api.spread': "a read's service time over its mean, one request at a time with idle gaps (a replay's pace): latency less api.network",
 };
 
 const spread = (s: Spread, unit: (v: number) => string | number = durationText) => ({ median: unit(s.median), p10: unit(s.p10), p90: unit(s.p90), n: s.n });

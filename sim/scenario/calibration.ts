@@ -34,6 +34,7 @@ export const CALIBRATED_KEYS = [
   'api.cpuPerPost',
   'api.cpuPerWrite',
   'api.network',
+  'api.idleOverhead',
   'api.spread',
 ] as const;
 
