@@ -21,6 +21,7 @@ import { asInputError, readScenario } from '../prepare-scenario.js';
 import { buildWorld } from '../replay/world.js';
 import { runFeedlab } from './child-command.js';
 import { estimateSide } from './estimate-side.js';
+import { figureNotes } from './notes.js';
 import { readReplays, runReplays, type ReplayRuns } from './replay-side.js';
 
 export interface ScenarioModeFlags {
@@ -136,7 +137,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
         say(`simulating ${spec}, seed ${seed}`);
         return simulateMirror(world, policy, seed, cores);
       });
-      inputs.push({ policy: spec, estimate: estimateSide(sc, world, policy), simulated, measured: live });
+      inputs.push({ policy: spec, estimate: estimateSide(sc, world, policy), simulated, measured: live, notes: figureNotes(live, sc) });
     }
     if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);
     const doc = buildComparison({

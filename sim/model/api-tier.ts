@@ -47,7 +47,7 @@ export class ApiStage {
   private readonly exact: WorkerPool | null;
   private readonly rng: Rng;
   private readonly spreadMean: number;
-  /** The model's mean service of the page calibrate measures the spread on. */
+  /** The model's mean service of the page calibrate measures the spread on, at no load. */
   private readonly referenceService: number;
   /** CPU seconds and requests per second of the run (scaled runs' Erlang waits read the second before). */
   private readonly work: Float64Array;
@@ -64,8 +64,9 @@ export class ApiStage {
     this.requests = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.spreadMean = spec ? quantileMean(spec.spread) : 1;
     const c = ctx.sc.infrastructure.costs;
+    // as calibrate measures it: one at a time, finding the tier idle
     this.referenceService = spec
-      ? spec.cpuPerRead + spec.cpuPerList * REFERENCE_LISTS + spec.cpuPerPost * REFERENCE_POSTS + 2 * c.rtt + c.zrange * REFERENCE_LISTS + c.mgetPerKey * REFERENCE_POSTS
+      ? spec.cpuPerRead + spec.cpuPerList * REFERENCE_LISTS + spec.cpuPerPost * REFERENCE_POSTS + 2 * c.rtt + c.zrange * REFERENCE_LISTS + c.mgetPerKey * REFERENCE_POSTS + spec.idleOverhead
       : 0;
     if (!spec) {
       this.instances = 0;

@@ -154,6 +154,8 @@ export class FanoutStage {
     this.partitionBusy += expansion * stands;
     const ready = start + expansion;
     const fleet = this.isLarge(a) ? this.largePool! : this.pool;
+    // on shared cores the worker's writes run slower when the machine is busy
+    fleet.slowdown = this.machine.factor(ready);
     this.feedFluid(t);
     this.machine.addWork(created, expansion * stands);
 

@@ -13,6 +13,8 @@ export class WorkerPool {
   readonly writesBySecond: Float64Array;
   /** Total busy time handed out: utilisation = busy / (workers * elapsed). */
   busySeconds = 0;
+  /** How much slower the next jobs handed out run than the rated writes per second (shared cores set it). */
+  slowdown = 1;
   private fluidUntil = 0;
 
   constructor(readonly workers: number, readonly writesPerSecond: number, readonly rtt: number, readonly batchSize: number, duration: number) {
@@ -23,7 +25,7 @@ export class WorkerPool {
 
   /** Service time of a job: one round trip per pipelined batch plus the writes at the worker's rate. */
   serviceTime(writes: number): number {
-    return this.rtt * Math.max(1, Math.ceil(writes / this.batchSize)) + writes / this.writesPerSecond;
+    return this.rtt * Math.max(1, Math.ceil(writes / this.batchSize)) + (writes * this.slowdown) / this.writesPerSecond;
   }
 
   /**
@@ -49,7 +51,7 @@ export class WorkerPool {
   submitWhole(t: number, writes: number, pipelines: number, landed = writes): number {
     const start = this.free[0] > t ? this.free[0] : t;
     const batches = Math.max(1, Math.ceil(writes / this.batchSize));
-    const service = this.rtt * Math.ceil(batches / pipelines) + writes / this.writesPerSecond;
+    const service = this.rtt * Math.ceil(batches / pipelines) + (writes * this.slowdown) / this.writesPerSecond;
     this.busySeconds += service;
     this.countWrites(start, start + service, landed);
     this.siftDown(0, start + service);
@@ -58,7 +60,7 @@ export class WorkerPool {
 
   /** When batch i (from 0) of a whole post of `writes` started at `start` ends (see submitWhole). */
   batchDone(start: number, i: number, writes: number, pipelines: number): number {
-    return start + this.rtt * Math.ceil((i + 1) / pipelines) + Math.min(writes, (i + 1) * this.batchSize) / this.writesPerSecond;
+    return start + this.rtt * Math.ceil((i + 1) / pipelines) + (Math.min(writes, (i + 1) * this.batchSize) * this.slowdown) / this.writesPerSecond;
   }
 
   /**

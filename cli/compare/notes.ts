@@ -1,0 +1,51 @@
+// The "why" beside the time-dependent figures of `feedlab compare SCENARIO`: where the measured time
+// went, from what the replay measured of its parts (the hop from a post's commit to the event log,
+// a worker's handling of an event, the server's own histogram of its reads), next to the parts the
+// model charges for the same (its calibrated hop, the worker's statements and first page, the API).
+// Only measurements are quoted; a replay document written before these parts were measured gets no
+// note.
+import type { FigureId } from '../../sim/compare/figures.js';
+import type { RunResult } from '../../sim/result.js';
+import { quantileAt } from '../../sim/scenario/quantiles.js';
+import type { Scenario } from '../../sim/scenario/types.js';
+
+const ms = (s: number) => `${(s * 1000).toFixed(s < 0.01 ? 2 : 1)} ms`;
+const msOf = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Notes for one policy's figures, from its replay documents and the scenario the model ran. */
+export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureId, string>> {
+  const notes: Partial<Record<FigureId, string>> = {};
+  const infra = sc.infrastructure;
+  const parts = measured.map((r) => r.replay?.fanout).filter((f) => f?.hop !== undefined && f.workers.event !== undefined);
+  if (parts.length > 0) {
+    const hop = (k: 'p50' | 'p99') => mean(parts.map((f) => f!.hop[k]));
+    const event = (k: 'p50' | 'p99') => mean(parts.map((f) => f!.workers.event[k]));
+    const runs = parts.length === measured.length ? '' : ` (${parts.length} of the ${measured.length} runs measured these parts)`;
+    const lag =
+      `measured${runs}: commit to the event log p50 ${ms(hop('p50'))}, p99 ${ms(hop('p99'))}; a worker's event p50 ${ms(event('p50'))}, p99 ${ms(event('p99'))}. ` +
+      `Modelled: postToLog p50 ${ms(quantileAt(infra.postToLog, 0.5))}, p99 ${ms(quantileAt(infra.postToLog, 0.99))}; the worker's statements ${ms(infra.costs.eventStatements)} and first follower page ${ms(infra.costs.expand)} + ${ms(infra.costs.expandPerFollower)} a follower before its writes at ${Math.round(infra.writesPerSecondPerWorker)}/s`;
+    notes.lag_p50 = lag;
+    notes.post_lag_p50 = lag;
+    // the per-follower tail is the large posts' writes: their batches
+    const batch = (k: 'p50' | 'p99') => mean(parts.map((f) => f!.workers.batch[k]));
+    const full = infra.costs.rtt + infra.costs.batch + infra.batchSize / infra.writesPerSecondPerWorker;
+    const tail =
+      `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
+      `(the largest batches are the full ones, ${infra.batchSize} timelines); modelled, a full batch ${ms(full)} (the calibrated ${Math.round(infra.writesPerSecondPerWorker)} writes/s of one batch at a time, ${infra.worker.pipelines} in flight)`;
+    notes.lag_p99 = tail;
+    notes.lag_max = tail;
+  }
+  const server = measured.map((r) => r.replay?.reads.server).filter((s) => s !== undefined && Number.isFinite(s.p50Ms));
+  if (server.length > 0) {
+    const client = (k: 'p50' | 'p99') => mean(measured.map((r) => r.summary.reads.latencyMs[k]));
+    const srv = (k: 'p50Ms' | 'p99Ms') => mean(server.map((s) => s![k]));
+    const api = infra.api;
+    const read =
+      `measured${server.length === measured.length ? '' : ` (${server.length} of the ${measured.length} runs)`}: the server's own histogram p50 ${msOf(srv('p50Ms'))}, p99 ${msOf(srv('p99Ms'))} of the client's ${msOf(client('p50'))}, ${msOf(client('p99'))} (the rest is the client and the network)` +
+      (api ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time` : '');
+    notes.read_p50 = read;
+    notes.read_p99 = read;
+  }
+  return notes;
+}
