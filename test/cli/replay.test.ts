@@ -16,30 +16,12 @@ import type { Redis } from 'ioredis';
 import { feedlab, oneLine, ROOT, scratchDir, writeScenario } from './cli-helpers.js';
 import { skipWithoutServices } from '../server/services.js';
 import { CURSOR_UP, hasScript, onPty } from './pty.js';
+import { EVENTS_YAML } from '../sim/compare/documents.js';
 
 const skip = await skipWithoutServices('feedlab replay end to end');
 
 /** Cache loss and a cold-start storm on 1,200 users: 10 simulated minutes in 30 s (a series column is 3 s). */
-const EVENTS = `name: replay-events
-seed: 9
-duration: 10m
-graph:
-  generate: { users: 1200, avgFollows: 20, alpha: 2.2, celebrities: [{ count: 2, followers: 0.3, name: star }] }
-activity:
-  postsPerUserPerDay: 20
-  sessionsPerUserPerDay: 15
-  pagesPerSession: { "1": 0.6, "2-4": 0.4 }
-  dormantShare: 0.4
-  diurnal: none
-events:
-  - at: 5m
-    cacheLoss: { shards: 2 }
-  - at: 7m
-    coldStartStorm: { share: 0.3, window: 40s }
-infrastructure: { fanoutWorkers: 2, redisShards: 4 }
-policy: { kind: threshold, threshold: 100000 }
-replay: { timeScale: 20 }
-`;
+const EVENTS = EVENTS_YAML;
 
 /** Five celebrities (half the users each) post five times within 20 simulated seconds: a push burst. */
 const BURST = `name: replay-burst

@@ -14,27 +14,8 @@ export function savedReplay(i: 0 | 1): RunResult {
   return JSON.parse(readFileSync(REPLAY_RUNS[i], 'utf8')) as RunResult;
 }
 
-/** The scenario the saved replays ran (test/cli/replay.test.ts's EVENTS). */
-export const EVENTS_YAML = `name: replay-events
-seed: 9
-duration: 10m
-graph:
-  generate: { users: 1200, avgFollows: 20, alpha: 2.2, celebrities: [{ count: 2, followers: 0.3, name: star }] }
-activity:
-  postsPerUserPerDay: 20
-  sessionsPerUserPerDay: 15
-  pagesPerSession: { "1": 0.6, "2-4": 0.4 }
-  dormantShare: 0.4
-  diurnal: none
-events:
-  - at: 5m
-    cacheLoss: { shards: 2 }
-  - at: 7m
-    coldStartStorm: { share: 0.3, window: 40s }
-infrastructure: { fanoutWorkers: 2, redisShards: 4 }
-policy: { kind: threshold, threshold: 100000 }
-replay: { timeScale: 20 }
-`;
+/** The scenario the saved replays ran (test/cli/replay.test.ts runs it too). */
+export const EVENTS_YAML = readFileSync(join(import.meta.dirname, '../../fixtures/scenarios/replay-events.yaml'), 'utf8');
 
 /** replay-events simulated under its own policy (or `policy`), with `seed`. */
 export function simulatedEvents(seed = 9, policy?: string): RunResult {
