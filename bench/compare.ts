@@ -7,40 +7,16 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { CLI_MAIN } from '../cli/replay/processes.js';
 import { AGREEMENT, type CompareDocument } from '../sim/compare/compare.js';
 import type { RunResult } from '../sim/result.js';
 import { formatCpu } from '../sim/replay/cpu.js';
-import { onSignals } from './harness.js';
+import { runCli } from './harness.js';
 
 const SCENARIOS = ['scenarios/celebrity-burst.yaml', 'scenarios/threshold-sweep.yaml'];
 const TIMEOUT_MS = 60 * 60_000;
 
-/** `feedlab ARGS` in its own process group (a signal reaches it once, from here); its stdout and exit code. */
-async function feedlab(args: string[]): Promise<{ code: number | null; stdout: string; seconds: number }> {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  const stop = () => {
-    try {
-      process.kill(-child.pid!, 'SIGINT');
-    } catch {
-      // gone
-    }
-  };
-  const off = onSignals(async () => {
-    stop();
-    await exited;
-  });
-  const timer = setTimeout(stop, TIMEOUT_MS);
-  const code = await exited;
-  clearTimeout(timer);
-  off();
-  return { code, stdout: out, seconds: (performance.now() - t0) / 1000 };
-}
+/** `feedlab ARGS`, its progress shown as it comes. */
+const feedlab = (args: string[]) => runCli(args, { timeoutMs: TIMEOUT_MS, inheritStderr: true });
 
 export async function benchCompare(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'feedlab-bench-compare-'));

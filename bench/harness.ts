@@ -1,5 +1,8 @@
-// What the live benchmarks (server.ts, replay.ts, replay-end-to-end.ts) share: cleanups that run
-// once on success, failure and interruption alike, the signals that trigger them, and number formats.
+// What the live benchmarks (server.ts, replay.ts, replay-end-to-end.ts, compare.ts) share: cleanups
+// that run once on success, failure and interruption alike, the signals that trigger them, the CLI
+// run as a user runs it, and number formats.
+import { spawn } from 'node:child_process';
+import { CLI_MAIN } from '../cli/replay/processes.js';
 
 /** Cleanups run once, last registered first, on success, failure and interruption alike. */
 export class Cleanup {
@@ -43,3 +46,35 @@ export const fmt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleSt
 /** Two decimals and a unit; n/a for a figure not measured. */
 export const f2 = (n: number | null | undefined, unit = '') => (typeof n === 'number' && Number.isFinite(n) ? `${n.toFixed(2)}${unit}` : 'n/a');
 export const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the target');
+
+/**
+ * `feedlab ARGS` as a user runs it, in a child process with its own process group (a signal
+ * reaches it once, from here, and it stops and cleans up itself), stopped after `timeoutMs`. Its
+ * stdout, and its stderr unless `inheritStderr` shows it as it comes.
+ */
+export async function runCli(args: string[], o: { timeoutMs: number; inheritStderr?: boolean }): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', o.inheritStderr ? 'inherit' : 'pipe'], detached: true });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  // 'close', not 'exit': the whole document has been read from stdout by then
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const stop = () => {
+    try {
+      process.kill(-child.pid!, 'SIGINT');
+    } catch {
+      // gone
+    }
+  };
+  const off = onSignals(async () => {
+    stop();
+    await exited;
+  });
+  const timer = setTimeout(stop, o.timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  off();
+  return { code, stdout: out, stderr: err, seconds: (performance.now() - t0) / 1000 };
+}

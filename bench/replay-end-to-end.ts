@@ -1,45 +1,18 @@
 // The benchmark's second part (bench/replay.ts runs it): a shipped replay scenario end to end, as a
 // user runs it (`feedlab replay ... --json` in a child process), timed, with its measured figures.
-import { spawn } from 'node:child_process';
-import { CLI_MAIN } from '../cli/replay/processes.js';
 import { formatCpu, type CpuShare } from '../sim/replay/cpu.js';
 import { formatBytes } from '../sim/scenario/units.js';
-import { f2, fmt, onSignals } from './harness.js';
+import { f2, fmt, runCli } from './harness.js';
 
 /** The shipped celebrity burst, exactly as a user replays it. */
 const E2E_SCENARIO = 'scenarios/celebrity-burst.yaml';
 const E2E_TIMEOUT_MS = 20 * 60_000;
 
-
 /** The shipped celebrity burst replayed as a user runs it; its RESULT lines. */
 export async function benchEndToEnd(): Promise<string[]> {
   const args = ['replay', E2E_SCENARIO, '--json', '--quiet'];
   console.log(`end to end: \`node dist/cli/main.js ${args.join(' ')}\` (a child process; about 5 minutes):`);
-  const t0 = performance.now();
-  // its own process group: a signal reaches it once, from here, and it stops and cleans up itself
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  // 'close', not 'exit': the whole document has been read from stdout by then
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  const stop = () => {
-    try {
-      process.kill(-child.pid!, 'SIGINT');
-    } catch {
-      // gone
-    }
-  };
-  const off = onSignals(async () => {
-    stop();
-    await exited;
-  });
-  const timer = setTimeout(stop, E2E_TIMEOUT_MS);
-  const code = await exited;
-  clearTimeout(timer);
-  off();
-  const wall = (performance.now() - t0) / 1000;
+  const { code, stdout: out, stderr: err, seconds: wall } = await runCli(args, { timeoutMs: E2E_TIMEOUT_MS });
   const doc = ((): ReplayDoc | null => {
     try {
       return JSON.parse(out) as ReplayDoc;
