@@ -27,14 +27,17 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
       `Modelled: postToLog p50 ${ms(quantileAt(infra.postToLog, 0.5))}, p99 ${ms(quantileAt(infra.postToLog, 0.99))}; the worker's statements ${ms(infra.costs.eventStatements)} and first follower page ${ms(infra.costs.expand)} + ${ms(infra.costs.expandPerFollower)} a follower before its writes at ${Math.round(infra.writesPerSecondPerWorker)}/s`;
     notes.lag_p50 = lag;
     notes.post_lag_p50 = lag;
-    // the per-follower tail is the large posts' writes: their batches
-    const batch = (k: 'p50' | 'p99') => mean(parts.map((f) => f!.workers.batch[k]));
+    // the per-follower tail is the large posts' writes: their batches (none when every post is pulled)
+    const batched = parts.filter((f) => f!.workers.batch.count > 0);
+    const batch = (k: 'p50' | 'p99') => mean(batched.map((f) => f!.workers.batch[k]));
     const full = infra.costs.rtt + infra.costs.batch + infra.batchSize / infra.writesPerSecondPerWorker;
     const tail =
       `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
       `(the largest batches are the full ones, ${infra.batchSize} timelines); modelled, a full batch ${ms(full)} (the calibrated ${Math.round(infra.writesPerSecondPerWorker)} writes/s of one batch at a time, ${infra.worker.pipelines} in flight)`;
-    notes.lag_p99 = tail;
-    notes.lag_max = tail;
+    if (batched.length > 0) {
+      notes.lag_p99 = tail;
+      notes.lag_max = tail;
+    }
   }
   const server = measured.map((r) => r.replay?.reads.server).filter((s) => s !== undefined && Number.isFinite(s.p50Ms));
   if (server.length > 0) {

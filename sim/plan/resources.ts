@@ -1,6 +1,8 @@
 // The plan math for one point: every resource with the numbers behind it and its reason, one
 // function per resource. `evaluatePoint` runs them all; samples, what-ifs and the binding
 // constraint all re-run it with something changed.
+import { listsPerPage } from '../../core/read-plan.js';
+import { parseScenario } from '../scenario/load.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { formatBytes, formatCount, formatDuration } from '../scenario/units.js';
 import type { PlanSettings, Scenario } from '../scenario/types.js';
@@ -11,6 +13,9 @@ import { readP99, redisWork, shardImbalance, shardsForMemory, shardsForReads, sh
 import { littlesLaw, squareRootStaffing } from './staffing.js';
 import type { Workload } from './workload.js';
 
+
+/** The API tier's scenario defaults, for a plan of a scenario that leaves it out (api: none). */
+const API_DEFAULTS = parseScenario('name: api-defaults\n', 'api-defaults').infrastructure.api!;
 export interface PlanContext {
   scenario: Scenario;
   policy: FanoutPolicy;
@@ -139,16 +144,26 @@ export function partitions(load: Load, workers: number, ctx: PlanContext): Figur
   return { expansion, consumers: workers, value: Math.max(expansion, workers) };
 }
 
+/**
+ * The API tier the simulator runs (infrastructure.api; its defaults when the scenario leaves it
+ * out): a page's CPU, its base, lists and posts, and the cores of an instance.
+ */
+export function apiPageCpu(load: Load, ctx: PlanContext): { cpu: number; coresPerInstance: number } {
+  const sc = ctx.scenario;
+  const api = sc.infrastructure.api ?? API_DEFAULTS;
+  return { cpu: api.cpuPerRead + api.cpuPerList * listsPerPage(load.listsPerPage) + api.cpuPerPost * sc.activity.pageSize, coresPerInstance: api.coresPerInstance };
+}
+
 export function apiInstances(load: Load, readP99Seconds: number, ctx: PlanContext): Figures['api'] {
-  const s = ctx.settings;
-  const offered = littlesLaw(load.pagesPeak, s.apiCpuPerRead);
-  const staffed = squareRootStaffing(offered, s.staffingQ);
+  const { cpu, coresPerInstance } = apiPageCpu(load, ctx);
+  const offered = littlesLaw(load.pagesPeak, cpu);
+  const staffed = squareRootStaffing(offered, ctx.settings.staffingQ);
   const cores = Math.ceil(staffed / spare(ctx.headroom) - 1e-9);
   return {
     offeredCores: offered,
     staffedCores: staffed,
-    instances: Math.max(1, Math.ceil(cores / s.apiCoresPerInstance)),
-    inFlight: littlesLaw(load.pagesPeak, readP99Seconds + s.apiCpuPerRead),
+    instances: Math.max(1, Math.ceil(cores / coresPerInstance)),
+    inFlight: littlesLaw(load.pagesPeak, readP99Seconds + cpu),
   };
 }
 
@@ -255,7 +270,7 @@ export function reasonFor(id: ResourceId, f: Figures, ctx: PlanContext): string 
     }
     case 'apiInstances': {
       const a = f.api;
-      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(s.apiCpuPerRead)} CPU = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${s.apiCoresPerInstance} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
+      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(apiPageCpu(L, ctx).cpu)} CPU (infrastructure.api: a page's base, its ${listsPerPage(L.listsPerPage).toFixed(1)} lists and ${sc.activity.pageSize} posts) = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${apiPageCpu(L, ctx).coresPerInstance} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
     }
     case 'postgresConnections': {
       const p = f.postgres;

@@ -156,8 +156,6 @@ export const PLAN_DEFAULTS: Readonly<PlanSettings> = {
   fragmentation: 1.2,
   postBodyBytes: 600,
   postCacheTtl: 86400,
-  apiCpuPerRead: 0.002,
-  apiCoresPerInstance: 4,
   staffingQ: 2.375,
 };
 
@@ -545,8 +543,6 @@ export const scenarioSchema: ObjectSpec = {
         },
         postBodyBytes: { type: 'size', description: 'one post body in the hydration cache, key and overhead included', default: PLAN_DEFAULTS.postBodyBytes, above: 0 },
         postCacheTtl: duration('how long post bodies stay in the hydration cache', `${PLAN_DEFAULTS.postCacheTtl}s`, { min: 0 }),
-        apiCpuPerRead: duration('API CPU time per feed page (merge, hydration, JSON)', `${PLAN_DEFAULTS.apiCpuPerRead * 1000}ms`, { above: 0 }),
-        apiCoresPerInstance: whole('cores per API instance', PLAN_DEFAULTS.apiCoresPerInstance, { min: 1, max: 1024 }),
         staffingQ: {
           type: 'number',
           description: 'square-root staffing factor: 2.375 lets ~1% of requests wait, 1 about 30%',

@@ -175,10 +175,6 @@ export interface PlanSettings {
   postBodyBytes: number;
   /** How long post bodies stay in the hydration cache (seconds). */
   postCacheTtl: number;
-  /** API CPU seconds per feed page (merge, hydration, JSON). */
-  apiCpuPerRead: number;
-  /** Cores per API instance. */
-  apiCoresPerInstance: number;
   /** Square-root staffing's quality-of-service factor (ANCHORS 5: 2.375 ~ 1% of requests wait). */
   staffingQ: number;
 }

@@ -56,7 +56,7 @@ describe('intervals in a scenario', () => {
     expect(s.intervals).toBeUndefined();
     expect(s.plan).toBeUndefined();
     const p = parseScenario('name: x\nplan: { replicas: 2, redisNodeMemory: 32GB }\n', 's.yaml').plan;
-    expect(p).toEqual({ redisNodeMemory: 32e9, replicas: 2, fragmentation: 1.2, postBodyBytes: 600, postCacheTtl: 86400, apiCpuPerRead: 0.002, apiCoresPerInstance: 4, staffingQ: 2.375 });
+    expect(p).toEqual({ redisNodeMemory: 32e9, replicas: 2, fragmentation: 1.2, postBodyBytes: 600, postCacheTtl: 86400, staffingQ: 2.375 });
   });
 
   test('every shipped scenario and fixture still loads', () => {
