@@ -4,7 +4,7 @@
 // with the calibrated costs over three seeds, the estimate beside them. Printed: the compare report,
 // then every figure's ratio against the 15% goal, and where the CPU went during the replays. About
 // 35 minutes (the replays are most of it).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AGREEMENT, type CompareDocument } from '../sim/compare/compare.js';
@@ -47,7 +47,8 @@ export async function benchCompare(): Promise<void> {
       results.push(...resultLines(scenario, doc, r.seconds));
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    // kept: each comparison (report.json, .md, .html) and the replays' documents, for feedlab compare --replays
+    console.log(`\nthe calibration, the comparisons and the replays' documents are in ${dir}`);
   }
   console.log('summary:');
   for (const line of results) console.log(`  RESULT ${line}`);

@@ -9,7 +9,7 @@ import type { RunResult } from '../../sim/result.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 
-const ms = (s: number) => `${(s * 1000).toFixed(s < 0.01 ? 2 : 1)} ms`;
+const ms = (s: number) => (s < 1e-4 ? `${(s * 1e6).toFixed(2)} us` : `${(s * 1000).toFixed(s < 0.01 ? 2 : 1)} ms`);
 const msOf = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
