@@ -12,6 +12,7 @@ import { createStore, type Store } from '../../server/store/pool.js';
 import { WORKER_METRICS_KEY } from '../../core/keys.js';
 import type { CalibrationDocument } from '../../sim/calibration/document.js';
 import { CALIBRATED_KEYS, parseCalibration } from '../../sim/scenario/calibration.js';
+import { CALIBRATE } from '../../cli/calibrate/settings.js';
 import { expectInputErrors, feedlab, oneLine, ROOT, scratchDir } from './cli-helpers.js';
 import { skipWithoutServices } from '../server/services.js';
 
@@ -84,8 +85,9 @@ describe.skipIf(skip)('feedlab calibrate end to end', () => {
     expect(m.expansion.rSquared).toBeGreaterThan(0.9);
     expect(doc.infrastructure.writesPerSecondPerWorker).toBeGreaterThan(0);
     expect(m.rtt.n).toBe(3);
-    expect(m.api!.service.n).toBeGreaterThan(1000);
-    expect(m.postToLog!.n).toBe(120);
+    // paced: every sample's reads and posts, one at a time with idle gaps
+    expect(m.api!.service.n).toBe(3 * CALIBRATE.spread.readsPerSample);
+    expect(m.postToLog!.n).toBe(3 * CALIBRATE.postToLog.postsPerSample);
 
     // provenance
     const c = doc.calibration;
@@ -175,7 +177,7 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     expect(r.code, r.stderr).toBe(refused.some((x) => !x.notMeasured) ? 1 : 0);
     expect(doc.calibration.mode).toBe('target');
     expect(refused.filter((x) => x.notMeasured).map((x) => x.key)).toEqual(CALIBRATED_KEYS.filter((k) => k.startsWith('api.')));
-    expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.cpuPerRead, api\.cpuPerList, api\.cpuPerPost, api\.cpuPerWrite, api\.network, api\.spread: the server's CPU is read from its process on this machine/m);
+    expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.cpuPerRead, api\.cpuPerList, api\.cpuPerPost, api\.cpuPerWrite, api\.network, api\.idleOverhead, api\.spread: the server's CPU is read from its process on this machine/m);
     expect(doc.infrastructure.api).toBeUndefined();
     // every other key is written, or refused as unsound
     const written = [...parseCalibration(readFileSync(out, 'utf8'), out).values.keys()];
