@@ -1,6 +1,5 @@
 // feedlab compare A.json B.json: two saved result documents held against each other, figure by
 // figure: A is the simulated side, B the measured one (feedlab.compare/1).
-import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { compareTerminal } from '../../reports/compare.js';
 import { reportFiles } from '../../reports/files.js';
@@ -10,6 +9,7 @@ import { RESULT_SCHEMA, stringifyResult } from '../../sim/result.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
 import { checkOutputDir, writeReport } from '../output.js';
+import { readJsonDocument } from '../json-document.js';
 import { compareScenario, DEFAULT_RUNS, DEFAULT_SEEDS, SCENARIO_MODE_FLAGS } from '../compare/scenario-mode.js';
 
 export const summary = 'hold two result documents against each other, figure by figure: ratio, noise and a verdict';
@@ -65,20 +65,7 @@ Examples:
 
 /** The comparable document in a file, or one line naming the file and what is wrong with it. */
 function readComparable(path: string): ComparableDocument {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new InputError(e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory, not a result document' : e.message, path);
-  }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`not valid JSON: ${(err as Error).message.split('\n')[0]}`, path);
-  }
-  const schema = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as { schema?: unknown }).schema : undefined;
+  const { doc, schema } = readJsonDocument(path);
   const valid = `compare reads ${SCHEMAS.join(' and ')}`;
   if (typeof schema !== 'string') throw new InputError(`not a feedlab document: no "schema" (${valid})`, path);
   const family = /^(feedlab\.[a-z-]+)\/(\d+)$/.exec(schema);

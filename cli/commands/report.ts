@@ -1,11 +1,11 @@
 // feedlab report RESULT.json [--out DIR]: render a saved result document (report.json of a run, a
 // sweep, a plan or a compare) again into report.json, report.md and report.html.
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { reportFiles, REPORT_SCHEMAS, type ReportDocument } from '../../reports/files.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, writeReport } from '../output.js';
+import { readJsonDocument } from '../json-document.js';
 
 export const summary = 'render a saved report.json (run, sweep, plan or compare) again as report.md and a self-contained report.html';
 
@@ -35,20 +35,7 @@ const REQUIRED: Record<string, string[]> = {
 };
 
 function readDocument(path: string): ReportDocument {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new InputError(e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory, not a result document' : e.message, path);
-  }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`not valid JSON: ${(err as Error).message.split('\n')[0]}`, path);
-  }
-  const schema = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as { schema?: unknown }).schema : undefined;
+  const { doc, schema } = readJsonDocument(path);
   if (typeof schema !== 'string') throw new InputError(`not a feedlab result document: no "schema" (valid: ${REPORT_SCHEMAS.join(', ')})`, path);
   if (!REPORT_SCHEMAS.includes(schema)) throw new InputError(`schema "${schema}" has no report (valid: ${REPORT_SCHEMAS.join(', ')})`, path);
   checkKeys(doc as Record<string, unknown>, schema, path, '');

@@ -1,9 +1,9 @@
 // The measured column of `feedlab compare SCENARIO`: the scenario replayed on this machine's live
 // stack `runs` times (`feedlab replay ... --json` as a child process, each run a fresh world from
 // the same schedule), or replay documents saved before (--replays). Each run's documents by policy.
-import { readFileSync } from 'node:fs';
 import type { RunResult } from '../../sim/result.js';
 import { InputError } from '../errors.js';
+import { readJsonDocument } from '../json-document.js';
 import { formatSeconds, Progress } from '../output.js';
 import { runFeedlab } from './child-command.js';
 
@@ -28,20 +28,7 @@ function runsOf(doc: unknown, where: string): RunResult[] {
 
 /** Saved replay documents (--replays a.json,b.json). */
 export function readReplays(paths: string[]): ReplayRuns {
-  const runs = paths.map((p) => {
-    let text: string;
-    try {
-      text = readFileSync(p, 'utf8');
-    } catch (err) {
-      throw new InputError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message, p);
-    }
-    try {
-      return runsOf(JSON.parse(text), p);
-    } catch (err) {
-      if (err instanceof SyntaxError) throw new InputError(`not valid JSON: ${err.message.split('\n')[0]}`, p);
-      throw err;
-    }
-  });
+  const runs = paths.map((p) => runsOf(readJsonDocument(p).doc, p));
   return { runs, names: paths, texts: [] };
 }
 

@@ -8,7 +8,7 @@
 // --calibration on the command line wins over both. The file's block is validated with the
 // scenario's own infrastructure spec (so every per-key check applies, located in the file), then
 // only the keys it writes are taken.
-import { readFileSync } from 'node:fs';
+import { readInputFile } from './read-file.js';
 import { dirname } from 'node:path';
 import { Document, isAlias, isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
 import { InputError } from '../errors.js';
@@ -99,15 +99,7 @@ const FILE_SPEC: ObjectSpec = {
 };
 
 export function loadCalibration(path: string, from?: string): Calibration {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
-    throw new InputError(`cannot read calibration file "${path}": ${why}`, from);
-  }
-  return parseCalibration(text, path);
+  return parseCalibration(readInputFile(path, 'calibration file', from), path);
 }
 
 /** A calibration file's text; `source` names it in errors (file:line:col). */

@@ -1,7 +1,7 @@
 // Reads a scenario file into a resolved Scenario: YAML -> schema (schema.ts, validate.ts) ->
 // the checks that span several keys -> events in time order. Every problem is an InputError
 // located at file:line:col.
-import { readFileSync } from 'node:fs';
+import { readInputFile } from './read-file.js';
 import { dirname } from 'node:path';
 import { isMap, LineCounter, parseDocument, type Node } from 'yaml';
 import { InputError } from '../errors.js';
@@ -31,15 +31,7 @@ export interface LoadOptions {
 }
 
 export function loadScenario(path: string, options: LoadOptions = {}): Scenario {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
-    throw new InputError(`cannot read scenario file "${path}": ${why}`);
-  }
-  const sc = parseScenario(text, path, { calibration: options.calibration });
+  const sc = parseScenario(readInputFile(path, 'scenario file'), path, { calibration: options.calibration });
   const note = options.onIntervalNote === undefined ? (line: string) => process.stderr.write(`${line}\n`) : options.onIntervalNote;
   if (sc.intervals && note) note(intervalNote(sc));
   return sc;
