@@ -10,6 +10,9 @@
 
 export const WORKER_METRICS_SCHEMA = 'feedlab.worker-metrics/1';
 
+/** How often a worker process publishes its document, by default (FEED_METRICS_MS). */
+export const METRICS_INTERVAL_MS = 5_000;
+
 /** HDR values per ms of a sample (the histograms hold microseconds). */
 export const HISTOGRAM_UNITS_PER_MS = 1000;
 
@@ -20,6 +23,10 @@ export const HISTOGRAMS = {
   fanoutFollowerLagPullMs: "post creation to the author's recent-list write, one sample per follower (pulled authors), ms",
   batchMs: 'one pipelined round trip of timeline writes, ms',
   eventMs: 'handling one post event, ms',
+  eventPickupMs: 'a post event entering the log to a worker starting on it (first deliveries), ms',
+  eventStatementsMs: "a post event's statements before its writes: the author's follower count, then its list add and pulled-mark lookup, ms",
+  eventFirstPageMs: "a pushed post's first page of followers, the wait for it beyond the statements, ms",
+  eventWritesMs: "a pushed post's timeline writes: its first follower page in hand to its last batch answered, ms",
 } as const;
 
 export const COUNTERS = {

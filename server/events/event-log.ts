@@ -44,6 +44,8 @@ export interface DeliveredEvent {
   readonly position: string;
   /** 1 on the first delivery; more when an earlier delivery failed or its consumer died. */
   readonly deliveries: number;
+  /** When the log took it, ms since the epoch (a stream entry id's ms, a Kafka message's timestamp); absent when unknown. */
+  readonly loggedAt?: number;
 }
 
 /** Handles one batch. Resolving acknowledges the whole batch; throwing leaves it unacknowledged,

@@ -467,6 +467,7 @@ export async function handleKafkaBatch(payload: KafkaBatchPayload, ctx: KafkaBat
     partition,
     position: i.m.offset,
     deliveries,
+    ...(Number(i.m.timestamp) > 0 ? { loggedAt: Number(i.m.timestamp) } : {}),
   });
   const malformed = (i: Item) =>
     ctx.deadLetter({ partition, message: i.m, raw: i.raw, deliveries: 1, reason: `malformed: ${i.error}` });

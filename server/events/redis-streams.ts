@@ -658,7 +658,7 @@ class ConsumerLoop {
         st.failures = 0;
         continue;
       }
-      const ok = await this.handle([{ event, partition: p, position: id, deliveries }]);
+      const ok = await this.handle([{ event, partition: p, position: id, deliveries, loggedAt: entryMs(id) }]);
       if (ok) {
         await this.ack([{ partition: p, position: id }]);
         st.failures = 0;
@@ -695,7 +695,7 @@ class ConsumerLoop {
       for (const [id, fields] of entries) {
         const raw = fields ? fieldValue(fields, EVENT_FIELD) : undefined;
         try {
-          batch.push({ event: decodePostEvent(raw ?? ''), partition: p, position: id, deliveries: 1 });
+          batch.push({ event: decodePostEvent(raw ?? ''), partition: p, position: id, deliveries: 1, loggedAt: entryMs(id) });
         } catch (err) {
           await this.deadLetter(p, id, raw ?? '', 1, `malformed: ${message(err)}`, undefined);
         }
@@ -790,6 +790,12 @@ class ConsumerLoop {
       // A reporting callback must not stop the consumer.
     }
   }
+}
+
+/** The ms of a stream entry id ("1700000000000-0"): when Redis took the entry (ids made with '*'). */
+function entryMs(id: string): number | undefined {
+  const ms = Number(id.slice(0, id.indexOf('-')));
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : undefined;
 }
 
 function fieldValue(fields: string[], name: string): string | undefined {

@@ -14,6 +14,8 @@
 //                                                    counted once per follower of the author (pull)
 //   feedlab_fanout_batch_seconds                     histogram: one pipelined round trip of writes
 //   feedlab_fanout_event_seconds                     histogram: handling one post event
+//   feedlab_fanout_event_stage_seconds{stage=...}    histogram: an event's stages: pickup (log to
+//                                                    worker), statements, first_page, writes
 //   feedlab_fanout_<counter>_total                   the workers' counters (events, timeline writes...)
 //   feedlab_fanout_workers                           worker processes in these figures
 //   feedlab_fanout_metrics_read_failures_total       scrapes that could not read the hash
@@ -38,6 +40,7 @@ export const METRIC_FANOUT_LAG = 'feedlab_fanout_lag_seconds';
 export const METRIC_FANOUT_FOLLOWER_LAG = 'feedlab_fanout_follower_lag_seconds';
 export const METRIC_FANOUT_BATCH = 'feedlab_fanout_batch_seconds';
 export const METRIC_FANOUT_EVENT = 'feedlab_fanout_event_seconds';
+export const METRIC_FANOUT_EVENT_STAGE = 'feedlab_fanout_event_stage_seconds';
 export const METRIC_FANOUT_WORKERS = 'feedlab_fanout_workers';
 export const METRIC_FANOUT_READ_FAILURES = 'feedlab_fanout_metrics_read_failures_total';
 
@@ -61,13 +64,17 @@ export function fanoutCounterName(name: CounterName): string {
 }
 
 /** Where each worker histogram goes: metric, labels, bounds. */
-const SERIES: Record<HistogramName, { metric: string; labels?: { path: string } }> = {
+const SERIES: Record<HistogramName, { metric: string; labels?: Record<string, string> }> = {
   fanoutLagPushMs: { metric: METRIC_FANOUT_LAG, labels: { path: 'push' } },
   fanoutLagPullMs: { metric: METRIC_FANOUT_LAG, labels: { path: 'pull' } },
   fanoutFollowerLagPushMs: { metric: METRIC_FANOUT_FOLLOWER_LAG, labels: { path: 'push' } },
   fanoutFollowerLagPullMs: { metric: METRIC_FANOUT_FOLLOWER_LAG, labels: { path: 'pull' } },
   batchMs: { metric: METRIC_FANOUT_BATCH },
   eventMs: { metric: METRIC_FANOUT_EVENT },
+  eventPickupMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'pickup' } },
+  eventStatementsMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'statements' } },
+  eventFirstPageMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'first_page' } },
+  eventWritesMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'writes' } },
 };
 
 interface Accumulated {
@@ -122,6 +129,11 @@ export class FleetMetrics {
       ),
       [METRIC_FANOUT_BATCH]: r.histogram(METRIC_FANOUT_BATCH, 'One pipelined round trip of timeline writes in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
       [METRIC_FANOUT_EVENT]: r.histogram(METRIC_FANOUT_EVENT, 'Handling one post event in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
+      [METRIC_FANOUT_EVENT_STAGE]: r.histogram(
+        METRIC_FANOUT_EVENT_STAGE,
+        "A post event's stages in seconds, all workers: the log to a worker starting on it (stage=pickup), the statements before its writes (statements), the wait for its first follower page beyond them (first_page), its timeline writes (writes)",
+        { labelNames: ['stage'], buckets: LATENCY_BUCKETS_SECONDS },
+      ),
     };
     for (const name of Object.keys(COUNTERS) as CounterName[]) {
       this.counters.set(name, r.counter(fanoutCounterName(name), `Fan-out workers, all: ${COUNTERS[name]}`));

@@ -33,7 +33,9 @@
 // PostDeleted: the post leaves the author's recent list and its cached body; timeline entries are
 // filtered out at read time (hydration reports the post deleted) and age out under the cap.
 //
-// Measuring. Besides the per-post lag, every pushed batch records its lag (post creation to its
+// Measuring. An event's stages as the simulator charges them (core/worker-metrics.ts): the pickup
+// (the log taking it to a worker starting on it), the statements, the first follower page's wait
+// beyond them, the writes. Besides the per-post lag, every pushed batch records its lag (post creation to its
 // replies) once per timeline it wrote, and a pulled post its list write once per follower (readers
 // see it once it is in the list, as the simulator counts it): the per-follower lag. Each batch also
 // adds its writes to a per-second count in Redis (core/keys.ts TIMELINE_WRITES_KEY), so that writes
@@ -235,6 +237,8 @@ export class FanoutWorker {
     // One author's events (by their index in the batch) in order; authors side by side.
     const byAuthor = new Map<number, number[]>();
     const events = batch.map((item) => ('event' in item ? item.event : item));
+    // when the log took each first delivery (a redelivery's wait is its failure's, not a pickup)
+    const loggedAt = batch.map((item) => ('event' in item && item.deliveries === 1 ? item.loggedAt : undefined));
     events.forEach((event, i) => {
       const list = byAuthor.get(event.authorId);
       if (list) list.push(i);
@@ -247,6 +251,8 @@ export class FanoutWorker {
     const lane = async () => {
       while (next < groups.length && errors.length === 0) {
         for (const i of groups[next++]) {
+          const logged = loggedAt[i];
+          if (logged !== undefined) this.metrics.observe('eventPickupMs', this.clock() - logged);
           try {
             outcomes[i] = await this.handle(events[i]);
           } catch (err) {
@@ -286,6 +292,7 @@ export class FanoutWorker {
   }
 
   private async created(e: PostCreated): Promise<EventOutcome> {
+    const began = performance.now();
     const { authorPosts, repo } = this.o;
     const policy = this.policyNow;
     const threshold = this.effectiveThreshold(policy);
@@ -304,6 +311,7 @@ export class FanoutWorker {
 
     if (pullsAuthor(policy, followers, threshold)) {
       const [added] = await Promise.all([authorPosts.add(e.authorId, post), this.pulled.mark(e.authorId, this.clock() + authorPosts.shape.leaseMs)]);
+      this.metrics.observe('eventStatementsMs', performance.now() - began);
       const listAdded = added.added > 0;
       // A redelivery that found the post already there wrote nothing: no lag sample.
       const lagMs = listAdded || added.state === 'missing' ? this.clock() - e.createdAt : null;
@@ -322,6 +330,8 @@ export class FanoutWorker {
     const firstPage = page(null);
     firstPage.catch(() => {});
     const [added, wasPulled] = await Promise.all([authorPosts.add(e.authorId, post), this.pulled.markOf(e.authorId)]);
+    const stated = performance.now();
+    this.metrics.observe('eventStatementsMs', stated - began);
     const listAdded = added.added > 0;
     if (listAdded) this.metrics.count('listWrites');
 
@@ -333,8 +343,13 @@ export class FanoutWorker {
     let dropped = 0;
     const salt = policy.kind === 'reader-cap' ? postSalt(e.postId) : 0;
     let pending: Promise<{ ids: number[]; next: number | null }> = firstPage;
+    let writing = -1;
     for (;;) {
       const current = await pending;
+      if (writing < 0) {
+        writing = performance.now();
+        this.metrics.observe('eventFirstPageMs', writing - stated);
+      }
       const following = current.next !== null ? page(current.next) : null;
       following?.catch(() => {}); // awaited below, unless this page's writes fail first
       visited += current.ids.length;
@@ -352,6 +367,7 @@ export class FanoutWorker {
       await this.pulled.clear(e.authorId, wasPulled);
       this.metrics.count('pathTransitions');
     }
+    this.metrics.observe('eventWritesMs', performance.now() - writing);
 
     const wrote = totals.written + totals.pending;
     const lagMs = wrote > 0 || totals.duplicates === 0 ? this.clock() - e.createdAt : null;

@@ -17,7 +17,7 @@
 // stays on the standalone Redis at REDIS_URL (refused in one line if that is a cluster node).
 import { formatPolicy } from '../../core/fanout-policy.js';
 import { WORKER_METRICS_KEY } from '../../core/keys.js';
-import { parseExportedMetrics } from '../../core/worker-metrics.js';
+import { METRICS_INTERVAL_MS, parseExportedMetrics } from '../../core/worker-metrics.js';
 import { AuthorPostsCache } from '../cache/author-posts.js';
 import { loadScripts } from '../cache/post-list.js';
 import { PostBodyCache } from '../cache/post-bodies.js';
@@ -43,7 +43,7 @@ import { MemoryMetrics, type HistogramSummary } from './metrics.js';
 
 /** Where the workers publish their metrics (a hash: consumer base name -> ExportedMetrics JSON). */
 export { WORKER_METRICS_KEY as METRICS_KEY } from '../../core/keys.js';
-export const METRICS_INTERVAL_MS = 5_000;
+export { METRICS_INTERVAL_MS } from '../../core/worker-metrics.js';
 
 export interface WorkerRunOptions {
   /** Aborting stops the worker gracefully. */
@@ -287,12 +287,12 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
     const publishMetrics = async () => {
       try {
         const key = keys.key(WORKER_METRICS_KEY);
-        await redises[0].multi().hset(key, config.consumer, JSON.stringify(metrics.exportMetrics(config.consumer))).pexpire(key, 10 * METRICS_INTERVAL_MS).exec();
+        await redises[0].multi().hset(key, config.consumer, JSON.stringify(metrics.exportMetrics(config.consumer))).pexpire(key, 10 * Math.max(config.metricsMs, METRICS_INTERVAL_MS)).exec();
       } catch (err) {
         report('metrics')(err);
       }
     };
-    timers.push(setInterval(publishMetrics, METRICS_INTERVAL_MS));
+    timers.push(setInterval(publishMetrics, config.metricsMs));
 
     if (config.statusMs > 0) {
       let lastWrites = 0;

@@ -193,6 +193,29 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect(outcome.batches).toBeGreaterThanOrEqual(3);
   });
 
+  it("records an event's stages: the pickup of a first delivery from the log's ms, statements, first page and writes that add up to the event", async () => {
+    const a = await audience(300);
+    const metrics = new MemoryMetrics();
+    const clock = { now: 1_700_000_000_000 };
+    const w = worker({ metrics, clock: () => clock.now });
+    const e = await post(a.author);
+    // the log took it 7 ms before the worker's clock; a redelivery's wait is its failure's, no pickup
+    await w.handleBatch([{ event: e, partition: 0, position: `${clock.now - 7}-0`, deliveries: 1, loggedAt: clock.now - 7 }]);
+    await w.handleBatch([{ event: e, partition: 0, position: `${clock.now - 9000}-0`, deliveries: 2, loggedAt: clock.now - 9000 }]);
+    const pickup = metrics.summary('eventPickupMs');
+    expect(pickup.count).toBe(1);
+    expect(pickup.max).toBeCloseTo(7, 1);
+    for (const stage of ['eventStatementsMs', 'eventFirstPageMs', 'eventWritesMs'] as const) expect(metrics.summary(stage).count, stage).toBe(2);
+    const parts = metrics.summary('eventStatementsMs').mean + metrics.summary('eventFirstPageMs').mean + metrics.summary('eventWritesMs').mean;
+    const event = metrics.summary('eventMs').mean;
+    expect(parts).toBeLessThanOrEqual(event * 1.001);
+    expect(parts).toBeGreaterThan(event * 0.8);
+    // a pulled post has statements only
+    const pulled = new MemoryMetrics();
+    await worker({ metrics: pulled, policy: policy('threshold:100') }).handleBatch([await post(a.author)]);
+    expect([pulled.summary('eventStatementsMs').count, pulled.summary('eventFirstPageMs').count, pulled.summary('eventWritesMs').count]).toEqual([1, 0, 0]);
+  });
+
   it('with :all-followers, pushes to the dormant followers too', async () => {
     const a = await audience(200, { dormantEvery: 4 });
     const e = await post(a.author);
