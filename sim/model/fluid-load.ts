@@ -10,6 +10,7 @@ import type { Costs } from '../scenario/types.js';
 import type { Population } from './population.js';
 import type { PullIndex } from './pull-index.js';
 import { expansionSeconds } from './expansion.js';
+import { quantileMean } from '../scenario/quantiles.js';
 
 export interface FluidInputs {
   population: Population;
@@ -63,10 +64,11 @@ export class FluidLoad {
     this.listReaders = new Float64Array(n);
     // seconds of partition time per second: each ordinary post's expansion at its own follower count
     let expansionRate = 0;
+    const statementsMean = quantileMean(f.costs.eventStatements);
     for (let a = 0; a < n; a++) {
       if (pop.individual[a] || pop.postRate[a] === 0) continue;
       const followers = Math.min(g.followerOffsets[a + 1] - g.followerOffsets[a], f.followerPage);
-      expansionRate += pop.postRate[a] * expansionSeconds(f.costs, followers, !rate && f.authorPulledAtStart(a));
+      expansionRate += pop.postRate[a] * expansionSeconds(f.costs, statementsMean, followers, !rate && f.authorPulledAtStart(a));
     }
     this.partitionRate = s > 1 ? (expansionRate * (s - 1)) / f.partitions : 0;
     if (s <= 1) return;

@@ -1,5 +1,6 @@
 // What one simulation measures, before it becomes a result document.
 import type { DurationSummary } from '../metrics/recorder.js';
+import type { StageId } from '../result.js';
 
 export interface FiredEvent {
   at: number;
@@ -34,6 +35,8 @@ export interface SimulationMetrics {
     partitionUtilisation: number;
     thresholdChanges: number;
     minThreshold: number;
+    /** A post event's stages, per post (see RunResult's stagesSeconds). */
+    stages: Record<StageId, DurationSummary>;
   };
   redis: {
     peakBytes: number;

@@ -119,6 +119,9 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         fanout.post(posts.author, t, posts.organic);
         if (posts.next() && posts.at <= duration) q.push(posts.at, EV.POST);
         break;
+      case EV.LOGGED:
+        fanout.logged(q.a, t);
+        break;
       case EV.WRITES_DONE:
         fanout.applyWrites(q.a, t);
         break;

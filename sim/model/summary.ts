@@ -55,6 +55,13 @@ export function summarize(ctx: ModelContext, fanout: FanoutStage, reads: ReadSta
       partitionUtilisation: fanout.partitionBusy / (infra.partitions * ran),
       thresholdChanges: count.thresholdChanges,
       minThreshold: count.minThresholdSeen,
+      stages: {
+        postToLog: fanout.stages.postToLog.summary(),
+        pickup: fanout.stages.pickup.summary(),
+        statements: fanout.stages.statements.summary(),
+        firstPage: fanout.stages.firstPage.summary(),
+        writes: fanout.stages.writes.summary(),
+      },
     },
     redis: {
       peakBytes: cache.peakBytes,

@@ -121,23 +121,8 @@ export class WorkerPool {
     heap[i] = value;
   }
 
-  /** Spread a job's writes evenly over the seconds it is being served. */
   private countWrites(start: number, end: number, writes: number): void {
-    const bins = this.writesBySecond;
-    const last = bins.length - 1;
-    if (start >= last) return;
-    const span = end - start;
-    if (span <= 0 || Math.floor(start) === Math.floor(end)) {
-      bins[Math.floor(start)] += writes;
-      return;
-    }
-    const rate = writes / span;
-    let t = start;
-    while (t < end && t < last) {
-      const next = Math.min(end, Math.floor(t) + 1);
-      bins[Math.floor(t)] += (next - t) * rate;
-      t = next;
-    }
+    spreadOverSeconds(this.writesBySecond, start, end, writes);
   }
 
   /** Writes already handed out but not finished at time t (every worker is busy without a gap until it frees up). */
@@ -152,5 +137,23 @@ export class WorkerPool {
     let m = 0;
     for (let i = 0; i < this.free.length; i++) if (this.free[i] > m) m = this.free[i];
     return m;
+  }
+}
+
+/** Add `writes` done evenly over [start, end) into per-second bins (the last bin is past the run and takes none). */
+export function spreadOverSeconds(bins: Float64Array, start: number, end: number, writes: number): void {
+  const last = bins.length - 1;
+  if (start >= last) return;
+  const span = end - start;
+  if (span <= 0 || Math.floor(start) === Math.floor(end)) {
+    bins[Math.max(0, Math.floor(start))] += writes;
+    return;
+  }
+  const rate = writes / span;
+  let t = start;
+  while (t < end && t < last) {
+    const next = Math.min(end, Math.floor(t) + 1);
+    bins[Math.max(0, Math.floor(t))] += (next - t) * rate;
+    t = next;
   }
 }

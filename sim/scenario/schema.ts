@@ -4,7 +4,7 @@
 import { isAbsolute, join } from 'node:path';
 import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
 import { InputError } from '../errors.js';
-import { DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
+import { DEFAULT_FANOUT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import { buildQuantiles, constantDistribution, QUANTILE_KEY } from './quantiles.js';
 import {
   DEFAULT_BACKLOG_BOUND,
@@ -415,7 +415,8 @@ export const scenarioSchema: ObjectSpec = {
             rebuild: duration('rebuilding a missing timeline from Postgres', '40ms'),
             expand: duration("reading an author's follower list to expand a post (per page of followers)", '1ms'),
             expandPerFollower: duration('reading one more follower of that list', '2us'),
-            eventStatements: duration("the worker's Postgres statements per post event before it expands it (the author's follower count)", '2ms'),
+            eventStatements: latencyDistribution("the worker's statements per post event before it expands it (the author's follower count, its list add): one duration, or quantiles drawn per event", '2ms'),
+            pickup: duration('a post event entering the log to an idle worker starting on it (a blocked read woken)', '0.5ms'),
             batch: duration('one pipelined batch of timeline writes beyond the round trip and its writes', '0s'),
           },
         },
@@ -430,6 +431,7 @@ export const scenarioSchema: ObjectSpec = {
             },
             pipelines: whole('pipelined batches in flight per post', DEFAULT_PIPELINES, { min: 1, max: 64 }),
             followerPage: whole('followers read from Postgres per page while expanding a post', DEFAULT_FOLLOWER_PAGE, { min: 1, max: 100_000 }),
+            eventConcurrency: whole("authors' events one worker handles at once within a batch it took (splitPosts: false)", DEFAULT_EVENT_CONCURRENCY, { min: 1, max: 256 }),
           },
         },
         postToLog: latencyDistribution(

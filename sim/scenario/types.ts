@@ -64,8 +64,10 @@ export interface Costs {
   expand: number;
   /** Reading one more follower of that list. */
   expandPerFollower: number;
-  /** The worker's Postgres statements per post event before it expands it. */
-  eventStatements: number;
+  /** The worker's statements per post event before it expands it (the author's follower count, its list add): a distribution, drawn per event. */
+  eventStatements: QuantileDistribution;
+  /** A post event entering the log to an idle worker starting on it (a blocked read woken). */
+  pickup: number;
   /** One pipelined batch of timeline writes beyond the round trip and its writes. */
   batch: number;
 }
@@ -78,6 +80,8 @@ export interface WorkerShape {
   pipelines: number;
   /** Followers read per Postgres page while expanding a post. */
   followerPage: number;
+  /** Authors' events one worker handles at once within a batch it took (the reference worker). */
+  eventConcurrency: number;
 }
 
 /** The API tier: processes serving home-feed pages and posts on their cores. */

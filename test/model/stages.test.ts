@@ -62,15 +62,27 @@ describe('the write path before the workers', () => {
 
 describe('a whole post on one worker (worker.splitPosts: false, the reference worker)', () => {
   it('takes writes / rate plus a round trip per pipelines batches: 100k followers in 20.05 s, not the fleet\'s 2.01 s', () => {
-    const costs = '  costs: { rtt: 1ms, expand: 0s, expandPerFollower: 0s, eventStatements: 0s }\n  postToLog: 0s';
+    const costs = '  costs: { rtt: 1ms, expand: 0s, expandPerFollower: 0s, eventStatements: 0s, pickup: 0s }\n  postToLog: 0s';
     const whole = burst(100_000, `${costs}\n  worker: { splitPosts: false, pipelines: 2 }`);
     const shared = burst(100_000, `${costs}\n  worker: { splitPosts: true }`);
-    // the first page is read beside the list write: max(rtt, expand) = 1 ms before the writes
-    expect(whole.fanout.postLag.max).toBeCloseTo(0.001 + 50 * 0.001 + 100_000 / 5000, 9);
-    expect(shared.fanout.postLag.max).toBeCloseTo(0.001 + 10 * (0.001 + 1000 / 5000), 9);
+    // the first page is read beside the list write (a round trip of the statements): no wait beyond them
+    expect(whole.fanout.postLag.max).toBeCloseTo(50 * 0.001 + 100_000 / 5000, 9);
+    expect(shared.fanout.postLag.max).toBeCloseTo(10 * (0.001 + 1000 / 5000), 9);
     // batch i ends at (i+1)/2 round trips (rounded up) and (i+1) x 1,000 writes: the mean follower waits about half
-    expect(whole.fanout.followerLag.mean).toBeCloseTo(0.001 + 0.0255 + 10.1, 3);
+    expect(whole.fanout.followerLag.mean).toBeCloseTo(0.0255 + 10.1, 3);
     expect(whole.fanout.deliveries).toBe(100_000);
+  });
+
+  it('adds the pickup of an idle consumer, and reports each stage as the workers do: 5 + 0.5 + 3 + (1 + 2) ms, then the writes', () => {
+    const m = burst(1000, '  costs: { rtt: 0s, expand: 1ms, expandPerFollower: 2us, eventStatements: 3ms, pickup: 0.5ms }\n  postToLog: 5ms\n  worker: { splitPosts: false }');
+    expect(m.fanout.postLag.max).toBeCloseTo(0.005 + 0.0005 + 0.003 + 0.003 + 1000 / 5000, 9);
+    const st = m.fanout.stages;
+    expect(st.postToLog.mean).toBeCloseTo(0.005, 9);
+    expect(st.pickup.mean).toBeCloseTo(0.0005, 9);
+    expect(st.statements.mean).toBeCloseTo(0.003, 9);
+    expect(st.firstPage.mean).toBeCloseTo(0.003, 9);
+    expect(st.writes.mean).toBeCloseTo(1000 / 5000, 9);
+    expect(st.writes.count).toBe(1);
   });
 });
 
