@@ -13,6 +13,10 @@ export const FEEDLAB_VERSION = '0.1.0';
 
 export type LatencySummary = Omit<DurationSummary, 'count'>;
 
+/** The stages of a post event, in the order a post goes through them. */
+export const STAGE_IDS = ['postToLog', 'pickup', 'statements', 'firstPage', 'writes'] as const;
+export type StageId = (typeof STAGE_IDS)[number];
+
 export interface RunResult {
   schema: typeof RESULT_SCHEMA;
   tool: { name: 'feedlab'; version: string; mode: 'simulate' | 'replay' };
@@ -52,6 +56,12 @@ export interface RunResult {
       workerUtilisation: number;
       partitionUtilisation: number;
       adaptive: { thresholdChanges: number; minThreshold: number } | null;
+      /**
+       * A post event's stages, per post: its commit to the event log (postToLog), the log to a worker
+       * starting on it (pickup), the worker's statements, its first follower page and its timeline
+       * writes (pushed posts). A replay's come from the workers' own histograms; absent from older documents.
+       */
+      stagesSeconds?: Record<StageId, LatencySummary>;
     };
     redis: {
       memoryBytes: { peak: number; end: number };
@@ -187,6 +197,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         workerUtilisation: m.fanout.workerUtilisation,
         partitionUtilisation: m.fanout.partitionUtilisation,
         adaptive: m.policy.startsWith('adaptive') ? { thresholdChanges: m.fanout.thresholdChanges, minThreshold: m.fanout.minThreshold } : null,
+        stagesSeconds: Object.fromEntries(STAGE_IDS.map((id) => [id, latency(m.fanout.stages[id])])) as Record<StageId, LatencySummary>,
       },
       redis: {
         memoryBytes: { peak: m.redis.peakBytes, end: m.redis.endBytes },

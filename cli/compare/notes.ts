@@ -24,7 +24,7 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     const runs = parts.length === measured.length ? '' : ` (${parts.length} of the ${measured.length} runs measured these parts)`;
     const lag =
       `measured${runs}: commit to the event log p50 ${ms(hop('p50'))}, p99 ${ms(hop('p99'))}; a worker's event p50 ${ms(event('p50'))}, p99 ${ms(event('p99'))}. ` +
-      `Modelled: postToLog p50 ${ms(quantileAt(infra.postToLog, 0.5))}, p99 ${ms(quantileAt(infra.postToLog, 0.99))}; the worker's statements ${ms(infra.costs.eventStatements)} and first follower page ${ms(infra.costs.expand)} + ${ms(infra.costs.expandPerFollower)} a follower before its writes at ${Math.round(infra.writesPerSecondPerWorker)}/s`;
+      `Modelled: postToLog p50 ${ms(quantileAt(infra.postToLog, 0.5))}, p99 ${ms(quantileAt(infra.postToLog, 0.99))}; the worker's statements p50 ${ms(quantileAt(infra.costs.eventStatements, 0.5))} and first follower page ${ms(infra.costs.expand)} + ${ms(infra.costs.expandPerFollower)} a follower before its writes at ${Math.round(infra.writesPerSecondPerWorker)}/s`;
     notes.lag_p50 = lag;
     notes.post_lag_p50 = lag;
     // the per-follower tail is the large posts' writes: their batches (none when every post is pulled)

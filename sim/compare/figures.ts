@@ -5,7 +5,7 @@
 // A figure a document does not have stays null, never a made-up number: a replay leaves what it
 // does not measure NaN (null in the JSON), and a simulation does not model every key class a replay
 // finds in Redis. Which of the two it is, is said ("not measured", "not modelled").
-import type { RunResult } from '../result.js';
+import type { RunResult, StageId } from '../result.js';
 
 export type FigureUnit = 's' | 'ms' | 'bytes' | 'writes/s' | 'commands' | 'writes';
 
@@ -30,6 +30,15 @@ export const FIGURE_IDS = [
   'read_p50',
   'read_p99',
   'commands_per_read',
+  'stage_post_to_log_p50',
+  'stage_post_to_log_p99',
+  'stage_pickup_mean',
+  'stage_pickup_p99',
+  'stage_statements_p50',
+  'stage_statements_p99',
+  'stage_first_page_p50',
+  'stage_writes_p50',
+  'stage_writes_p99',
 ] as const;
 
 export type FigureId = (typeof FIGURE_IDS)[number];
@@ -42,7 +51,7 @@ export interface FigureDef {
   label: string;
   unit: FigureUnit;
   /** The heading it is grouped under in the reports. */
-  group: 'fan-out lag' | 'fan-out work' | 'Redis memory' | 'reads';
+  group: 'fan-out lag' | 'fan-out work' | 'Redis memory' | 'reads' | 'fan-out stages';
   /** What the figure is, and where either source differs in how it counts it. */
   about: string;
   /** The value in the document, or null where the document has none (NaN, null, missing). */
@@ -182,7 +191,21 @@ export const FIGURES: readonly FigureDef[] = [
     about: "Redis commands of a session's first page (a replay's over a window of nothing but first pages; a simulation's over its sessions' first pages, or every page in an older document)",
     read: (r) => r.summary.reads.redisOpsPerRead.firstPages ?? r.summary.reads.redisOpsPerRead.mean,
   },
+  stage('stage_post_to_log_p50', 'postToLog', 'p50', "stage: a post's commit to its event in the log, p50", "the outbox relay and the event log: a post's createdAt to its stream entry's ms (a simulation: its postToLog draws)"),
+  stage('stage_post_to_log_p99', 'postToLog', 'p99', "stage: a post's commit to its event in the log, p99", "the same, p99"),
+  stage('stage_pickup_mean', 'pickup', 'mean', 'stage: the log to a worker starting on the event, mean', "the event's wait for a worker (a replay's workers read both clocks to the ms, so the mean, not the p50)"),
+  stage('stage_pickup_p99', 'pickup', 'p99', 'stage: the log to a worker starting on the event, p99', 'the same, p99: a busy worker, a blocked event loop'),
+  stage('stage_statements_p50', 'statements', 'p50', "stage: a worker's statements for an event, p50", "the author's follower count, then its list add and pulled-mark lookup"),
+  stage('stage_statements_p99', 'statements', 'p99', "stage: a worker's statements for an event, p99", 'the same, p99'),
+  stage('stage_first_page_p50', 'firstPage', 'p50', "stage: a pushed post's first follower page, p50", "a replay: the page's wait beyond the statements (it is read beside the list add); a simulation: the whole page"),
+  stage('stage_writes_p50', 'writes', 'p50', "stage: a pushed post's timeline writes, p50", 'its first follower page in hand to its last batch answered'),
+  stage('stage_writes_p99', 'writes', 'p99', "stage: a pushed post's timeline writes, p99", 'the same, p99: the large posts'),
 ];
+
+/** A post event's stage, per event, from `summary.fanout.stagesSeconds` (older documents have none). */
+function stage(id: FigureId, of: StageId, pick: 'p50' | 'p99' | 'mean', label: string, about: string): FigureDef {
+  return { id, label, unit: 's', group: 'fan-out stages', about, read: (r) => r.summary.fanout.stagesSeconds?.[of][pick] ?? null };
+}
 
 const BY_ID = new Map<string, FigureDef>(FIGURES.map((f) => [f.id, f]));
 

@@ -329,6 +329,13 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
         workerUtilisation: workerCpu / (100 * Math.max(1, m.workerProcesses.length)),
         partitionUtilisation: NaN,
         adaptive: null,
+        stagesSeconds: {
+          postToLog: { mean: m.hop.mean, p50: m.hop.p50, p90: m.hop.p90, p99: m.hop.p99, p999: NaN, max: m.hop.max },
+          pickup: toLatency(latencySeconds(m.fleet.histograms.get('eventPickupMs'))),
+          statements: toLatency(latencySeconds(m.fleet.histograms.get('eventStatementsMs'))),
+          firstPage: toLatency(latencySeconds(m.fleet.histograms.get('eventFirstPageMs'))),
+          writes: toLatency(latencySeconds(m.fleet.histograms.get('eventWritesMs'))),
+        },
       },
       redis: {
         memoryBytes: { peak: Math.max(endMemory, ...memorySeries), end: endMemory },
