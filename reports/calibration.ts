@@ -32,8 +32,16 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     case 'costs.expand':
     case 'costs.expandPerFollower':
       return fit(m.expansion, 'rows');
-    case 'costs.eventStatements':
-      return spread(m.eventStatements);
+    case 'costs.eventStatements': {
+      const w = m.worker;
+      return w && w.statements.n > 0
+        ? `a running worker's, over ${w.statements.n} events (mean ${us(w.statements.mean)}); from calibrate's process ${spread(m.eventStatements)}`
+        : spread(m.eventStatements);
+    }
+    case 'costs.pickup': {
+      const w = m.worker;
+      return w ? `a running worker's mean over ${w.pickup.n} events, ms clocks (p50 ${us(w.pickup.points.find((q) => q.p === 0.5)?.value ?? NaN)}, p99 ${us(w.pickup.points.find((q) => q.p === 0.99)?.value ?? NaN)})` : 'not measured';
+    }
     case 'costs.rebuild':
       return spread(m.rebuild);
     case 'postToLog':

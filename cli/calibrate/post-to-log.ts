@@ -48,6 +48,8 @@ const distribution = (lags: number[]): Distribution => ({ points: quantilesOf(la
 export async function measurePostToLog(
   o: { host: string; port: number; token: (user: number) => string; authors: readonly number[]; log: LogTarget; seed: number },
   rounds: Rounds,
+  /** Called before the first round that is kept (after the warm-up). */
+  beforeKept?: () => Promise<void>,
 ): Promise<Distribution> {
   const p = CALIBRATE.postToLog;
   const rng = new Rng(o.seed);
@@ -65,7 +67,12 @@ export async function measurePostToLog(
     if (keep) kept.add((JSON.parse(r.body.toString('utf8')) as { id: string }).id);
   };
   try {
+    let first = true;
     await inRounds(rounds, async (keep) => {
+      if (keep && first) {
+        first = false;
+        await beforeKept?.();
+      }
       const sent: Promise<void>[] = [];
       const start = performance.now();
       let at = 0;

@@ -7,7 +7,7 @@ import { availableParallelism, cpus, hostname, totalmem } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Store } from '../../server/store/pool.js';
 import { CONTENDED_SHARE, type Provenance } from '../../sim/calibration/document.js';
-import { CpuMeter, type CpuSnapshot } from '../../sim/replay/cpu.js';
+import { CpuMeter, processCpuSeconds, type CpuSnapshot } from '../../sim/replay/cpu.js';
 import { FEEDLAB_VERSION } from '../../sim/result.js';
 
 export function machine(): Provenance['machine'] {
@@ -38,12 +38,30 @@ export class Contention {
     this.first = await this.meter.snapshot();
   }
 
+  /** CPU seconds of our processes that ran for part of the measurement only (gone before stop()). */
+  private passing = 0;
+  private readonly passingFrom = new Map<number, number>();
+
+  /** A process of ours started after start() (a worker for one figure): call once it runs, and passed() just before it stops. */
+  passingStart(pid: number): void {
+    this.passingFrom.set(pid, processCpuSeconds(pid));
+  }
+
+  /** Its CPU is ours, not other processes' (its Postgres backends are not told apart: they count as other). */
+  passed(pid: number): void {
+    const from = this.passingFrom.get(pid);
+    if (from === undefined) return;
+    this.passing += Math.max(0, processCpuSeconds(pid) - from);
+    this.passingFrom.delete(pid);
+  }
+
   async stop(): Promise<Provenance['contention']> {
     if (!this.first) throw new Error('calibrate: contention was not started');
     const c = this.meter.share(this.first, await this.meter.snapshot());
+    const other = Math.max(0, c.other - (c.wallSeconds > 0 ? (100 * this.passing) / c.wallSeconds : 0));
     // as a replay's result takes it: over everything the machine had (busy and idle)
     const machinePct = c.generator + Object.values(c.processes).reduce((a, b) => a + b, 0) + c.redis + c.postgres + c.other + c.idle;
-    const otherShare = machinePct > 0 ? c.other / machinePct : 0;
+    const otherShare = machinePct > 0 ? other / machinePct : 0;
     return { otherShare, contended: otherShare > CONTENDED_SHARE, overSeconds: c.wallSeconds };
   }
 }

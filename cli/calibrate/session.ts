@@ -16,7 +16,7 @@ import { TimelineCache } from '../../server/cache/timelines.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
 import { probeDatabase, resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
-import type { Measurements, Provenance, Refusal } from '../../sim/calibration/document.js';
+import type { Measurements, Provenance, Refusal, WorkerStages } from '../../sim/calibration/document.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { parseScenario } from '../../sim/scenario/load.js';
 import { InfrastructureError } from '../errors.js';
@@ -25,7 +25,7 @@ import { Watchdog } from '../replay/processes.js';
 import { createScratchDatabase, dropScratch, scratchNames } from '../replay/scratch.js';
 import { connectServiceRedis, openServiceStore } from '../replay/services.js';
 import { REPLAY } from '../replay/settings.js';
-import { startStack, type RunningStack } from '../replay/stack.js';
+import { startStack, startWorker, workerReady, type RunningStack } from '../replay/stack.js';
 import { warmCaches } from '../replay/warm.js';
 import { measureApi, measureWrites } from './api-costs.js';
 import { measureStoreCosts } from './costs.js';
@@ -34,6 +34,7 @@ import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
 import { CALIBRATE } from './settings.js';
 import { buildCalibrationWorld, loadCalibrationWorld, worldFigures } from './world.js';
+import { WORKER_PUBLISH_MS, WorkerStageProbe } from './worker-stages.js';
 
 export interface CalibrateInput {
   redisUrl: string;
@@ -131,10 +132,32 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
 
     const target = { host: stack.host, port: stack.port, serverPid: server.pid, token: stack.token, readersByPulled: world.readersByPulled, authors: world.authors, seed: CALIBRATE.world.seed };
     const api = await measureApi(target, steps.begin('API CPU', "measuring the server's CPU per feed page by shape, the network hop and the service-time spread", 3));
-    const postToLog = await measurePostToLog(
-      { host: stack.host, port: stack.port, token: stack.token, authors: world.authors, log: { redis, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions }, seed: CALIBRATE.world.seed },
-      steps.begin('post to log', 'measuring the hop from a post to its event in the log'),
-    );
+    // one fan-out worker takes the hop's posts: its own figures give the stages of an event
+    const worker = startWorker(services, sc, policy, 1, secret, { FEED_METRICS_MS: String(WORKER_PUBLISH_MS) });
+    watchdog.send({ pids: [...stack.processes, worker].map((p) => p.pid) });
+    let workerStopped = false;
+    const stopWorker = async () => {
+      if (workerStopped) return;
+      workerStopped = true;
+      contention.passed(worker.pid);
+      await worker.stop();
+      watchdog.send({ pids: stack!.processes.map((p) => p.pid) });
+    };
+    let postToLog: Awaited<ReturnType<typeof measurePostToLog>>;
+    let workerFigures: WorkerStages;
+    try {
+      await workerReady(worker);
+      contention.passingStart(worker.pid);
+      const probe = new WorkerStageProbe({ redis, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP });
+      postToLog = await measurePostToLog(
+        { host: stack.host, port: stack.port, token: stack.token, authors: world.authors, log: { redis, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions }, seed: CALIBRATE.world.seed },
+        steps.begin('post to log', 'measuring the hop from a post to its event in the log, and a worker taking it'),
+        () => probe.mark(),
+      );
+      workerFigures = await probe.stages(stopWorker);
+    } finally {
+      await stopWorker();
+    }
     const write = await measureWrites(target, steps.begin('API writes', "measuring the server's CPU per post"));
     const contended = await contention.stop();
     return {
@@ -148,7 +171,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         samples: input.samples,
         world: { ...worldFigures(world), rebuiltTimelineEntries: rebuiltEntries },
       },
-      measurements: { ...costs, api: { ...api, write }, postToLog },
+      measurements: { ...costs, api: { ...api, write }, postToLog, worker: workerFigures },
       refused,
     };
   } finally {

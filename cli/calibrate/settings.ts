@@ -55,8 +55,12 @@ export const CALIBRATE = {
   pace: { meanGapMs: 25 },
   /** Reads one at a time, paced, for the service-time spread: this many per sample. */
   spread: { readsPerSample: 150 },
-  /** Posts sent at random (Poisson) times, per sample, at this rate (a replay's pace); then the event log read. */
-  postToLog: { postsPerSample: 30, perSecond: 10, relaySettleMs: 1_500 },
+  /**
+   * Posts sent at random (Poisson) times, per sample, at this rate (a replay's pace); then the event
+   * log read. A fan-out worker takes them meanwhile (its stages). 60 a sample: the tail quantiles of
+   * a distribution need hundreds of samples (the p99 of 150 is its second largest).
+   */
+  postToLog: { postsPerSample: 60, perSecond: 10, relaySettleMs: 1_500 },
   /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */
   targetLeaseMs: 600_000,
 } as const;

@@ -18,6 +18,7 @@ import { resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
 import type { Refusal } from '../../sim/calibration/document.js';
 import { KeepAliveConnection, request } from '../../sim/replay/http-client.js';
+import { fleetFigures } from '../../sim/replay/redis-figures.js';
 import { CALIBRATED_KEYS } from '../../sim/scenario/calibration.js';
 import { postText } from '../../sim/workload/history.js';
 import { InfrastructureError } from '../errors.js';
@@ -31,6 +32,7 @@ import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
 import { DEFAULTS, type CalibrateHooks, type CalibrationRun } from './session.js';
 import { CALIBRATE } from './settings.js';
+import { workerStages } from './worker-stages.js';
 
 export interface TargetInput {
   redisUrl: string;
@@ -39,6 +41,8 @@ export interface TargetInput {
   target: string;
   schema: string;
   streamPrefix: string;
+  /** Its cache key prefix: where its workers publish their metrics. */
+  keyPrefix: string;
 }
 
 /** Newest log entries read per partition for the post-to-log hop. */
@@ -150,6 +154,11 @@ async function run(input: TargetInput, hooks: CalibrateHooks): Promise<Calibrati
     let postToLog = null;
     if (partitions > 0) postToLog = await recentPostToLog({ redis, streamPrefix: input.streamPrefix, partitions }, LOG_ENTRIES_PER_PARTITION);
     else refused.push({ key: 'postToLog', why: `no event log at --stream-prefix ${input.streamPrefix} (its ${input.streamPrefix}:meta key is missing)`, notMeasured: true });
+    // its workers' own stages since they started (their published figures), when they publish them
+    const worker = workerStages(await fleetFigures(redis, input.keyPrefix), 'deployment-workers');
+    if (worker.pickup.n === 0) {
+      refused.push({ key: 'costs.pickup', why: `no worker of the deployment publishes its events' stages under key prefix "${input.keyPrefix}" (--key-prefix; workers older than these figures do not)`, notMeasured: true });
+    }
     const contended = await contention.stop();
     return {
       provenance: {
@@ -169,7 +178,7 @@ async function run(input: TargetInput, hooks: CalibrateHooks): Promise<Calibrati
           threshold: `${DEFAULT_CELEBRITY_THRESHOLD} (the default; a rebuild leaves authors over it out)`,
         },
       },
-      measurements: { ...costs, api: null, postToLog },
+      measurements: { ...costs, api: null, postToLog, worker: worker.pickup.n > 0 ? worker : null },
       refused,
     };
   } finally {

@@ -19,7 +19,7 @@ import { calibrateTarget } from '../calibrate/target.js';
 
 export const summary = "measure the live stack's costs into a calibration file the simulator uses";
 
-const USAGE = 'feedlab calibrate [--out FILE] [--samples N] [--json] [--quiet] [--target URL [--schema S] [--stream-prefix P]]';
+const USAGE = 'feedlab calibrate [--out FILE] [--samples N] [--json] [--quiet] [--target URL [--schema S] [--stream-prefix P] [--key-prefix K]]';
 
 const HELP = `${USAGE}
 
@@ -28,10 +28,11 @@ DATABASE_URL), each after a warm-up and as several samples with their spread: th
 a pipelined batch of timeline writes against its size (a straight-line fit) and Redis's time per
 write; a page read and an MGET per key; a follower page from Postgres against its rows; the worker's
 statements per post event; a timeline rebuild; the API server's CPU per feed page (base, per merged
-list, per hydrated post) and per post, the network hop and the spread of a read's service time; and
-the hop from a post to its event in the event log. Self-contained by default: a scratch database,
-key prefix and event log, the calibration world loaded with COPY and \`feedlab serve\` started, all
-removed at the end (also on Ctrl-C or a crash). About a minute.
+list, per hydrated post) and per post, the network hop and the spread of a read's service time; the
+hop from a post to its event in the event log, and a running worker's own stages of those events
+(its pickup and its statements). Self-contained by default: a scratch database, key prefix and
+event log, the calibration world loaded with COPY, \`feedlab serve\` and for the hop one \`feedlab
+worker\` started, all removed at the end (also on Ctrl-C or a crash). About two minutes.
 
   --out FILE          the calibration file (default calibration.yaml), written to a temporary name and renamed
   --samples N         samples of every figure after its warm-up (default ${CALIBRATE.samples})
@@ -42,6 +43,7 @@ removed at the end (also on Ctrl-C or a crash). About a minute.
                       rows, the post-to-log hop from its event log (--stream-prefix); the API tier is refused
   --schema S          with --target: its Postgres schema (default public)
   --stream-prefix P   with --target: its event log's prefix (default ${DEFAULT_STREAM_PREFIX})
+  --key-prefix K      with --target: its cache key prefix (default none), where its workers publish their stages
 
 Apply the file with \`calibration: FILE\` in a scenario (keys the scenario writes win) or --calibration FILE
 on run, sweep, plan and replay (wins over both). A number that is not sound (a fit with a slope <= 0 or
@@ -58,6 +60,7 @@ const OPTIONS = {
   target: { type: 'string' },
   schema: { type: 'string' },
   'stream-prefix': { type: 'string' },
+  'key-prefix': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -73,8 +76,8 @@ export async function run(argv: string[]): Promise<number> {
   if (out.endsWith('/') || out === '' || (existsSync(out) && statSync(out).isDirectory())) throw new InputError(`--out ${out}: give a file name (e.g. calibration.yaml), not a directory`);
   checkOutputDir(dirname(out));
   const target = values.target !== undefined ? parseTarget(values.target) : null;
-  if (!target && (values.schema || values['stream-prefix'])) {
-    throw new InputError('calibrate: --schema and --stream-prefix go with --target (self-contained, calibrate makes its own scratch space)');
+  if (!target && (values.schema || values['stream-prefix'] || values['key-prefix'] !== undefined)) {
+    throw new InputError('calibrate: --schema, --stream-prefix and --key-prefix go with --target (self-contained, calibrate makes its own scratch space)');
   }
 
   const quiet = values.quiet === true;
@@ -98,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const hooks = { log, progress: (f: number, d: string) => bar.update(Math.min(0.999, f), d), signal: stop.signal };
     result = target
-      ? await calibrateTarget({ redisUrl, databaseUrl, samples, target: target.toString(), schema: values.schema ?? 'public', streamPrefix: values['stream-prefix'] ?? DEFAULT_STREAM_PREFIX }, hooks)
+      ? await calibrateTarget({ redisUrl, databaseUrl, samples, target: target.toString(), schema: values.schema ?? 'public', streamPrefix: values['stream-prefix'] ?? DEFAULT_STREAM_PREFIX, keyPrefix: values['key-prefix'] ?? '' }, hooks)
       : await calibrateSelfContained({ redisUrl, databaseUrl, samples }, hooks);
   } catch (err) {
     if (err instanceof CalibrationStopped) {

@@ -73,6 +73,22 @@ function commonEnv(s: StackServices, sc: Scenario, policy: FanoutPolicy, secret:
   };
 }
 
+/**
+ * Fan-out worker `i` of a stack (`worker i`, consumer `replay-<pid>-i`): no relay (the API runs it),
+ * no migrations, no status lines; `env` adds settings (FEED_METRICS_MS, say). Wait for workerReady.
+ */
+export function startWorker(s: StackServices, sc: Scenario, policy: FanoutPolicy, i: number, secret: string, env: Record<string, string> = {}): ServiceProcess {
+  return ServiceProcess.start(
+    `worker ${i}`,
+    ['worker', ...commonArgs(s, sc, policy), '--batch-size', String(sc.infrastructure.batchSize), '--consumer', `replay-${process.pid}-${i}`],
+    { ...commonEnv(s, sc, policy, secret), FEED_RELAY: '0', FEED_MIGRATE: '0', FEED_STATUS_MS: '0', ...env },
+  );
+}
+
+export function workerReady(w: ServiceProcess): Promise<RegExpExecArray> {
+  return w.ready(/^feedlab worker: ready: /, REPLAY.startTimeoutMs);
+}
+
 /** Start the API and the workers; every pid goes to the watchdog before it is waited on. */
 export async function startStack(s: StackServices, sc: Scenario, policy: FanoutPolicy, workers: number, secret: string, watchdog: Watchdog | null): Promise<RunningStack> {
   const started: ServiceProcess[] = [];
@@ -90,17 +106,12 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
     const m = await server.ready(/listening on http:\/\/([0-9.]+):(\d+)/, REPLAY.startTimeoutMs);
     const workerNames: string[] = [];
     for (let i = 1; i <= workers; i++) {
-      const name = `worker ${i}`;
-      const w = ServiceProcess.start(
-        name,
-        ['worker', ...commonArgs(s, sc, policy), '--batch-size', String(sc.infrastructure.batchSize), '--consumer', `replay-${process.pid}-${i}`],
-        { ...commonEnv(s, sc, policy, secret), FEED_RELAY: '0', FEED_MIGRATE: '0', FEED_STATUS_MS: '0' },
-      );
+      const w = startWorker(s, sc, policy, i, secret);
       started.push(w);
-      workerNames.push(name);
+      workerNames.push(w.name);
     }
     tell();
-    await Promise.all(started.filter((p) => p.name !== 'server').map((p) => p.ready(/^feedlab worker: ready: /, REPLAY.startTimeoutMs)));
+    await Promise.all(started.filter((p) => p.name !== 'server').map(workerReady));
     return { host: m[1], port: Number(m[2]), processes: started, workerNames, token: tokens(secret), stop };
   } catch (err) {
     await stop();

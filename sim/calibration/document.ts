@@ -44,6 +44,22 @@ export interface ApiMeasurements {
   service: Distribution & { mean: number; modelled?: number };
 }
 
+/**
+ * A post event's stages as running workers spend them, from their own histograms (seconds): the
+ * log to a worker starting on it, its statements, its first follower page's wait beyond them, its
+ * writes. `source`: the worker calibrate started for the hop's posts, or a deployment's workers
+ * since they started.
+ */
+export interface WorkerStages {
+  source: 'calibrate-worker' | 'deployment-workers';
+  /** Post events they handled meanwhile. */
+  events: number;
+  pickup: Distribution & { mean: number };
+  statements: Distribution & { mean: number };
+  firstPage: Distribution & { mean: number };
+  writes: Distribution & { mean: number };
+}
+
 export interface Measurements {
   /** One PING round trip from this process. */
   rtt: Spread;
@@ -59,6 +75,8 @@ export interface Measurements {
   api: ApiMeasurements | null;
   /** From a post's createdAt to its event's entry in the event log (the entry id's ms). */
   postToLog: Distribution | null;
+  /** The workers' own stages (null: not measured; absent from files written before they were). */
+  worker?: WorkerStages | null;
 }
 
 export interface Provenance {
@@ -91,7 +109,7 @@ export interface CalibrationDocument {
 
 export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
-  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'eventStatements' | 'rebuild', string>>;
+  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild', string>> & { eventStatements?: string | Record<string, string> };
   postToLog?: Record<string, string>;
   api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number> };
 }
@@ -108,6 +126,16 @@ export function quantileKey(p: number): string {
 }
 
 const usText = (s: number) => `${Number((s * 1e6).toPrecision(3))} us`;
+
+/** A distribution as the scenario format writes it: { min: 1ms, p50: 4ms, ... }. */
+function quantileMap(d: Distribution): Record<string, string> {
+  return Object.fromEntries(d.points.map((q) => [quantileKey(q.p), durationText(q.value)]));
+}
+
+/** The p50 of a distribution. */
+function medianOf(d: Distribution): number {
+  return d.points.find((q) => q.p === 0.5)?.value ?? NaN;
+}
 
 /** Why a fit is not sound, or null. */
 function unsoundFit(what: string, f: Fit, perUnit: string): string | null {
@@ -157,12 +185,21 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     costs.expand = durationText(m.expansion.intercept);
     costs.expandPerFollower = durationText(m.expansion.slope);
   }
-  if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
+  // a running worker's own statements when measured (as it sends them, at a replay's pace), else calibrate's process's
+  const w = m.worker ?? null;
+  if (w && !unsoundDistribution("a worker's statements", w.statements) && medianOf(w.statements) > 0) {
+    // drawn per event: its tail is part of the fan-out lag's
+    if (!skip('costs.eventStatements')) costs.eventStatements = quantileMap(w.statements);
+  } else if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
+  if (w && !refuse(['costs.pickup'], w.pickup.n < MIN_DISTRIBUTION_SAMPLES ? `the worker's pickup: ${w.pickup.n} events, fewer than ${MIN_DISTRIBUTION_SAMPLES}` : w.pickup.mean >= 0 ? null : "the worker's pickup: its mean is not a duration")) {
+    // the mean: the log's clock and the worker's are read to the ms, and the mean of their difference is not rounded
+    costs.pickup = durationText(w.pickup.mean);
+  }
   if (!refuse(['costs.rebuild'], unsoundCost('timeline rebuild', m.rebuild))) costs.rebuild = durationText(m.rebuild.median);
   if (Object.keys(costs).length > 0) block.costs = costs;
 
   if (m.postToLog && !refuse(['postToLog'], unsoundDistribution('post to event log', m.postToLog))) {
-    block.postToLog = Object.fromEntries(m.postToLog.points.map((q) => [quantileKey(q.p), durationText(q.value)]));
+    block.postToLog = quantileMap(m.postToLog);
   }
   const a = m.api;
   if (a) {

@@ -18,7 +18,8 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.mgetPerKey': "Redis's time of an MGET of a page's post bodies, per key (commandstats)",
   'costs.expand': "a of a follower page's wall time, a + b x rows (followersPage with the worker's dormancy filter)",
   'costs.expandPerFollower': 'b of that fit: each row (follower) more',
-  'costs.eventStatements': "the worker's statements per post event before the first follower page: followerCount, then the list add and the pulled-mark lookup",
+  'costs.eventStatements': "the worker's statements per post event before the first follower page (followerCount, then the list add and the pulled-mark lookup): a running worker's own figure as quantiles when measured (measurements.worker; drawn per event), else the median from calibrate's process",
+  'costs.pickup': "a post event in the log to a running worker starting on it (the stream entry id's ms to the worker's clock): the mean over the hop's posts",
   'costs.rebuild': 'one missing timeline rebuilt from Postgres (rebuildTimeline + TimelineCache.rebuild, as the read path does)',
   postToLog: "from a post's createdAt to its event entering the event log (the stream entry id's ms), not to a worker taking it",
   'api.cpuPerRead': "the server process's CPU per GET /v1/feed page beyond its lists and posts (from /proc)",
@@ -82,6 +83,15 @@ function provenanceBlock(doc: CalibrationDocument): object {
           }
         : {}),
       ...(m.postToLog ? { postToLog: distribution(m.postToLog) } : {}),
+      ...(m.worker
+        ? {
+            worker: {
+              source: m.worker.source,
+              events: m.worker.events,
+              ...Object.fromEntries((['pickup', 'statements', 'firstPage', 'writes'] as const).map((k) => [k, m.worker![k].n > 0 ? { mean: durationText(m.worker![k].mean), ...distribution(m.worker![k]) } : { n: 0 }])),
+            },
+          }
+        : {}),
     },
     refused: c.refused.map((r) => `${r.key}: ${r.why}`),
   };

@@ -35,6 +35,11 @@ export interface CpuShare {
 const CLK_TCK = 100;
 const CORES = Math.max(1, cpus().length);
 
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+export function processCpuSeconds(pid: number | string): number {
+  return procTicks(pid);
+}
+
 function procTicks(pid: number | string): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');

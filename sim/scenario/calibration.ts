@@ -27,6 +27,7 @@ export const CALIBRATED_KEYS = [
   'costs.expand',
   'costs.expandPerFollower',
   'costs.eventStatements',
+  'costs.pickup',
   'costs.rebuild',
   'postToLog',
   'api.cpuPerRead',

@@ -49,7 +49,8 @@ describe('feedlab calibrate: bad usage', () => {
     expectInputErrors([
       [['calibrate', '--samples', '1'], /^feedlab: --samples must be at least 2, got 1$/],
       [['calibrate', 'scenarios/celebrity-burst.yaml'], /^feedlab: calibrate: takes no scenario/],
-      [['calibrate', '--schema', 'x'], /^feedlab: calibrate: --schema and --stream-prefix go with --target/],
+      [['calibrate', '--schema', 'x'], /^feedlab: calibrate: --schema, --stream-prefix and --key-prefix go with --target/],
+      [['calibrate', '--key-prefix', ''], /^feedlab: calibrate: --schema, --stream-prefix and --key-prefix go with --target/],
       [['calibrate', '--target', 'ftp://x'], /^feedlab: calibrate: --target must be an http:\/\/ URL/],
       [['calibrate', '--out', '/etc/hostname/cal.yaml'], /^feedlab: --out \/etc\/hostname: \/etc\/hostname is not a directory$/],
       [['calibrate', '--out', '/tmp'], /^feedlab: --out \/tmp: give a file name \(e\.g\. calibration\.yaml\), not a directory$/],
@@ -169,7 +170,7 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     const before = { keys: (await keysUnder(prefix)).sort(), posts: (await store!.pool.query(`SELECT count(*)::int AS n FROM ${schema}.posts`)).rows[0].n as number };
 
     const out = join(dir, 'target.yaml');
-    const r = feedlab(['calibrate', '--target', `http://127.0.0.1:${port}`, '--schema', schema, '--stream-prefix', streams, '--samples', '2', '--out', out, '--json']);
+    const r = feedlab(['calibrate', '--target', `http://127.0.0.1:${port}`, '--schema', schema, '--stream-prefix', streams, '--key-prefix', prefix, '--samples', '2', '--out', out, '--json']);
     expect([0, 1], r.stderr).toContain(r.code);
     const doc = JSON.parse(r.stdout) as CalibrationDocument;
     const refused = doc.calibration.refused;

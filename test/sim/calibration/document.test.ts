@@ -37,6 +37,14 @@ function measurements(): Measurements {
       service: { ...q([315e-6, 553e-6, 736e-6, 2.9e-3, 5.1e-3, 15.3e-3]), mean: 627e-6 },
     },
     postToLog: q([1e-3, 4e-3, 7e-3, 20e-3, 21e-3, 21e-3]),
+    worker: {
+      source: 'calibrate-worker',
+      events: 300,
+      pickup: { ...q([0, 1e-3, 1e-3, 14e-3, 14e-3, 14e-3]), n: 300, mean: 923.3e-6 },
+      statements: { ...q([559e-6, 1.251e-3, 2.813e-3, 9.383e-3, 29.49e-3, 29.49e-3]), n: 300, mean: 1.79e-3 },
+      firstPage: { ...q([3e-6, 276e-6, 633e-6, 2.48e-3, 4.63e-3, 4.63e-3]), n: 300, mean: 359e-6 },
+      writes: { ...q([200e-6, 600e-6, 1e-3, 3e-3, 5e-3, 5e-3]), n: 300, mean: 700e-6 },
+    },
   };
 }
 
@@ -82,12 +90,28 @@ describe('the infrastructure block', () => {
       mgetPerKey: '0.2797us',
       expand: '365us',
       expandPerFollower: '1.004us',
-      eventStatements: '435.5us',
+      // a running worker's own statements, drawn per event, over calibrate's process's 435.5 us
+      eventStatements: { min: '559us', p50: '1.251ms', p90: '2.813ms', p99: '9.383ms', 'p99.9': '29.49ms', max: '29.49ms' },
+      // the mean of the worker's ms clocks, not their p50 (1 ms)
+      pickup: '923.3us',
       rebuild: '3.59ms',
     });
     expect(b.postToLog).toEqual({ min: '1ms', p50: '4ms', p90: '7ms', p99: '20ms', 'p99.9': '21ms', max: '21ms' });
     expect(b.api).toMatchObject({ cpuPerList: '29.2us', cpuPerPost: '4.62us', cpuPerRead: '185.1us', cpuPerWrite: '812us', network: '35.5us' });
     expect(b.api!.spread).toEqual({ min: 0.502, p50: 0.882, p90: 1.17, p99: 4.63, 'p99.9': 8.13, max: 24.4 });
+  });
+
+  test("without a worker's figures the statements are calibrate's process's and the pickup is not written; too few events are refused", () => {
+    const m = measurements();
+    m.worker = null;
+    const doc = calibrationDocument(provenance, m, []);
+    expect(doc.infrastructure.costs?.eventStatements).toBe('435.5us');
+    expect(doc.infrastructure.costs).not.toHaveProperty('pickup');
+    const few = measurements();
+    few.worker = { ...few.worker!, pickup: { ...few.worker!.pickup, n: 12 }, statements: { ...few.worker!.statements, n: 12 } };
+    const d2 = calibrationDocument(provenance, few, []);
+    expect(d2.infrastructure.costs?.eventStatements).toBe('435.5us');
+    expect(d2.calibration.refused).toEqual([{ key: 'costs.pickup', why: "the worker's pickup: 12 events, fewer than 50" }]);
   });
 
   test('unsound numbers are refused, one line each, and left out', () => {
@@ -140,7 +164,10 @@ describe('the file', () => {
     expect([...back.values.keys()].sort()).toEqual([...CALIBRATED_KEYS].sort());
     const b = doc.infrastructure;
     // every value exactly as the block writes it
-    for (const [k, v] of Object.entries(b.costs!)) expect(back.values.get(`costs.${k}` as never), k).toBe(parseDuration(v));
+    for (const [k, v] of Object.entries(b.costs!)) {
+      if (typeof v === 'string') expect(back.values.get(`costs.${k}` as never), k).toBe(parseDuration(v));
+      else expect((back.values.get(`costs.${k}` as never) as { points: { value: number }[] }).points.map((p) => p.value), k).toEqual(Object.values(v).map((x) => parseDuration(x)));
+    }
     expect(back.values.get('writesPerSecondPerWorker')).toBe(b.writesPerSecondPerWorker);
     for (const [k, v] of Object.entries(b.api!)) {
       if (k !== 'spread') expect(back.values.get(`api.${k}` as never), k).toBe(parseDuration(v as string));

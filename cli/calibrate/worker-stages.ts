@@ -1,0 +1,91 @@
+// A post event's stages as a running fan-out worker spends them, read from the worker's own
+// histograms (core/worker-metrics.ts: eventPickupMs, eventStatementsMs, eventFirstPageMs,
+// eventWritesMs): self-contained, one `feedlab worker` that calibrate starts for the hop's posts
+// (posted at a replay's pace), publishing every WORKER_PUBLISH_MS, counted from after its warm-up;
+// against a target, the deployment's workers since they started. What calibrate's own process
+// cannot see: the worker's event loop woken by the log, its statements as it sends them beside its
+// other work, its pages and writes.
+import type { Redis } from 'ioredis';
+import type { HistogramName } from '../../core/worker-metrics.js';
+import { QUANTILES, type WorkerStages } from '../../sim/calibration/document.js';
+import { eventBacklog, fleetDelta, fleetFigures, type FleetFigures } from '../../sim/replay/redis-figures.js';
+import { sleep } from './pace.js';
+
+/** How often the worker calibrate starts publishes its metrics (FEED_METRICS_MS). */
+export const WORKER_PUBLISH_MS = 200;
+/** Longest wait for the worker to handle what was posted and publish it. */
+const SETTLE_TIMEOUT_MS = 15_000;
+const POLL_MS = 50;
+
+export interface WorkerLog {
+  redis: Redis;
+  keyPrefix: string;
+  streamPrefix: string;
+  partitions: number;
+  group: string;
+}
+
+const STAGES: Record<keyof Omit<WorkerStages, 'events' | 'source'>, HistogramName> = {
+  pickup: 'eventPickupMs',
+  statements: 'eventStatementsMs',
+  firstPage: 'eventFirstPageMs',
+  writes: 'eventWritesMs',
+};
+
+/** The stages of the workers' figures (HDR histograms of microseconds) as distributions in seconds. */
+export function workerStages(fleet: FleetFigures, source: WorkerStages['source']): WorkerStages {
+  const stage = (name: HistogramName) => {
+    const e = fleet.histograms.get(name);
+    const n = e?.h.totalCount ?? 0;
+    return {
+      n,
+      mean: n > 0 ? e!.sumMs / n / 1000 : NaN,
+      points: QUANTILES.map((p) => ({ p, value: n > 0 ? (p === 1 ? e!.h.maxValue : e!.h.getValueAtPercentile(p * 100)) / 1e6 : NaN })),
+    };
+  };
+  return {
+    source,
+    events: (fleet.counters.eventsCreated ?? 0) + (fleet.counters.eventsDeleted ?? 0),
+    pickup: stage(STAGES.pickup),
+    statements: stage(STAGES.statements),
+    firstPage: stage(STAGES.firstPage),
+    writes: stage(STAGES.writes),
+  };
+}
+
+/** The worker calibrate started: its figures from `mark()` on. */
+export class WorkerStageProbe {
+  private before: FleetFigures | null = null;
+
+  constructor(private readonly log: WorkerLog) {}
+
+  /** Everything posted so far handled and published: the figures after this count. */
+  async mark(): Promise<void> {
+    this.before = await this.settled();
+  }
+
+  /** Everything posted handled, the worker stopped (its last figures published), and the stages since mark(). */
+  async stages(stopWorker: () => Promise<void>): Promise<WorkerStages> {
+    await this.settled();
+    await stopWorker();
+    const after = await fleetFigures(this.log.redis, this.log.keyPrefix);
+    return workerStages(this.before ? fleetDelta(this.before, after) : after, 'calibrate-worker');
+  }
+
+  /** Waits until the log's backlog is empty and the worker has published since; its figures then. */
+  private async settled(): Promise<FleetFigures> {
+    const { redis, keyPrefix, streamPrefix, partitions, group } = this.log;
+    const until = Date.now() + SETTLE_TIMEOUT_MS;
+    while ((await eventBacklog(redis, streamPrefix, partitions, group)) > 0) {
+      if (Date.now() > until) throw new Error(`calibrate: the worker left post events unhandled ${SETTLE_TIMEOUT_MS / 1000} s after the last was posted`);
+      await sleep(POLL_MS);
+    }
+    const since = Date.now();
+    for (;;) {
+      const f = await fleetFigures(redis, keyPrefix);
+      if (f.workers > 0 && f.oldestAt >= since) return f;
+      if (Date.now() > until) throw new Error(`calibrate: the worker did not publish its figures within ${SETTLE_TIMEOUT_MS / 1000} s`);
+      await sleep(POLL_MS);
+    }
+  }
+}
