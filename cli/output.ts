@@ -88,6 +88,8 @@ export function stoppedLine(stoppedAtSeconds: number, durationSeconds: number, o
 
 export function formatSeconds(s: number): string {
   if (s < 60) return `${s.toFixed(1)}s`;
-  const m = Math.floor(s / 60);
-  return `${m}m${Math.round(s - m * 60)}s`;
+  // whole seconds first: 239.6 s is 4m0s, not 3m60s
+  const whole = Math.round(s);
+  const m = Math.floor(whole / 60);
+  return `${m}m${whole - m * 60}s`;
 }

@@ -18,8 +18,10 @@ export function clock(seconds: number): string {
 /** Wall time: 4.2s, 3m07s. */
 export function wall(seconds: number): string {
   if (seconds < 60) return `${seconds.toFixed(1)}s`;
-  const m = Math.floor(seconds / 60);
-  return `${m}m${String(Math.round(seconds - m * 60)).padStart(2, '0')}s`;
+  // whole seconds first: 239.6 s is 4m00s, not 3m60s
+  const whole = Math.round(seconds);
+  const m = Math.floor(whole / 60);
+  return `${m}m${String(whole - m * 60).padStart(2, '0')}s`;
 }
 
 export function bar(fraction: number, width: number): string {
