@@ -2,13 +2,11 @@
 // them, on whatever lists and rows it is given: the calibration world in its scratch space, or a
 // target's rows (read only) with lists of its own under a scratch key prefix.
 import type { Redis } from 'ioredis';
-import type { AuthorPostsCache } from '../../server/cache/author-posts.js';
 import type { PostBodyCache } from '../../server/cache/post-bodies.js';
-import type { PulledAuthorRegistry } from '../../server/cache/pulled-authors.js';
 import type { TimelineCache } from '../../server/cache/timelines.js';
 import type { FeedRepository } from '../../server/store/repository.js';
 import type { Measurements, Refusal } from '../../sim/calibration/document.js';
-import { measureEventStatements, measureExpansion, measureRebuild, presentLists } from './postgres-costs.js';
+import { measureEventStatements, measureExpansion, measureRebuild } from './postgres-costs.js';
 import type { Steps } from './progress.js';
 import { fillTimelines, measurePageReads, measureRtt, measureTimelineWrites } from './redis-costs.js';
 
@@ -17,8 +15,6 @@ export interface StoreCostEnv {
   /** Timelines the write fit writes into, and the page reads read (batch size: the largest batch). */
   timelines: TimelineCache;
   bodies: PostBodyCache;
-  lists: AuthorPostsCache;
-  pulled: PulledAuthorRegistry;
   repo: FeedRepository;
   /** Users whose timelines are filled to the cap and take the write fit's batches. */
   writeTargets: readonly number[];
@@ -62,13 +58,12 @@ export async function measureStoreCosts(env: StoreCostEnv, steps: Steps, refused
     steps.begin('expansion', `measuring follower pages of ${env.expansionAuthors.length} authors against their rows`),
   );
 
-  const eventRounds = steps.begin('event statements', "measuring the worker's statements per post event");
-  await presentLists(env.repo, env.lists, env.eventAuthors);
-  const eventStatements = await measureEventStatements(env.repo, env.lists, env.pulled, env.eventAuthors, eventRounds);
+  const eventRounds = steps.begin('event statements', "measuring the worker's statement per post event");
+  const eventStatements = await measureEventStatements(env.repo, env.eventAuthors, eventRounds);
 
   const { entries, ...rebuild } = await measureRebuild(env.repo, env.timelines, env.rebuildReaders, env.threshold, steps.begin('rebuild', 'measuring timeline rebuilds from Postgres'));
   return {
-    costs: { rtt, timelineWrites: { fit: writes.fit, redisPerWrite: writes.redisPerWrite }, pageRead: reads.pageRead, mgetPerKey: reads.mgetPerKey, expansion, eventStatements, rebuild },
+    costs: { rtt, timelineWrites: { fit: writes.fit, redisPerWrite: writes.redisPerWrite }, pageRead: reads.pageRead, pageReadByEntries: reads.pageReadByEntries, mgetPerKey: reads.mgetPerKey, expansion, eventStatements, rebuild },
     rebuiltEntries: entries,
   };
 }

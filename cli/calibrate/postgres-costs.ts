@@ -2,17 +2,12 @@
 // cache code from this process, as the worker and the read path run it (the statements of a post
 // event and a rebuild each after an idle gap, CALIBRATE.pace, as a replay's come): a page of an author's
 // followers (followersPage with the worker's dormancy filter and page size) against the rows it
-// returns; a post event's statements before its first follower page (followerCount, then the list
-// add and the pulled-mark lookup side by side, as FanoutWorker.created sends them); a missing
-// timeline rebuilt (rebuildTimeline, then TimelineCache.rebuild).
+// returns; a post event's statement before its fan-out (followerCount, as FanoutWorker.created sends
+// it); a missing timeline rebuilt (rebuildTimeline, then TimelineCache.rebuild).
 import { mean, median } from 'simple-statistics';
-import { makePostId } from '../../core/post-id.js';
-import type { AuthorPostsCache } from '../../server/cache/author-posts.js';
-import type { PulledAuthorRegistry } from '../../server/cache/pulled-authors.js';
 import type { TimelineCache } from '../../server/cache/timelines.js';
 import type { FeedRepository } from '../../server/store/repository.js';
 import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
-import { HISTORY_NODE_ID } from '../replay/world.js';
 import { Rng } from '../../sim/random.js';
 import { sleep } from './pace.js';
 import { inRounds, type Rounds } from './rounds.js';
@@ -41,33 +36,22 @@ export async function measureExpansion(repo: FeedRepository, authors: readonly n
   return fitLine(walls.byKey);
 }
 
-/** The authors' recent lists made present (rebuilt from their posts), as an active author's is: the worker's list add then writes. */
-export async function presentLists(repo: FeedRepository, lists: AuthorPostsCache, authors: readonly number[]): Promise<void> {
-  for (const a of authors) {
-    await lists.rebuild(a, async () => (await repo.userPostsPage(a, null, lists.shape.cap)).map((p) => ({ id: p.id, createdAt: p.createdAt })), { replace: true });
-  }
-}
-
 /**
- * A post event's statements before the first follower page, as FanoutWorker.created sends them:
- * followerCount, then the author's list add and the pulled-mark lookup together. A sample is the
- * mean of perSample events (authors in turn).
+ * A post event's statement before its fan-out, as FanoutWorker.created sends it: the author's
+ * follower count (the list add and the pulled-mark lookup go beside the first page). A sample is
+ * the mean of perSample events (authors in turn), each after an idle gap.
  */
-export async function measureEventStatements(repo: FeedRepository, lists: AuthorPostsCache, pulled: PulledAuthorRegistry, authors: readonly number[], rounds: Rounds): Promise<Spread> {
+export async function measureEventStatements(repo: FeedRepository, authors: readonly number[], rounds: Rounds): Promise<Spread> {
   const samples: number[] = [];
   const gaps = new Rng(CALIBRATE.world.seed + 1);
   let i = 0;
-  let seq = 0;
   await inRounds(rounds, async (keep) => {
     const times: number[] = [];
     for (let k = 0; k < CALIBRATE.eventStatements.perSample; k++) {
       await sleep(gaps.exponential(1 / CALIBRATE.pace.meanGapMs));
       const a = authors[i++ % authors.length];
-      const now = Date.now();
-      const post = { id: makePostId(now, HISTORY_NODE_ID - 2, seq++ % 4096), createdAt: now };
       const t0 = performance.now();
       await repo.followerCount(a);
-      await Promise.all([lists.add(a, post), pulled.markOf(a)]);
       times.push((performance.now() - t0) / 1000);
     }
     if (keep) samples.push(mean(times));

@@ -8,10 +8,8 @@
 // figure measured, and everything stopped and removed whatever happened.
 import { readPullThreshold } from '../../core/fanout-policy.js';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
-import { AuthorPostsCache } from '../../server/cache/author-posts.js';
 import { closeRedis, keyspace } from '../../server/cache/redis.js';
 import { PostBodyCache } from '../../server/cache/post-bodies.js';
-import { PulledAuthorRegistry } from '../../server/cache/pulled-authors.js';
 import { TimelineCache } from '../../server/cache/timelines.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
 import { probeDatabase, resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
@@ -34,7 +32,7 @@ import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
 import { CALIBRATE } from './settings.js';
 import { buildCalibrationWorld, loadCalibrationWorld, worldFigures } from './world.js';
-import { WORKER_PUBLISH_MS, WorkerStageProbe } from './worker-stages.js';
+import { WorkerStageProbe } from './worker-stages.js';
 
 export interface CalibrateInput {
   redisUrl: string;
@@ -93,7 +91,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
     stack = await startStack(services, sc, policy, 0, secret, watchdog);
     const server = stack.processes[0];
     log(`world: ${loaded.users.toLocaleString('en-US')} users, ${loaded.follows.toLocaleString('en-US')} follows, ${loaded.posts.toLocaleString('en-US')} posts (${loaded.seconds.toFixed(1)} s); server (pid ${server.pid}) up on http://${stack.host}:${stack.port}`);
-    const readers = [...world.readersByPulled.values()].flat();
+    const readers = [...world.readersByPulled.values(), ...world.readersByQuiet.values()].flat();
     const pageSize = sc.activity.pageSize;
     await warmCaches({ host: stack.host, port: stack.port, token: stack.token, readers: Int32Array.from(readers), dormantKept: [], pageSize, redis, store, keyPrefix: scratch.keyPrefix, scenario: sc, policy, signal: hooks.signal });
     steps.finish('world');
@@ -111,8 +109,6 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         redis,
         timelines,
         bodies: new PostBodyCache(redis, keys),
-        lists: new AuthorPostsCache(redis, keys, { length: sc.policy.celebrityListLength, leaseMs }),
-        pulled: new PulledAuthorRegistry(redis, keys),
         repo,
         writeTargets: world.writeTargets,
         // readers who pull nobody: their first page is their timeline's, whose bodies the warm pass cached
@@ -130,10 +126,10 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
       refused,
     );
 
-    const target = { host: stack.host, port: stack.port, serverPid: server.pid, token: stack.token, readersByPulled: world.readersByPulled, authors: world.authors, seed: CALIBRATE.world.seed };
+    const target = { host: stack.host, port: stack.port, serverPid: server.pid, token: stack.token, readersByPulled: world.readersByPulled, readersByQuiet: world.readersByQuiet, authors: world.authors, seed: CALIBRATE.world.seed };
     const api = await measureApi(target, steps.begin('API CPU', "measuring the server's CPU per feed page by shape, the network hop and the service-time spread", 3));
     // one fan-out worker takes the hop's posts: its own figures give the stages of an event
-    const worker = startWorker(services, sc, policy, 1, secret, { FEED_METRICS_MS: String(WORKER_PUBLISH_MS) });
+    const worker = startWorker(services, sc, policy, 1, secret);
     watchdog.send({ pids: [...stack.processes, worker].map((p) => p.pid) });
     let workerStopped = false;
     const stopWorker = async () => {

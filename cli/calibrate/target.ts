@@ -8,9 +8,7 @@
 // is not.
 import type { Redis } from 'ioredis';
 import { DEFAULT_CELEBRITY_THRESHOLD, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
-import { AuthorPostsCache } from '../../server/cache/author-posts.js';
 import { PostBodyCache } from '../../server/cache/post-bodies.js';
-import { PulledAuthorRegistry } from '../../server/cache/pulled-authors.js';
 import { closeRedis, keyspace } from '../../server/cache/redis.js';
 import { TimelineCache } from '../../server/cache/timelines.js';
 import { readSlices } from '../../server/cache/post-list.js';
@@ -131,8 +129,6 @@ async function run(input: TargetInput, hooks: CalibrateHooks): Promise<Calibrati
         redis,
         timelines,
         bodies,
-        lists: new AuthorPostsCache(redis, keys, { length: sc.policy.celebrityListLength, leaseMs }),
-        pulled: new PulledAuthorRegistry(redis, keys),
         repo: new FeedRepository(store),
         writeTargets,
         pageReaders,

@@ -1,20 +1,20 @@
 // A post event's stages as a running fan-out worker spends them, read from the worker's own
 // histograms (core/worker-metrics.ts: eventPickupMs, eventStatementsMs, eventFirstPageMs,
 // eventWritesMs): self-contained, one `feedlab worker` that calibrate starts for the hop's posts
-// (posted at a replay's pace), publishing every WORKER_PUBLISH_MS, counted from after its warm-up;
-// against a target, the deployment's workers since they started. What calibrate's own process
-// cannot see: the worker's event loop woken by the log, its statements as it sends them beside its
-// other work, its pages and writes.
+// (posted at a replay's pace), counted from its first publication after the warm-up to its last, as
+// it stops; against a target, the deployment's workers since they started. What calibrate's own
+// process cannot see: the worker's event loop woken by the log, its statement as it sends it beside
+// its other work, its pages and writes. It publishes at its usual interval (METRICS_INTERVAL_MS), as
+// a replay's workers do: publishing blocks its event loop for a moment, and more often would delay
+// more of the events it takes.
 import type { Redis } from 'ioredis';
-import type { HistogramName } from '../../core/worker-metrics.js';
+import { METRICS_INTERVAL_MS, type HistogramName } from '../../core/worker-metrics.js';
 import { QUANTILES, type WorkerStages } from '../../sim/calibration/document.js';
 import { eventBacklog, fleetDelta, fleetFigures, type FleetFigures } from '../../sim/replay/redis-figures.js';
 import { sleep } from './pace.js';
 
-/** How often the worker calibrate starts publishes its metrics (FEED_METRICS_MS). */
-export const WORKER_PUBLISH_MS = 200;
-/** Longest wait for the worker to handle what was posted and publish it. */
-const SETTLE_TIMEOUT_MS = 15_000;
+/** Longest wait for the worker to handle what was posted and publish it (it publishes every METRICS_INTERVAL_MS). */
+const SETTLE_TIMEOUT_MS = 3 * METRICS_INTERVAL_MS;
 const POLL_MS = 50;
 
 export interface WorkerLog {

@@ -131,7 +131,7 @@ export class FleetMetrics {
       [METRIC_FANOUT_EVENT]: r.histogram(METRIC_FANOUT_EVENT, 'Handling one post event in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
       [METRIC_FANOUT_EVENT_STAGE]: r.histogram(
         METRIC_FANOUT_EVENT_STAGE,
-        "A post event's stages in seconds, all workers: the log to a worker starting on it (stage=pickup), the statements before its writes (statements), the wait for its first follower page beyond them (first_page), its timeline writes (writes)",
+        "A post event's stages in seconds, all workers: the log to a worker starting on it (stage=pickup), the author's follower count (statements), the first follower page with the list add beside it (first_page), its timeline writes (writes)",
         { labelNames: ['stage'], buckets: LATENCY_BUCKETS_SECONDS },
       ),
     };

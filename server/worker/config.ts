@@ -20,7 +20,6 @@
 //   FEED_PG_SCHEMA (public), FEED_PG_POOL (10), FEED_RELAY (0/1), FEED_MIGRATE (0/1)
 //   FEED_POLICY_POLL_MS  how often the runtime policy key is read (1000; 0: never)
 //   FEED_STATUS_MS       status line interval on stderr (10000; 0: none)
-//   FEED_METRICS_MS      how often the metrics are published to Redis (5000)
 import { hostname } from 'node:os';
 import {
   formatPolicy,
@@ -29,7 +28,6 @@ import {
   POLICY_FORMS,
   type FanoutPolicy,
 } from '../../core/fanout-policy.js';
-import { METRICS_INTERVAL_MS } from '../../core/worker-metrics.js';
 import { DEFAULT_EVENT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PARTITIONS, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import {
   DEFAULT_BACKLOG_BOUND,
@@ -89,8 +87,6 @@ export interface WorkerConfig {
   pipelines: number;
   policyPollMs: number;
   statusMs: number;
-  /** How often this process publishes its metrics (core/keys.ts WORKER_METRICS_KEY). */
-  metricsMs: number;
 }
 
 /** The flags `feedlab worker` takes (strings as parseArgs gives them; booleans for switches). */
@@ -199,7 +195,6 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
     pipelines: read.integer(get('pipelines', 'FEED_PIPELINES'), DEFAULT_PIPELINES, 1, 64),
     policyPollMs: read.integer(get(null, 'FEED_POLICY_POLL_MS'), 1_000, 0, 3_600_000),
     statusMs: read.integer(get(null, 'FEED_STATUS_MS'), 10_000, 0, 3_600_000),
-    metricsMs: read.integer(get(null, 'FEED_METRICS_MS'), METRICS_INTERVAL_MS, 100, 60_000),
   };
   return config;
 }

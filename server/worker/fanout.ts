@@ -34,8 +34,9 @@
 // filtered out at read time (hydration reports the post deleted) and age out under the cap.
 //
 // Measuring. An event's stages as the simulator charges them (core/worker-metrics.ts): the pickup
-// (the log taking it to a worker starting on it), the statements, the first follower page's wait
-// beyond them, the writes. Besides the per-post lag, every pushed batch records its lag (post creation to its
+// (the log taking it to a worker starting on it), the statement (the author's follower count), the
+// first follower page with the list add and the pulled-mark lookup sent beside it (a push), the
+// writes. Besides the per-post lag, every pushed batch records its lag (post creation to its
 // replies) once per timeline it wrote, and a pulled post its list write once per follower (readers
 // see it once it is in the list, as the simulator counts it): the per-follower lag. Each batch also
 // adds its writes to a per-second count in Redis (core/keys.ts TIMELINE_WRITES_KEY), so that writes
@@ -308,10 +309,11 @@ export class FanoutWorker {
       this.metrics.count('unknownAuthors');
       return { ...base, path: 'skip', followers: 0, visited: 0, ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded: false, lagMs: null };
     }
+    const counted = performance.now();
+    this.metrics.observe('eventStatementsMs', counted - began);
 
     if (pullsAuthor(policy, followers, threshold)) {
       const [added] = await Promise.all([authorPosts.add(e.authorId, post), this.pulled.mark(e.authorId, this.clock() + authorPosts.shape.leaseMs)]);
-      this.metrics.observe('eventStatementsMs', performance.now() - began);
       const listAdded = added.added > 0;
       // A redelivery that found the post already there wrote nothing: no lag sample.
       const lagMs = listAdded || added.state === 'missing' ? this.clock() - e.createdAt : null;
@@ -330,8 +332,6 @@ export class FanoutWorker {
     const firstPage = page(null);
     firstPage.catch(() => {});
     const [added, wasPulled] = await Promise.all([authorPosts.add(e.authorId, post), this.pulled.markOf(e.authorId)]);
-    const stated = performance.now();
-    this.metrics.observe('eventStatementsMs', stated - began);
     const listAdded = added.added > 0;
     if (listAdded) this.metrics.count('listWrites');
 
@@ -348,7 +348,7 @@ export class FanoutWorker {
       const current = await pending;
       if (writing < 0) {
         writing = performance.now();
-        this.metrics.observe('eventFirstPageMs', writing - stated);
+        this.metrics.observe('eventFirstPageMs', writing - counted);
       }
       const following = current.next !== null ? page(current.next) : null;
       following?.catch(() => {}); // awaited below, unless this page's writes fail first

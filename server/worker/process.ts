@@ -287,12 +287,12 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
     const publishMetrics = async () => {
       try {
         const key = keys.key(WORKER_METRICS_KEY);
-        await redises[0].multi().hset(key, config.consumer, JSON.stringify(metrics.exportMetrics(config.consumer))).pexpire(key, 10 * Math.max(config.metricsMs, METRICS_INTERVAL_MS)).exec();
+        await redises[0].multi().hset(key, config.consumer, JSON.stringify(metrics.exportMetrics(config.consumer))).pexpire(key, 10 * METRICS_INTERVAL_MS).exec();
       } catch (err) {
         report('metrics')(err);
       }
     };
-    timers.push(setInterval(publishMetrics, config.metricsMs));
+    timers.push(setInterval(publishMetrics, METRICS_INTERVAL_MS));
 
     if (config.statusMs > 0) {
       let lastWrites = 0;

@@ -195,9 +195,9 @@ export const FIGURES: readonly FigureDef[] = [
   stage('stage_post_to_log_p99', 'postToLog', 'p99', "stage: a post's commit to its event in the log, p99", "the same, p99"),
   stage('stage_pickup_mean', 'pickup', 'mean', 'stage: the log to a worker starting on the event, mean', "the event's wait for a worker (a replay's workers read both clocks to the ms, so the mean, not the p50)"),
   stage('stage_pickup_p99', 'pickup', 'p99', 'stage: the log to a worker starting on the event, p99', 'the same, p99: a busy worker, a blocked event loop'),
-  stage('stage_statements_p50', 'statements', 'p50', "stage: a worker's statements for an event, p50", "the author's follower count, then its list add and pulled-mark lookup"),
-  stage('stage_statements_p99', 'statements', 'p99', "stage: a worker's statements for an event, p99", 'the same, p99'),
-  stage('stage_first_page_p50', 'firstPage', 'p50', "stage: a pushed post's first follower page, p50", "a replay: the page's wait beyond the statements (it is read beside the list add); a simulation: the whole page"),
+  stage('stage_statements_p50', 'statements', 'p50', "stage: a worker's statement for an event, p50", "the author's follower count, from Postgres"),
+  stage('stage_statements_p99', 'statements', 'p99', "stage: a worker's statement for an event, p99", 'the same, p99'),
+  stage('stage_first_page_p50', 'firstPage', 'p50', "stage: a pushed post's first follower page, p50", 'the first page of followers, with the list add and the pulled-mark lookup sent beside it'),
   stage('stage_writes_p50', 'writes', 'p50', "stage: a pushed post's timeline writes, p50", 'its first follower page in hand to its last batch answered'),
   stage('stage_writes_p99', 'writes', 'p99', "stage: a pushed post's timeline writes, p99", 'the same, p99: the large posts'),
 ];

@@ -13,7 +13,7 @@
 //
 // Events must be taken in the order the log has them (the stage defers a post to that moment).
 // Writes per second are counted as the pool does; fluid work (population scaling) is shared evenly.
-import { spreadOverSeconds } from './worker-pool.js';
+import { spreadOverSeconds, wholePostBatchDone, wholePostSeconds } from './worker-pool.js';
 
 export class ConsumerFleet {
   /** When each consumer is done with everything it has taken (its last batch's handling). */
@@ -95,21 +95,16 @@ export class ConsumerFleet {
    */
   write(c: number, ready: number, writes: number, landed = writes): number {
     const start = this.writerFree[c] > ready ? this.writerFree[c] : ready;
-    const service = this.wholeService(writes);
+    const service = wholePostSeconds(this, writes, this.pipelines);
     this.busySeconds += service;
     this.countWrites(start, start + service, landed);
     this.writerFree[c] = start + service;
     return start;
   }
 
-  private wholeService(writes: number): number {
-    const batches = Math.max(1, Math.ceil(writes / this.batchSize));
-    return this.rtt * Math.ceil(batches / this.pipelines) + (writes * this.slowdown) / this.writesPerSecond;
-  }
-
   /** When batch i (from 0) of a post of `writes` whose writes started at `start` ends (see write). */
   batchDone(start: number, i: number, writes: number): number {
-    return start + this.rtt * Math.ceil((i + 1) / this.pipelines) + (Math.min(writes, (i + 1) * this.batchSize) * this.slowdown) / this.writesPerSecond;
+    return start + wholePostBatchDone(this, i, writes, this.pipelines);
   }
 
   /** The event taken on consumer `c`'s `lane` is done at `done`: the lane frees and the batch lasts at least until then. */

@@ -284,6 +284,8 @@ export class FanoutStage {
 
     if (pulledAuthor) {
       needsList = true;
+      // after its statement the worker adds the post to the list and marks the author: a round trip
+      workerDone = ready + costs.rtt;
     } else {
       // the followers the fan-out writes, in CSR order (a rate policy's pulled pairs get the list instead)
       const skipDormant = policy.skipDormant;

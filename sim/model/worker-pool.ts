@@ -50,8 +50,7 @@ export class WorkerPool {
    */
   submitWhole(t: number, writes: number, pipelines: number, landed = writes): number {
     const start = this.free[0] > t ? this.free[0] : t;
-    const batches = Math.max(1, Math.ceil(writes / this.batchSize));
-    const service = this.rtt * Math.ceil(batches / pipelines) + (writes * this.slowdown) / this.writesPerSecond;
+    const service = wholePostSeconds(this, writes, pipelines);
     this.busySeconds += service;
     this.countWrites(start, start + service, landed);
     this.siftDown(0, start + service);
@@ -60,7 +59,7 @@ export class WorkerPool {
 
   /** When batch i (from 0) of a whole post of `writes` started at `start` ends (see submitWhole). */
   batchDone(start: number, i: number, writes: number, pipelines: number): number {
-    return start + this.rtt * Math.ceil((i + 1) / pipelines) + (Math.min(writes, (i + 1) * this.batchSize) * this.slowdown) / this.writesPerSecond;
+    return start + wholePostBatchDone(this, i, writes, pipelines);
   }
 
   /**
@@ -156,4 +155,23 @@ export function spreadOverSeconds(bins: Float64Array, start: number, end: number
     bins[Math.max(0, Math.floor(t))] += (next - t) * rate;
     t = next;
   }
+}
+
+/** A worker's write rate, per-batch round trip, batch size and current slowdown. */
+export interface Writer {
+  readonly rtt: number;
+  readonly batchSize: number;
+  readonly writesPerSecond: number;
+  readonly slowdown: number;
+}
+
+/** One worker writing a whole post: a round trip per `pipelines` batches, the writes one after another. */
+export function wholePostSeconds(w: Writer, writes: number, pipelines: number): number {
+  const batches = Math.max(1, Math.ceil(writes / w.batchSize));
+  return w.rtt * Math.ceil(batches / pipelines) + (writes * w.slowdown) / w.writesPerSecond;
+}
+
+/** When batch i (from 0) of such a post ends, after its writes started. */
+export function wholePostBatchDone(w: Writer, i: number, writes: number, pipelines: number): number {
+  return w.rtt * Math.ceil((i + 1) / pipelines) + (Math.min(writes, (i + 1) * w.batchSize) * w.slowdown) / w.writesPerSecond;
 }
