@@ -61,7 +61,7 @@ import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv, type
 import { TimelineCache } from '../server/cache/timelines.js';
 import type { PostCreated } from '../server/events/event-log.js';
 import { LOAD_REASONS } from '../server/feed/followees.js';
-import { FETCH_SLACK } from '../server/feed/read-path.js';
+import { FETCH_SLACK } from '../core/read-plan.js';
 import { bulkLoadGraph } from '../server/store/bulk-load.js';
 import { migrate } from '../server/store/migrate.js';
 import { createStore, probeDatabase, resolveDatabaseUrl, type Store } from '../server/store/pool.js';

@@ -5,6 +5,16 @@
 // recent list of every author pulled for them. The simulator counts a page's commands with this,
 // and the replay measures the server's against it.
 
+/** Entries read per list beyond the page size on a page's first read of its lists. */
+export const FETCH_SLACK = 5;
+/** Largest slice per list per read. */
+export const MAX_FETCH = 1_000;
+
+/** Entries a page's first read asks of each list: the page and its slack (a list may hold fewer). */
+export function firstSlice(pageSize: number): number {
+  return Math.min(pageSize + FETCH_SLACK, MAX_FETCH);
+}
+
 /** Lists every page merges besides the pulled authors': the timeline and the reader's own list. */
 export const LISTS_PER_PAGE_BESIDES_PULLED = 2;
 /** Commands per merged list: the lease renewal and the slice. */

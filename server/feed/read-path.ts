@@ -41,6 +41,7 @@
 import type { FeedPosition } from '../../core/cursor.js';
 import { mergeFeed, type FeedInput, type FeedSlice } from '../../core/feed-merge.js';
 import { authorPostsKey, timelineKey } from '../../core/keys.js';
+import { firstSlice, MAX_FETCH } from '../../core/read-plan.js';
 import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
@@ -57,10 +58,6 @@ import { CacheInconsistentError, cacheReady, isCacheUnavailable } from './faults
 import { FolloweeCache, pulledOf, type Followees } from './followees.js';
 import { PostHydrator, viewOf, type Verdict } from './hydration.js';
 
-/** Entries read per list beyond the page size on the first read. */
-export const FETCH_SLACK = 5;
-/** Largest slice per list per read. */
-export const MAX_FETCH = 1_000;
 /** Reads of the lists per page at most (each doubles the slice). */
 export const MAX_ROUNDS = 8;
 /** A page holding posts of authors missing from a followee set at least this old reloads the set. */
@@ -236,7 +233,7 @@ export class ReadPath {
     const keep = (e: FeedPosition) => verdicts.get(e.id) !== null;
     const posts: PostView[] = [];
     let from = page.cursor;
-    let count = Math.min(limit + FETCH_SLACK, MAX_FETCH);
+    let count = firstSlice(limit);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       if (round > 0) this.metrics.refills.inc();
       const { timeline, lists } = await source.fetch(from, count, round);

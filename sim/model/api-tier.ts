@@ -1,6 +1,6 @@
 // The API tier: processes serving home-feed pages and posts on their cores (infrastructure.api).
-// A request's CPU time (a page: cpuPerRead + cpuPerList per merged list + cpuPerPost per hydrated
-// post; a post: cpuPerWrite), times a draw from the service-time spread, queues for a core first
+// A request's CPU time (a page: cpuPerRead + cpuPerList per merged list and cpuPerListEntry per entry
+// they return + cpuPerPost per hydrated post; a post: cpuPerWrite), times a draw from the service-time spread, queues for a core first
 // come, first served, after the client's network hop. A Node process serves on one event loop, so a
 // core is a server and the Redis round trips of a request do not hold it.
 //
@@ -14,16 +14,22 @@
 import { Rng } from '../random.js';
 import { quantileAt, quantileMean } from '../scenario/quantiles.js';
 import type { ApiTier } from '../scenario/types.js';
-import { listsPerPage } from '../../core/read-plan.js';
+import { firstSlice, listsPerPage } from '../../core/read-plan.js';
 import { meanPagesPerSession } from '../workload/activity.js';
 import type { ModelContext } from './context.js';
+import { listCpuSeconds, listReadSeconds } from './list-reads.js';
 import { erlangC, type SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
 
-/** The page `feedlab calibrate` measures the spread on (and fits its CPU around): no pulled followee (the timeline and the own list), 20 posts. */
-export const SPREAD_REFERENCE_PAGE = { pulled: 0, posts: 20 } as const;
+/**
+ * The page `feedlab calibrate` measures the spread on (and fits its CPU around): no pulled followee
+ * (the timeline and the own list), 20 posts; its lists return the timeline's full first slice (the
+ * calibration's readers post nothing: their own lists are empty).
+ */
+export const SPREAD_REFERENCE_PAGE = { pulled: 0, posts: 20, entries: firstSlice(20) } as const;
 const REFERENCE_LISTS = listsPerPage(SPREAD_REFERENCE_PAGE.pulled);
 const REFERENCE_POSTS = SPREAD_REFERENCE_PAGE.posts;
+const REFERENCE_ENTRIES = SPREAD_REFERENCE_PAGE.entries;
 /** A jitter below the mean never takes a request under this share of its CPU. */
 const JITTER_FLOOR = 0.25;
 
@@ -66,7 +72,7 @@ export class ApiStage {
     const c = ctx.sc.infrastructure.costs;
     // as calibrate measures it: one at a time, finding the tier idle
     this.referenceService = spec
-      ? spec.cpuPerRead + spec.cpuPerList * REFERENCE_LISTS + spec.cpuPerPost * REFERENCE_POSTS + 2 * c.rtt + c.zrange * REFERENCE_LISTS + c.mgetPerKey * REFERENCE_POSTS + spec.idleOverhead
+      ? this.pageCpuOf(spec, REFERENCE_LISTS, REFERENCE_ENTRIES, REFERENCE_POSTS) + 2 * c.rtt + listReadSeconds(c, REFERENCE_LISTS, REFERENCE_ENTRIES) + c.mgetPerKey * REFERENCE_POSTS + spec.idleOverhead
       : 0;
     if (!spec) {
       this.instances = 0;
@@ -79,10 +85,13 @@ export class ApiStage {
     this.exact = ctx.spread ? null : new WorkerPool(this.servers, 1, 0, Infinity, ctx.duration);
   }
 
-  /** CPU of one page that merges `lists` lists and hydrates `posts` posts. */
-  pageCpu(lists: number, posts: number): number {
-    const s = this.spec!;
-    return s.cpuPerRead + s.cpuPerList * lists + s.cpuPerPost * posts;
+  /** CPU of one page that merges `lists` lists holding `entries` entries and hydrates `posts` posts. */
+  pageCpu(lists: number, entries: number, posts: number): number {
+    return this.pageCpuOf(this.spec!, lists, entries, posts);
+  }
+
+  private pageCpuOf(s: ApiTier, lists: number, entries: number, posts: number): number {
+    return s.cpuPerRead + listCpuSeconds(s, lists, entries) + s.cpuPerPost * posts;
   }
 
   /**
@@ -101,9 +110,9 @@ export class ApiStage {
    * Seconds from sending a page request to its handler being done with the CPU (0 without an API
    * tier), its CPU moved by `jitter` (a drawJitter draw; the core is held for it too).
    */
-  serveRead(t: number, lists: number, posts: number, weight: number, jitter: number): number {
+  serveRead(t: number, lists: number, entries: number, posts: number, weight: number, jitter: number): number {
     if (!this.spec) return 0;
-    return this.spec.network + this.idleExtra(t) + this.serve(t, jittered(this.pageCpu(lists, posts), jitter), weight);
+    return this.spec.network + this.idleExtra(t) + this.serve(t, jittered(this.pageCpu(lists, entries, posts), jitter), weight);
   }
 
   /**
@@ -183,7 +192,9 @@ function autoInstances(ctx: ModelContext, spec: ApiTier): number {
   const meanLists = listsPerPage(active.length > 0 ? pulled / active.length : 0);
   const pagesPerSecond = (sch.sessionEventRate * ctx.scale * peakRead + stormSessions) * meanPagesPerSession(ctx.sc.activity.pagesPerSession);
   const postsPerSecond = sch.postEventRate * ctx.scale * peakPost;
-  const cpu = pagesPerSecond * (spec.cpuPerRead + spec.cpuPerList * meanLists + spec.cpuPerPost * ctx.sc.activity.pageSize) + postsPerSecond * spec.cpuPerWrite;
+  // every list charged a full slice: the tier sized for the heaviest pages
+  const pageSize = ctx.sc.activity.pageSize;
+  const cpu = pagesPerSecond * (spec.cpuPerRead + listCpuSeconds(spec, meanLists, meanLists * firstSlice(pageSize)) + spec.cpuPerPost * pageSize) + postsPerSecond * spec.cpuPerWrite;
   return Math.max(1, Math.ceil(cpu / (AUTO_API_UTILISATION * spec.coresPerInstance)));
 }
 

@@ -12,6 +12,7 @@ import { ArrivalSchedule } from '../workload/schedule.js';
 import type { Arrivals } from '../workload/time-scaled.js';
 import type { FiredEvent } from './metrics.js';
 import type { Population } from './population.js';
+import { pushPullCosts } from '../policy.js';
 import { PullIndex } from './pull-index.js';
 import { ShardLoad } from './shard-load.js';
 import { TimelineCache } from './timeline-cache.js';
@@ -120,9 +121,7 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
   const follows = new Uint32Array(n);
   for (let u = 0; u < n; u++) follows[u] = g.followeeOffsets[u + 1] - g.followeeOffsets[u];
 
-  // Feeding Frenzy costs: a push costs a write at the worker and at Redis; a pull costs one more list read per feed read.
-  const pushCost = 1 / infra.writesPerSecondPerWorker + costs.zadd;
-  const pullCost = costs.zrange;
+  const { push: pushCost, pull: pullCost } = pushPullCosts(sc);
   const ctx = { threshold: policy.threshold } as ModelContext;
   const authorPulled = (a: number) => pullsAuthor(policy, pop.realFollowers[a], ctx.threshold);
   const pairPulled = (a: number, u: number) =>

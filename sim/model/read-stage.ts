@@ -3,10 +3,11 @@
 // timeline, the reader's own list, each pulled author's list) with the follows token, each list on
 // its shard, waiting behind that shard's load; then the MGET of the page's bodies. A missing
 // timeline or list is rebuilt from Postgres first (cold start), queued on the rebuild connections.
-import { commandsPerPage, listsPerPage } from '../../core/read-plan.js';
+import { commandsPerPage, firstSlice, listsPerPage } from '../../core/read-plan.js';
 import { mix32, Rng } from '../random.js';
 import type { ApiStage } from './api-tier.js';
 import { EV, minuteOf, type ModelContext } from './context.js';
+import { listReadSeconds } from './list-reads.js';
 import { WorkerPool } from './worker-pool.js';
 
 export class ReadStage {
@@ -101,10 +102,14 @@ export class ReadStage {
       if (ctx.spread && w > 1) shardLoad.addSpread(costs.zadd * entries * w, w);
       else shardLoad.add(home, costs.zadd * entries * w, w);
     }
-    // round trip 1: the timeline, the reader's own list and every pulled author's list, pipelined
+    // round trip 1: the timeline, the reader's own list and every pulled author's list, pipelined;
+    // each read returns its list's first slice, or what the list holds
+    const slice = firstSlice(pageSize);
+    const ownEntries = Math.min(cache.length[u], slice) + Math.min(cache.ownLength[u], slice);
+    let entries = ownEntries;
     let maxWait = shardLoad.wait(home, rng);
     this.shardStamp[home] = seq;
-    if (!ctx.spread) shardLoad.add(home, costs.zrange * 2 * w, 2 * w);
+    if (!ctx.spread) shardLoad.add(home, listReadSeconds(costs, 2, ownEntries) * w, 2 * w);
     let pulled = 0;
     let listWait = 0;
     for (let k = ctx.pulledOf[u]; k < ctx.pulledOf[u + 1]; k++) {
@@ -117,17 +122,19 @@ export class ReadStage {
         const wt = shardLoad.wait(sh, rng);
         if (wt > maxWait) maxWait = wt;
       }
-      if (!ctx.spread) shardLoad.add(sh, costs.zrange * w, w);
       if (!cache.listExists[f]) {
         // concurrent reads of a missing list make one rebuild (single-flight)
         listWait = Math.max(listWait, this.rebuild(now, 1));
         count.listRebuilds += 1;
         cache.buildList(f, pop.postRate[f] * ctx.leaseSeconds);
       }
+      const e = Math.min(cache.listLength[f], slice);
+      entries += e;
+      if (!ctx.spread) shardLoad.add(sh, listReadSeconds(costs, 1, e) * w, w);
     }
     const lists = listsPerPage(pulled);
-    latency += this.api.serveRead(now, lists, pageSize, w, this.api.drawJitter());
-    latency += costs.rtt + maxWait + costs.zrange * lists + listWait;
+    latency += this.api.serveRead(now, lists, entries, pageSize, w, this.api.drawJitter());
+    latency += costs.rtt + maxWait + listReadSeconds(costs, lists, entries) + listWait;
     // round trip 2: hydrate the page's post bodies
     const bodyShard = rng.int(ctx.shards);
     latency += costs.rtt + shardLoad.wait(bodyShard, rng) + costs.mgetPerKey * pageSize;

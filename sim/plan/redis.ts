@@ -3,6 +3,8 @@
 // a single server, M/M/1, as in the simulator), the memory each shard holds (timelines spread by
 // hash slot, named accounts' lists each on one shard) and the shards both need.
 import { userShard } from '../../core/keys.js';
+import { firstSlice } from '../../core/read-plan.js';
+import { listReadSeconds } from '../model/list-reads.js';
 import type { Costs } from '../scenario/types.js';
 import type { Load, Memory } from './load.js';
 import { maxUtilisation, mm1WaitQuantile } from './staffing.js';
@@ -20,20 +22,22 @@ export interface RedisWork {
 }
 
 export function redisWork(load: Load, costs: Costs, pageSize: number): RedisWork {
+  // every list read charged a full slice: the shards sized for the heaviest pages
+  const listRead = listReadSeconds(costs, 1, firstSlice(pageSize));
   const listReads = load.pagesPeak * load.listsPerPage;
   const spreadListReads = Math.max(0, listReads - load.hotListReadsPeak);
   const rebuildWrites = load.rebuildsPerSecond * load.entriesPerRebuild;
   const work =
     (load.writesPeak + load.listWritesPeak + rebuildWrites) * costs.zadd +
-    load.pagesPeak * (costs.zrange + costs.mgetPerKey * pageSize) +
-    spreadListReads * costs.zrange;
+    load.pagesPeak * (listRead + costs.mgetPerKey * pageSize) +
+    spreadListReads * listRead;
   const ops = load.writesPeak + load.listWritesPeak + rebuildWrites + load.pagesPeak * 2 + spreadListReads;
   return {
     spread: work,
-    hot: load.hotListReadsPeak * costs.zrange,
-    service: ops > 0 ? work / ops : costs.zrange,
+    hot: load.hotListReadsPeak * listRead,
+    service: ops > 0 ? work / ops : listRead,
     touched: 1 + load.listsPerPage,
-    fixed: 2 * costs.rtt + costs.zrange * (1 + load.listsPerPage) + costs.mgetPerKey * pageSize,
+    fixed: 2 * costs.rtt + listRead * (1 + load.listsPerPage) + costs.mgetPerKey * pageSize,
   };
 }
 

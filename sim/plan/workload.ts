@@ -7,6 +7,7 @@ import { pullsAuthor, pushPair, type FanoutPolicy } from '../../core/fanout-poli
 import { isDormant, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import type { FollowerGraph } from '../graph/graph.js';
 import type { Population } from '../model/population.js';
+import { pushPullCosts } from '../policy.js';
 import type { Scenario } from '../scenario/types.js';
 import { meanPagesPerSession } from '../workload/activity.js';
 import { RateProfile } from '../workload/rate-profile.js';
@@ -78,10 +79,10 @@ export function measureWorkload(prep: Prepared, policy: FanoutPolicy, point: Pla
   const weight = (u: number) => (pop.individual[u] ? 1 : s);
   const dormant = (u: number) => isDormant(pop.lastSeen[u], 0, dormantDays);
   const follows = (u: number) => g.followeeOffsets[u + 1] - g.followeeOffsets[u];
-  const pushCost = 1 / infra.writesPerSecondPerWorker + infra.costs.zadd;
+  const { push: pushCost, pull: pullCost } = pushPullCosts(sc);
   const authorPulled = (a: number) => pullsAuthor(policy, pop.realFollowers[a], policy.threshold);
   const pairPulled = (a: number, u: number) =>
-    policy.kind === 'rate' ? !pushPair(pop.postRate[a], pop.readRate[u], pushCost, infra.costs.zrange) : authorPulled(a);
+    policy.kind === 'rate' ? !pushPair(pop.postRate[a], pop.readRate[u], pushCost, pullCost) : authorPulled(a);
   const capFactor = (u: number) => (policy.kind === 'reader-cap' && follows(u) > policy.readerCap ? policy.readerCap / follows(u) : 1);
 
   // per reader: the rate of pushed posts into its timeline and the lists its pages merge

@@ -57,14 +57,17 @@ export type ScenarioEvent =
 export interface Costs {
   rtt: number;
   zadd: number;
+  /** One list read of a page (an empty list's, when zrangePerEntry is set). */
   zrange: number;
+  /** Each entry a list read returns. */
+  zrangePerEntry: number;
   mgetPerKey: number;
   rebuild: number;
   /** Reading one page of an author's follower list to expand a post (on its partition). */
   expand: number;
   /** Reading one more follower of that list. */
   expandPerFollower: number;
-  /** The worker's statements per post event before it expands it (the author's follower count, its list add): a distribution, drawn per event. */
+  /** The worker's statement per post event before its fan-out (the author's follower count): a distribution, drawn per event. */
   eventStatements: QuantileDistribution;
   /** A post event entering the log to an idle worker starting on it (a blocked read woken). */
   pickup: number;
@@ -89,9 +92,11 @@ export interface ApiTier {
   /** API processes; null: as many as are 50% busy at the peak read rate. */
   instances: number | null;
   coresPerInstance: number;
-  /** CPU of a page: cpuPerRead + cpuPerList x merged lists + cpuPerPost x hydrated posts. */
+  /** CPU of a page: cpuPerRead + cpuPerList x merged lists + cpuPerListEntry x their entries + cpuPerPost x hydrated posts. */
   cpuPerRead: number;
   cpuPerList: number;
+  /** CPU per entry a merged list returns. */
+  cpuPerListEntry: number;
   cpuPerPost: number;
   /** CPU of accepting one post. */
   cpuPerWrite: number;

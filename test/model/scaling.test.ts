@@ -32,7 +32,7 @@ describe('a sampled post at population scale', () => {
     // 50,000 real users per sampled one; 1 ms per expansion on 64 partitions:
     // 20k x 50k x 2/day = 23.1k posts/s x 1 ms / 64 = 36% busy per partition
     const m = run(base(`population: 1000000000
-infrastructure: { fanoutWorkers: 2000, writesPerSecondPerWorker: 5000, partitions: 64, costs: { rtt: 0s, expand: 1ms, expandPerFollower: 0s, eventStatements: 0s }, postToLog: 0s, api: none }
+infrastructure: { fanoutWorkers: 2000, writesPerSecondPerWorker: 5000, partitions: 64, costs: { expand: 1ms, expandPerFollower: 0s, eventStatements: 0s }, postToLog: 0s, api: none }
 policy: { kind: push, skipDormant: false }`));
     const expected = (USERS * 50_000 * 2) / 86_400 / 1000 / 64;
     // realised posts are Poisson: ~550 probes in 20 minutes, so within 5%

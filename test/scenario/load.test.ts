@@ -11,11 +11,11 @@ const fixtures = join(here, '../fixtures/scenarios');
 const sharedFormat = join(here, '../../../shared/scenario-format.yaml');
 
 /** The defaults of the model's stages beside the worker pool: the worker's statements and pages, the hop, the API tier. */
-const STAGE_COSTS = { expandPerFollower: 2e-6, eventStatements: { points: [{ p: 0, value: 0.002 }, { p: 1, value: 0.002 }] }, pickup: 0.0005, batch: 0 };
+const STAGE_COSTS = { expandPerFollower: 2e-6, eventStatements: { points: [{ p: 0, value: 0.002 }, { p: 1, value: 0.002 }] }, pickup: 0.0005, batch: 0, zrangePerEntry: 0 };
 const STAGES = {
   worker: { splitPosts: true, pipelines: 2, followerPage: 10_000, eventConcurrency: 8 },
   postToLog: { points: [{ p: 0, value: 0.001 }, { p: 0.5, value: 0.006 }, { p: 0.9, value: 0.012 }, { p: 0.99, value: 0.035 }, { p: 1, value: 0.1 }] },
-  api: { instances: null, coresPerInstance: 1, cpuPerRead: 0.0003, cpuPerList: 0.00002, cpuPerPost: 0.00001, cpuPerWrite: 0.0005, network: 0.0002, idleOverhead: 0, spread: { points: [{ p: 0, value: 1 }, { p: 1, value: 1 }] } },
+  api: { instances: null, coresPerInstance: 1, cpuPerRead: 0.0003, cpuPerList: 0.00002, cpuPerListEntry: 0, cpuPerPost: 0.00001, cpuPerWrite: 0.0005, network: 0.0002, idleOverhead: 0, spread: { points: [{ p: 0, value: 1 }, { p: 1, value: 1 }] } },
   cores: null,
 };
 
