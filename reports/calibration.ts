@@ -26,7 +26,8 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     case 'costs.zadd':
       return spread(m.timelineWrites.redisPerWrite);
     case 'costs.zrange':
-      return spread(m.pageRead);
+    case 'costs.zrangePerEntry':
+      return m.pageReadByEntries && doc.infrastructure.costs?.zrangePerEntry !== undefined ? fit(m.pageReadByEntries, 'entries') : spread(m.pageRead);
     case 'costs.mgetPerKey':
       return spread(m.mgetPerKey);
     case 'costs.expand':
@@ -49,7 +50,11 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     case 'api.cpuPerRead':
       return a ? `the fits' value at ${a.at.lists} lists and ${a.at.posts} posts, less those` : 'not measured';
     case 'api.cpuPerList':
-      return a ? fit(a.lists, 'lists') : 'not measured';
+    case 'api.cpuPerListEntry':
+      if (!a) return 'not measured';
+      return a.quietLists && doc.infrastructure.api?.cpuPerListEntry !== undefined
+        ? `empty lists ${fit(a.quietLists, 'lists')}; full (${a.fullListEntries} entries) b ${us(a.lists.slope)}`
+        : fit(a.lists, 'lists');
     case 'api.cpuPerPost':
       return a ? fit(a.posts, 'posts') : 'not measured';
     case 'api.cpuPerWrite':

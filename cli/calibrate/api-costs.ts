@@ -12,6 +12,7 @@
 // Redis's work, and its waits. Subtracting a constant keeps the order, so each quantile of the
 // service time is that quantile of the latency less the network; the spread is each over the mean.
 import * as hdr from 'hdr-histogram-js';
+import { firstSlice } from '../../core/read-plan.js';
 import { CpuMeter } from '../../sim/replay/cpu.js';
 import { closedLoop, getRequest, newHistogram, openConnections, postRequest, request, type ClosedLoopResult, type KeepAliveConnection } from '../../sim/replay/http-client.js';
 import { Rng } from '../../sim/random.js';
@@ -27,6 +28,8 @@ export interface ApiTarget {
   serverPid: number;
   token: (user: number) => string;
   readersByPulled: ReadonlyMap<number, readonly number[]>;
+  /** Readers by the number of quiet (empty-listed) pulled followees. */
+  readersByQuiet: ReadonlyMap<number, readonly number[]>;
   /** Who posts in the write loop. */
   authors: readonly number[];
   /** Seeds the idle gaps between paced reads. */
@@ -40,11 +43,11 @@ function cpuPerRequest(r: ClosedLoopResult, what: string): number {
   return ((r.cpu.server / 100) * r.cpu.wallSeconds) / r.completed;
 }
 
-/** Requests of one shape, the readers in turn. */
-function readsOf(t: ApiTarget, pulled: number, limit: number): () => Buffer {
+/** Requests of one shape (`quiet`: the pulled followees are quiet ones), the readers in turn. */
+function readsOf(t: ApiTarget, pulled: number, limit: number, quiet = false): () => Buffer {
   const host = `${t.host}:${t.port}`;
-  const readers = t.readersByPulled.get(pulled);
-  if (!readers || readers.length === 0) throw new Error(`calibrate: no readers with ${pulled} pulled followees`);
+  const readers = (quiet && pulled > 0 ? t.readersByQuiet : t.readersByPulled).get(pulled);
+  if (!readers || readers.length === 0) throw new Error(`calibrate: no readers with ${pulled} ${quiet ? 'quiet ' : ''}pulled followees`);
   const bytes = readers.map((r) => getRequest(host, `/v1/feed?limit=${limit}`, t.token(r)));
   let i = 0;
   return () => bytes[i++ % bytes.length];
@@ -65,14 +68,19 @@ export async function measureApi(t: ApiTarget, rounds: Rounds): Promise<Omit<Api
   }
 }
 
-/** CPU per read against the merged lists (the pulled shapes at one page size) and the posts (the page sizes at one shape). */
-async function cpuFits(t: ApiTarget, conns: KeepAliveConnection[], meter: CpuMeter, rounds: Rounds): Promise<Pick<ApiMeasurements, 'lists' | 'posts' | 'at'>> {
+/**
+ * CPU per read against the merged lists (the pulled shapes at one page size: full lists; the quiet
+ * shapes: empty ones) and the posts (the page sizes at one shape).
+ */
+async function cpuFits(t: ApiTarget, conns: KeepAliveConnection[], meter: CpuMeter, rounds: Rounds): Promise<Pick<ApiMeasurements, 'lists' | 'quietLists' | 'posts' | 'at' | 'fullListEntries'>> {
   const a = CALIBRATE.api;
-  const shapes = new Map<string, { pulled: number; limit: number }>();
-  for (const pulled of CALIBRATE.world.pulledShapes) shapes.set(`${pulled}/${a.pageSizeAt}`, { pulled, limit: a.pageSizeAt });
-  for (const limit of a.pageSizes) shapes.set(`${a.pulledAt}/${limit}`, { pulled: a.pulledAt, limit });
-  const picks = new Map([...shapes].map(([k, s]) => [k, readsOf(t, s.pulled, s.limit)]));
+  const shapes = new Map<string, { pulled: number; limit: number; quiet: boolean }>();
+  for (const pulled of CALIBRATE.world.pulledShapes) shapes.set(`${pulled}/${a.pageSizeAt}`, { pulled, limit: a.pageSizeAt, quiet: false });
+  for (const limit of a.pageSizes) shapes.set(`${a.pulledAt}/${limit}`, { pulled: a.pulledAt, limit, quiet: false });
+  for (const pulled of CALIBRATE.world.quietShapes) shapes.set(`quiet ${pulled}/${a.pageSizeAt}`, { pulled, limit: a.pageSizeAt, quiet: true });
+  const picks = new Map([...shapes].map(([k, s]) => [k, readsOf(t, s.pulled, s.limit, s.quiet)]));
   const lists = new SampleSet();
+  const quietLists = new SampleSet();
   const posts = new SampleSet();
   await inRounds(rounds, async (keep) => {
     for (const [key, s] of shapes) {
@@ -80,12 +88,24 @@ async function cpuFits(t: ApiTarget, conns: KeepAliveConnection[], meter: CpuMet
       const r = await closedLoop(conns, () => pick(), a.settleMs, a.sampleMs, meter);
       const cpu = cpuPerRequest(r, 'feed reads');
       if (!keep) continue;
-      // a page merges the timeline, the reader's own list and each pulled author's list
-      if (s.limit === a.pageSizeAt) lists.add(s.pulled + 2, cpu);
-      if (s.pulled === a.pulledAt) posts.add(s.limit, cpu);
+      // a page merges the timeline, the reader's own list and each pulled author's list; the shape
+      // without pulled followees is the start of both lines
+      if (s.quiet) quietLists.add(s.pulled + 2, cpu);
+      else {
+        if (s.limit === a.pageSizeAt) lists.add(s.pulled + 2, cpu);
+        if (s.limit === a.pageSizeAt && s.pulled === 0) quietLists.add(2, cpu);
+        if (s.pulled === a.pulledAt) posts.add(s.limit, cpu);
+      }
     }
   });
-  return { lists: fitLine(lists.byKey), posts: fitLine(posts.byKey), at: { lists: a.pulledAt + 2, posts: a.pageSizeAt } };
+  return {
+    lists: fitLine(lists.byKey),
+    quietLists: fitLine(quietLists.byKey),
+    posts: fitLine(posts.byKey),
+    at: { lists: a.pulledAt + 2, posts: a.pageSizeAt },
+    // the celebrities' lists hold more than a page: each read returns the first slice
+    fullListEntries: firstSlice(a.pageSizeAt),
+  };
 }
 
 /** GET /healthz one at a time: each sample's median round trip, and the server's CPU per request. */

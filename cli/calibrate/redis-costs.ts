@@ -12,7 +12,7 @@ import { makePostId } from '../../core/post-id.js';
 import { readSlices } from '../../server/cache/post-list.js';
 import type { PostBodyCache } from '../../server/cache/post-bodies.js';
 import type { TimelineCache } from '../../server/cache/timelines.js';
-import { FETCH_SLACK } from '../../server/feed/read-path.js';
+import { FETCH_SLACK } from '../../core/read-plan.js';
 import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
 import { commandTimes } from '../../sim/replay/redis-figures.js';
 import { HISTORY_NODE_ID } from '../replay/world.js';
@@ -96,7 +96,8 @@ export async function measureTimelineWrites(redis: Redis, timelines: TimelineCac
 /**
  * Page reads of these readers' timelines as the read path sends them (lease renewed, a page plus
  * its slack), and an MGET of each page's bodies: Redis's time per ZREVRANGEBYSCORE, and per key of
- * the MGET.
+ * the MGET. The reads are also sent at smaller slices (CALIBRATE.pageReads.slices; the timelines
+ * hold more): Redis's time against the entries a read returns, a straight line.
  */
 export async function measurePageReads(
   redis: Redis,
@@ -106,29 +107,40 @@ export async function measurePageReads(
   pageSize: number,
   rounds: Rounds,
   renew: boolean,
-): Promise<{ pageRead: Spread; mgetPerKey: Spread; foreignSamples: number }> {
+): Promise<{ pageRead: Spread; pageReadByEntries: Fit; mgetPerKey: Spread; foreignSamples: number }> {
   const n = CALIBRATE.pageReads.perSample;
+  const full = pageSize + FETCH_SLACK;
+  const slices = [...new Set([...CALIBRATE.pageReads.slices, full])].sort((x, y) => x - y);
   const reads: number[] = [];
+  const bySlice = new SampleSet();
   const perKey: number[] = [];
   let foreign = 0;
   const keyOf = (i: number) => timelines.key(readers[i % readers.length]);
   const renewMs = renew ? timelines.shape.leaseMs : undefined;
   await inRounds(rounds, async (keep) => {
     const pages: string[][] = [];
-    const t = await redisTimePerCall(redis, 'zrevrangebyscore', n, async () => {
-      for (let i = 0; i < n; i++) {
-        const [slice] = await readSlices(redis, [{ key: keyOf(i), renewMs }], { limit: pageSize + FETCH_SLACK });
-        pages.push((slice?.entries ?? []).slice(0, pageSize).map((e) => e.id));
+    let spoiled = false;
+    for (const limit of slices) {
+      const t = await redisTimePerCall(redis, 'zrevrangebyscore', n, async () => {
+        for (let i = 0; i < n; i++) {
+          const [slice] = await readSlices(redis, [{ key: keyOf(i), renewMs }], { limit });
+          if (limit === full) pages.push((slice?.entries ?? []).slice(0, pageSize).map((e) => e.id));
+        }
+      });
+      if (!keep) continue;
+      if (Number.isNaN(t)) spoiled = true;
+      else {
+        bySlice.add(limit, t);
+        if (limit === full) reads.push(t);
       }
-    });
+    }
     const keys = pages.reduce((s, p) => s + p.length, 0);
     const m = await redisTimePerCall(redis, 'mget', n, async () => {
       for (const ids of pages) await bodies.getMany(ids);
     });
     if (!keep) return;
-    if (Number.isNaN(t) || Number.isNaN(m)) foreign++;
-    if (!Number.isNaN(t)) reads.push(t);
+    if (spoiled || Number.isNaN(m)) foreign++;
     if (!Number.isNaN(m) && keys > 0) perKey.push((m * n) / keys);
   });
-  return { pageRead: spreadOf(reads), mgetPerKey: spreadOf(perKey), foreignSamples: foreign };
+  return { pageRead: spreadOf(reads), pageReadByEntries: fitLine(bySlice.byKey), mgetPerKey: spreadOf(perKey), foreignSamples: foreign };
 }

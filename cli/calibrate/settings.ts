@@ -29,13 +29,19 @@ export const CALIBRATE = {
     /** Readers of each shape: the number of pulled followees a page merges. */
     pulledShapes: [0, 1, 2, 4, 8],
     readersPerShape: 100,
+    /**
+     * Pulled accounts without a post (their lists empty), and readers following 1-8 of them: against
+     * the full lists, what a list costs the API by itself and per entry it returns.
+     */
+    quietCelebrities: 8,
+    quietShapes: [1, 2, 4, 8],
   },
   /** A sample of the round trip: the median of this many PINGs, one at a time. */
   rtt: { pingsPerSample: 200 },
   /** Timeline writes: one batch of each size per round, into timelines filled to the cap. */
   timelineWrites: { batchSizes: [1, 10, 100, 300, 1_000, 3_000] },
-  /** Page reads and MGETs of a page's bodies, per sample (commandstats over them). */
-  pageReads: { perSample: 200 },
+  /** Page reads and MGETs of a page's bodies, per sample (commandstats over them); reads of each slice (entries returned) for the fit. */
+  pageReads: { perSample: 200, slices: [1, 5, 25] },
   /** Follower pages: a sample of an author is the median of this many reads (the large pages' noise moves the intercept). */
   expansion: { pagesPerSample: 3 },
   /** The worker's statements of this many events per sample; this many rebuilds per sample. */

@@ -2,8 +2,9 @@
 // an audience of users, one author per follower count of the expansion fit (10 to 10,000 followers,
 // every follower seen now, so a follower page returns every row it reads), ordinary authors with
 // posts of the last day, celebrities pulled at read time (their users.follower_count over any
-// threshold, as a replay stores a named celebrity's), and readers in groups by the number of
-// celebrities they follow (the API fit's merged lists). Laid into Postgres with the server's own
+// threshold, as a replay stores a named celebrity's) and quiet ones (pulled too, without posts), and
+// readers in groups by the number of celebrities, or of quiet ones, they follow (the API fits' merged
+// lists, full and empty). Laid into Postgres with the server's own
 // loaders (COPY), as a replay's world is (cli/replay/world.ts).
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { bulkLoadGraph, type GraphToLoad } from '../../server/store/bulk-load.js';
@@ -27,6 +28,8 @@ export interface CalibrationWorld {
   celebrities: number[];
   /** Readers by the number of celebrities they follow (pulled lists merged on every read). */
   readersByPulled: Map<number, number[]>;
+  /** Readers by the number of quiet celebrities (pulled, no posts: empty lists) they follow. */
+  readersByQuiet: Map<number, number[]>;
   /** Audience users who follow nothing the readers read: their timelines take the write fit's batches. */
   writeTargets: number[];
   posts: { ids: string[]; authors: Int32Array; createdAtMs: Float64Array };
@@ -39,24 +42,32 @@ export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
   const expansionBase = w.audience;
   const authorBase = expansionBase + w.expansionFollowers.length;
   const celebrityBase = authorBase + w.authors;
-  const users = celebrityBase + w.celebrities;
+  const quietBase = celebrityBase + w.celebrities;
+  const users = quietBase + w.quietCelebrities;
   const expansionAuthors = w.expansionFollowers.map((followers, i) => ({ id: expansionBase + i, followers }));
   const authors = Array.from({ length: w.authors }, (_, i) => authorBase + i);
   const celebrities = Array.from({ length: w.celebrities }, (_, i) => celebrityBase + i);
+  const quiet = Array.from({ length: w.quietCelebrities }, (_, i) => quietBase + i);
 
   // followees per user, then CSR
   const follows: number[][] = Array.from({ length: users }, () => []);
   for (const a of expansionAuthors) for (const u of sample(rng, w.audience, a.followers)) follows[u].push(a.id);
-  const readersByPulled = new Map<number, number[]>();
   let next = 0;
-  for (const k of w.pulledShapes) {
-    const readers = Array.from({ length: w.readersPerShape }, () => next++);
-    readersByPulled.set(k, readers);
-    for (const r of readers) {
-      for (const i of sample(rng, w.authors, w.readerFollows)) follows[r].push(authors[i]);
-      for (let c = 0; c < k; c++) follows[r].push(celebrities[c]);
+  // readersPerShape readers for each shape k, each following readerFollows authors and k of `pulled`
+  const readersOf = (shapes: readonly number[], pulled: readonly number[]) => {
+    const byShape = new Map<number, number[]>();
+    for (const k of shapes) {
+      const readers = Array.from({ length: w.readersPerShape }, () => next++);
+      byShape.set(k, readers);
+      for (const r of readers) {
+        for (const i of sample(rng, w.authors, w.readerFollows)) follows[r].push(authors[i]);
+        for (let c = 0; c < k; c++) follows[r].push(pulled[c]);
+      }
     }
-  }
+    return byShape;
+  };
+  const readersByPulled = readersOf(w.pulledShapes, celebrities);
+  const readersByQuiet = readersOf(w.quietShapes, quiet);
   const maxBatch = Math.max(...CALIBRATE.timelineWrites.batchSizes);
   const writeTargets = Array.from({ length: maxBatch }, (_, i) => next + i);
   if (next + maxBatch > w.audience) throw new Error('calibrate: the audience is smaller than the readers and the write fit need');
@@ -70,10 +81,10 @@ export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
   const followeeIds = new Uint32Array(followeeOffsets[users]);
   follows.forEach((list, u) => followeeIds.set(list, followeeOffsets[u]));
   const followers = transpose({ offsets: followeeOffsets, ids: followeeIds }, users);
-  const names = new Map<number, string>(celebrities.map((c, i) => [c, `celebrity-${i + 1}`]));
+  const names = new Map<number, string>([...celebrities.map((c, i): [number, string] => [c, `celebrity-${i + 1}`]), ...quiet.map((c, i): [number, string] => [c, `quiet-celebrity-${i + 1}`])]);
   const graph: GraphToLoad = { users, edges: followeeIds.length, followerOffsets: followers.offsets, followeeOffsets, followeeIds, names };
   const followerCounts = Float64Array.from({ length: users }, (_, a) => followers.offsets[a + 1] - followers.offsets[a]);
-  for (const c of celebrities) followerCounts[c] = w.celebrityFollowerCount;
+  for (const c of [...celebrities, ...quiet]) followerCounts[c] = w.celebrityFollowerCount;
 
   // posts of the last day, in time order
   const made: { author: number; ms: number }[] = [];
@@ -83,7 +94,7 @@ export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
   made.sort((a, b) => a.ms - b.ms);
   const createdAtMs = Float64Array.from(made, (p) => p.ms);
   const posts = { ids: historyPostIds(createdAtMs), authors: Int32Array.from(made, (p) => p.author), createdAtMs };
-  return { graph, followerCounts, expansionAuthors, authors, celebrities, readersByPulled, writeTargets, posts };
+  return { graph, followerCounts, expansionAuthors, authors, celebrities, readersByPulled, readersByQuiet, writeTargets, posts };
 }
 
 /** `k` distinct numbers of 0..n-1, ascending (a partial Fisher-Yates shuffle). */
@@ -117,5 +128,6 @@ export function worldFigures(world: CalibrationWorld): Record<string, number | s
     expansionAuthors: w.expansionFollowers.join(', '),
     readers: `${w.readersPerShape} per shape of ${w.pulledShapes.join(', ')} pulled followees, each following ${w.readerFollows} of ${w.authors} authors with ${w.postsPerAuthor} posts of the last day`,
     celebrities: `${w.celebrities} with ${w.celebrityPosts} posts each`,
+    quietCelebrities: `${w.quietCelebrities} without posts, ${w.readersPerShape} readers per shape of ${w.quietShapes.join(', ')} of them`,
   };
 }

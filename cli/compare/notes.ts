@@ -46,7 +46,9 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     const api = infra.api;
     const read =
       `measured${server.length === measured.length ? '' : ` (${server.length} of the ${measured.length} runs)`}: the server's own histogram p50 ${msOf(srv('p50Ms'))}, p99 ${msOf(srv('p99Ms'))} of the client's ${msOf(client('p50'))}, ${msOf(client('p99'))} (the rest is the client and the network)` +
-      (api ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time` : '');
+      (api
+        ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list${api.cpuPerListEntry > 0 ? ` and ${ms(api.cpuPerListEntry)} an entry it returns` : ''} + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time`
+        : '');
     notes.read_p50 = read;
     notes.read_p99 = read;
   }

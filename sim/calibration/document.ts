@@ -3,6 +3,7 @@
 // that are not sound (a fit with a slope <= 0 or an r² far from 1, a cost <= 0, too few samples)
 // are refused: the key is left out of the block (the scenario's own value or the default applies)
 // and the reason is one line in `refused`.
+import { firstSlice } from '../../core/read-plan.js';
 import { FEEDLAB_VERSION } from '../result.js';
 import type { CalibratedKey } from '../scenario/calibration.js';
 import type { Fit, Spread } from './figures.js';
@@ -14,7 +15,7 @@ export const MIN_R_SQUARED = 0.9;
 /** Other processes above this share of the machine mark the calibration contended (as replay does). */
 export const CONTENDED_SHARE = 0.25;
 /** The quantiles of the distributions written (postToLog, api.spread). */
-export const QUANTILES = [0, 0.5, 0.9, 0.99, 0.999, 1] as const;
+export const QUANTILES = [0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1] as const;
 /** Fewest samples a distribution is written from. */
 export const MIN_DISTRIBUTION_SAMPLES = 50;
 
@@ -27,6 +28,10 @@ export interface Distribution {
 export interface ApiMeasurements {
   /** CPU seconds of the server process per feed page against merged lists (timeline, own list, pulled authors), at `at.posts` posts a page. */
   lists: Fit;
+  /** The same with the pulled authors' lists empty (quiet accounts); absent from older files. */
+  quietLists?: Fit;
+  /** Entries a full list's read returns in these fits (the page's first slice); the shared shape's lists hold that many in all (the timeline's: the readers post nothing). */
+  fullListEntries?: number;
   /** The same against posts a page, at `at.lists` lists. */
   posts: Fit;
   /** The shape both fits share. */
@@ -67,6 +72,8 @@ export interface Measurements {
   timelineWrites: { fit: Fit; redisPerWrite: Spread };
   /** Redis time of one ZREVRANGEBYSCORE of a page; of an MGET of a page's bodies, per key. */
   pageRead: Spread;
+  /** Redis time of one ZREVRANGEBYSCORE against the entries it returns (x); absent from older files. */
+  pageReadByEntries?: Fit;
   mgetPerKey: Spread;
   /** Wall time of one follower page from Postgres against the rows it returns (x). */
   expansion: Fit;
@@ -109,9 +116,9 @@ export interface CalibrationDocument {
 
 export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
-  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild', string>> & { eventStatements?: string | Record<string, string> };
+  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild', string>> & { eventStatements?: string | Record<string, string> };
   postToLog?: Record<string, string>;
-  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number> };
+  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number> };
 }
 
 /** A duration as the scenario format writes it, to four significant digits: 95.12us, 6.1ms, 1.2s. */
@@ -126,6 +133,11 @@ export function quantileKey(p: number): string {
 }
 
 const usText = (s: number) => `${Number((s * 1e6).toPrecision(3))} us`;
+
+/** Entries the shared shape's lists return when an older measurement does not say: the timeline's first slice. */
+function firstSliceOfShape(a: ApiMeasurements): number {
+  return firstSlice(a.at.posts);
+}
 
 /** A distribution as the scenario format writes it: { min: 1ms, p50: 4ms, ... }. */
 function quantileMap(d: Distribution): Record<string, string> {
@@ -143,6 +155,26 @@ function unsoundFit(what: string, f: Fit, perUnit: string): string | null {
   if (f.slope <= 0) return `${what}: the fit's slope is ${usText(f.slope)} per ${perUnit}, not positive (r² ${f.rSquared.toFixed(3)}): noise swamps the cost`;
   if (!(f.rSquared >= MIN_R_SQUARED)) return `${what}: the fit's r² is ${f.rSquared.toFixed(3)}, under ${MIN_R_SQUARED}: the samples scatter too much for a straight line`;
   return null;
+}
+
+/** A flat fit's spread, as a share of what the full fit rises over the same sizes, under which it is taken as flat. */
+const FLAT_FIT_SHARE = 0.25;
+
+/**
+ * An empty merged list's CPU (seconds) from the quiet fit, or why not. An empty list costs next to
+ * nothing, so its fit is often flat noise (r² near 0): taken as flat, so its cost is its slope at
+ * zero or more, when its points spread less than a quarter of what the full fit rises over the
+ * same list counts; else it must be a sound line.
+ */
+function emptyListCost(full: Fit, quiet: Fit): number | string {
+  const medians = quiet.points.map((q) => q.median);
+  const xs = quiet.points.map((q) => q.x);
+  if (medians.length >= 2 && full.slope > 0) {
+    const spread = Math.max(...medians) - Math.min(...medians);
+    const rise = full.slope * (Math.max(...xs) - Math.min(...xs));
+    if (spread <= FLAT_FIT_SHARE * rise) return Math.max(0, quiet.slope);
+  }
+  return unsoundFit('API CPU against empty merged lists', quiet, 'list') ?? quiet.slope;
 }
 
 function unsoundCost(what: string, s: Spread): string | null {
@@ -179,7 +211,25 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
   }
   if (!refuse(['costs.rtt'], unsoundCost('round trip', m.rtt))) costs.rtt = durationText(m.rtt.median);
   if (!refuse(['costs.zadd'], unsoundCost('Redis time per timeline write', tw.redisPerWrite))) costs.zadd = durationText(tw.redisPerWrite.median);
-  if (!refuse(['costs.zrange'], unsoundCost('Redis time of a page read', m.pageRead))) costs.zrange = durationText(m.pageRead.median);
+  // a list read: its empty-list part and its part per entry (a line over the slices), or the full slice's whole
+  const rf = m.pageReadByEntries;
+  const perEntryWhy = !rf
+    ? null
+    : (unsoundFit('Redis time of a page read against its entries', rf, 'entry') ?? (rf.intercept > 0 ? null : `Redis time of a page read against its entries: the intercept is ${usText(rf.intercept)}, not positive`));
+  let zrange = NaN;
+  let zrangePerEntry = 0;
+  if (rf && perEntryWhy === null && !skip('costs.zrange')) {
+    zrange = rf.intercept;
+    zrangePerEntry = rf.slope;
+    costs.zrange = durationText(zrange);
+    costs.zrangePerEntry = durationText(zrangePerEntry);
+  } else {
+    if (rf) refuse(['costs.zrangePerEntry'], perEntryWhy);
+    if (!refuse(['costs.zrange'], unsoundCost('Redis time of a page read', m.pageRead))) {
+      zrange = m.pageRead.median;
+      costs.zrange = durationText(zrange);
+    }
+  }
   if (!refuse(['costs.mgetPerKey'], unsoundCost('Redis time of MGET per key', m.mgetPerKey))) costs.mgetPerKey = durationText(m.mgetPerKey.median);
   if (!refuse(['costs.expand', 'costs.expandPerFollower'], unsoundFit('follower pages against rows', m.expansion, 'follower') ?? (m.expansion.intercept < 0 ? `follower pages: the fit's intercept is ${usText(m.expansion.intercept)}, negative` : null))) {
     costs.expand = durationText(m.expansion.intercept);
@@ -206,11 +256,28 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     const api: NonNullable<InfrastructureBlock['api']> = {};
     const listsBad = refuse(['api.cpuPerList'], unsoundFit('API CPU against merged lists', a.lists, 'list'));
     const postsBad = refuse(['api.cpuPerPost'], unsoundFit('API CPU against hydrated posts', a.posts, 'post'));
-    if (!listsBad) api.cpuPerList = durationText(a.lists.slope);
+    // a list's CPU: an empty list's (the quiet fit's slope) and per entry what a full one costs more,
+    // or, without that split, a full list's whole
+    let perList = a.lists.slope;
+    let perEntry = 0;
+    const entries = a.fullListEntries ?? 0;
+    if (!listsBad && a.quietLists && entries > 0) {
+      const empty = emptyListCost(a.lists, a.quietLists);
+      const more = typeof empty === 'number' ? a.lists.slope - empty : NaN;
+      const why = typeof empty === 'string' ? empty : more > 0 ? null : `API CPU per list entry: a full list (${usText(a.lists.slope)}) costs no more than an empty one (${usText(empty)})`;
+      if (!refuse(['api.cpuPerListEntry'], why)) {
+        perList = empty as number;
+        perEntry = more / entries;
+        api.cpuPerListEntry = durationText(perEntry);
+      }
+    }
+    if (!listsBad) api.cpuPerList = durationText(perList);
     if (!postsBad) api.cpuPerPost = durationText(a.posts.slope);
-    // the base: the shared shape's CPU less its lists and posts (the mean of both fits' values there)
+    // the base: the shared shape's CPU less its lists and posts (the mean of both fits' values there);
+    // its lists hold a full list's entries in all (the timeline's)
     const atShape = (a.lists.intercept + a.lists.slope * a.at.lists + a.posts.intercept + a.posts.slope * a.at.posts) / 2;
-    const base = atShape - a.lists.slope * a.at.lists - a.posts.slope * a.at.posts;
+    const shapeLists = perEntry > 0 ? perList * a.at.lists + perEntry * entries : a.lists.slope * a.at.lists;
+    const base = atShape - shapeLists - a.posts.slope * a.at.posts;
     if (!refuse(['api.cpuPerRead'], listsBad || postsBad ? 'API CPU per read: its base needs both fits' : base > 0 ? null : `API CPU per read: the base is ${usText(base)}, not positive`)) {
       api.cpuPerRead = durationText(base);
     }
@@ -225,8 +292,9 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     }
     // what the model gives the spread's page at no load (its CPU, two round trips, its Redis work);
     // a paced read takes longer than that by what finding the server idle costs
-    if (!listsBad && !postsBad && base > 0 && m.pageRead && m.mgetPerKey) {
-      s.modelled = base + a.lists.slope * a.at.lists + a.posts.slope * a.at.posts + 2 * m.rtt.median + m.pageRead.median * a.at.lists + m.mgetPerKey.median * a.at.posts;
+    if (!listsBad && !postsBad && base > 0 && Number.isFinite(zrange) && m.mgetPerKey) {
+      const redisLists = zrange * a.at.lists + zrangePerEntry * (zrangePerEntry > 0 ? entries || firstSliceOfShape(a) : 0);
+      s.modelled = base + shapeLists + a.posts.slope * a.at.posts + 2 * m.rtt.median + redisLists + m.mgetPerKey.median * a.at.posts;
       api.idleOverhead = durationText(Math.max(0, s.mean - s.modelled));
     } else refuse(['api.idleOverhead'], 'idle overhead: needs the CPU fits, the page read and the MGET');
     if (Object.keys(api).length > 0) block.api = api;

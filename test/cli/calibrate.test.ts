@@ -89,6 +89,12 @@ describe.skipIf(skip)('feedlab calibrate end to end', () => {
     // paced: every sample's reads and posts, one at a time with idle gaps
     expect(m.api!.service.n).toBe(3 * CALIBRATE.spread.readsPerSample);
     expect(m.postToLog!.n).toBe(3 * CALIBRATE.postToLog.postsPerSample);
+    // a running worker took the hop's posts: its figures from after the warm-up round, every event once
+    expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: 3 * CALIBRATE.postToLog.postsPerSample });
+    for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(3 * CALIBRATE.postToLog.postsPerSample);
+    // the empty lists' fit beside the full ones', and page reads by the entries they return
+    expect(m.api!.quietLists!.points.map((p) => p.x)).toEqual([2, 3, 4, 6, 10]);
+    expect(m.pageReadByEntries!.points.map((p) => p.x)).toEqual([1, 5, 25]);
 
     // provenance
     const c = doc.calibration;
@@ -178,7 +184,7 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     expect(r.code, r.stderr).toBe(refused.some((x) => !x.notMeasured) ? 1 : 0);
     expect(doc.calibration.mode).toBe('target');
     expect(refused.filter((x) => x.notMeasured).map((x) => x.key)).toEqual(CALIBRATED_KEYS.filter((k) => k.startsWith('api.')));
-    expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.cpuPerRead, api\.cpuPerList, api\.cpuPerPost, api\.cpuPerWrite, api\.network, api\.idleOverhead, api\.spread: the server's CPU is read from its process on this machine/m);
+    expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.cpuPerRead, api\.cpuPerList, api\.cpuPerListEntry, api\.cpuPerPost, api\.cpuPerWrite, api\.network, api\.idleOverhead, api\.spread: the server's CPU is read from its process on this machine/m);
     expect(doc.infrastructure.api).toBeUndefined();
     // every other key is written, or refused as unsound
     const written = [...parseCalibration(readFileSync(out, 'utf8'), out).values.keys()];

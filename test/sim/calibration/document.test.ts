@@ -23,12 +23,15 @@ function measurements(): Measurements {
     rtt: spread(110.37e-6),
     timelineWrites: { fit: line(310e-6, 21.5e-6, [1, 10, 100, 300, 1000, 3000]), redisPerWrite: spread(12.56e-6) },
     pageRead: spread(15.99e-6),
+    pageReadByEntries: line(8e-6, 0.32e-6, [1, 5, 25]),
     mgetPerKey: spread(0.2797e-6),
     expansion: line(365e-6, 1.004e-6, [10, 30, 100, 300, 1000, 3000, 10000]),
     eventStatements: spread(435.5e-6),
     rebuild: spread(3.59e-3),
     api: {
       lists: line(292e-6, 29.2e-6, [2, 3, 4, 6, 10]),
+      quietLists: line(332e-6, 9.2e-6, [2, 3, 4, 6, 10]),
+      fullListEntries: 25,
       posts: line(229e-6, 4.62e-6, [5, 20, 50]),
       at: { lists: 2, posts: 20 },
       write: spread(812e-6),
@@ -86,7 +89,9 @@ describe('the infrastructure block', () => {
       batch: '199.6us',
       rtt: '110.4us',
       zadd: '12.56us',
-      zrange: '15.99us',
+      // an empty list's read and each entry more, from reads of 1, 5 and 25 entries
+      zrange: '8us',
+      zrangePerEntry: '0.32us',
       mgetPerKey: '0.2797us',
       expand: '365us',
       expandPerFollower: '1.004us',
@@ -97,7 +102,9 @@ describe('the infrastructure block', () => {
       rebuild: '3.59ms',
     });
     expect(b.postToLog).toEqual({ min: '1ms', p50: '4ms', p90: '7ms', p99: '20ms', 'p99.9': '21ms', max: '21ms' });
-    expect(b.api).toMatchObject({ cpuPerList: '29.2us', cpuPerPost: '4.62us', cpuPerRead: '185.1us', cpuPerWrite: '812us', network: '35.5us' });
+    // an empty list 9.2 us, each of a full list's 25 entries (29.2 - 9.2) / 25 us; the base less one
+    // full list (the timeline) and one empty (the reader's own): 335.9 - 38.4 - 92.4 us
+    expect(b.api).toMatchObject({ cpuPerList: '9.2us', cpuPerListEntry: '0.8us', cpuPerPost: '4.62us', cpuPerRead: '205.1us', cpuPerWrite: '812us', network: '35.5us' });
     expect(b.api!.spread).toEqual({ min: 0.502, p50: 0.882, p90: 1.17, p99: 4.63, 'p99.9': 8.13, max: 24.4 });
   });
 
@@ -112,6 +119,39 @@ describe('the infrastructure block', () => {
     const d2 = calibrationDocument(provenance, few, []);
     expect(d2.infrastructure.costs?.eventStatements).toBe('435.5us');
     expect(d2.calibration.refused).toEqual([{ key: 'costs.pickup', why: "the worker's pickup: 12 events, fewer than 50" }]);
+  });
+
+  test('without the split (empty lists cost as much as full ones, or no line through the slices) a list costs its full read', () => {
+    const m = measurements();
+    m.api!.quietLists = line(292e-6, 29.2e-6, [2, 3, 4, 6, 10]);
+    m.pageReadByEntries = line(-2e-6, 0.5e-6, [1, 5, 25]);
+    const doc = calibrationDocument(provenance, m, []);
+    const why = Object.fromEntries(doc.calibration.refused.map((r) => [r.key, r.why]));
+    expect(why['api.cpuPerListEntry']).toBe('API CPU per list entry: a full list (29.2 us) costs no more than an empty one (29.2 us)');
+    expect(why['costs.zrangePerEntry']).toBe('Redis time of a page read against its entries: the intercept is -2 us, not positive');
+    expect(doc.infrastructure.api).toMatchObject({ cpuPerList: '29.2us', cpuPerRead: '185.1us' });
+    expect(doc.infrastructure.api).not.toHaveProperty('cpuPerListEntry');
+    expect(doc.infrastructure.costs).toMatchObject({ zrange: '15.99us' });
+    expect(doc.infrastructure.costs).not.toHaveProperty('zrangePerEntry');
+  });
+
+  test("empty lists' flat noise (r² near 0) is taken as flat; a scatter as wide as the full lists' rise is refused", () => {
+    const m = measurements();
+    // medians wander by 4 us around 332 us: a quarter of the full fit's rise over 2-10 lists is 58 us
+    const wobble = [0, 4e-6, -1e-6, 2e-6, 1e-6];
+    m.api!.quietLists = line(332e-6, 0, [2, 3, 4, 6, 10], (i) => wobble[i]);
+    expect(m.api!.quietLists.rSquared).toBeLessThan(0.9);
+    const flat = calibrationDocument(provenance, m, []);
+    expect(flat.calibration.refused.map((r) => r.key)).not.toContain('api.cpuPerListEntry');
+    const slope = m.api!.quietLists.slope;
+    expect(parseDuration(flat.infrastructure.api!.cpuPerList!)).toBeCloseTo(Math.max(0, slope), 9);
+    expect(parseDuration(flat.infrastructure.api!.cpuPerListEntry!)).toBeCloseTo((29.2e-6 - Math.max(0, slope)) / 25, 9);
+    // the same wander at 100 us: wider than the rise, and no line through it
+    m.api!.quietLists = line(332e-6, 0, [2, 3, 4, 6, 10], (i) => wobble[i] * 25);
+    const wide = calibrationDocument(provenance, m, []);
+    const why = Object.fromEntries(wide.calibration.refused.map((r) => [r.key, r.why]));
+    expect(why['api.cpuPerListEntry']).toMatch(/^API CPU against empty merged lists: the fit's r² is 0\.\d{3}, under 0\.9/);
+    expect(wide.infrastructure.api).toMatchObject({ cpuPerList: '29.2us' });
   });
 
   test('unsound numbers are refused, one line each, and left out', () => {
