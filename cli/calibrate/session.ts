@@ -31,8 +31,13 @@ import { measurePostToLog } from './post-to-log.js';
 import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
 import { CALIBRATE } from './settings.js';
-import { buildCalibrationWorld, loadCalibrationWorld, worldFigures } from './world.js';
+import { buildCalibrationWorld, loadCalibrationWorld, worldFigures, type CalibrationWorld } from './world.js';
 import { WorkerStageProbe } from './worker-stages.js';
+
+/** The hop's authors: small audiences, so the worker that takes their events is idle when they arrive. */
+function hopAuthors(world: CalibrationWorld): number[] {
+  return world.expansionAuthors.filter((a) => a.followers <= CALIBRATE.postToLog.maxFollowers).map((a) => a.id);
+}
 
 export interface CalibrateInput {
   redisUrl: string;
@@ -146,7 +151,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
       contention.passingStart(worker.pid);
       const probe = new WorkerStageProbe({ redis, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP });
       postToLog = await measurePostToLog(
-        { host: stack.host, port: stack.port, token: stack.token, authors: world.authors, log: { redis, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions }, seed: CALIBRATE.world.seed },
+        { host: stack.host, port: stack.port, token: stack.token, authors: hopAuthors(world), log: { redis, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions }, seed: CALIBRATE.world.seed },
         steps.begin('post to log', 'measuring the hop from a post to its event in the log, and a worker taking it'),
         () => probe.mark(),
       );

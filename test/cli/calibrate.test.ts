@@ -93,7 +93,7 @@ describe.skipIf(skip)('feedlab calibrate end to end', () => {
     expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: 3 * CALIBRATE.postToLog.postsPerSample });
     for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(3 * CALIBRATE.postToLog.postsPerSample);
     // the empty lists' fit beside the full ones', and page reads by the entries they return
-    expect(m.api!.quietLists!.points.map((p) => p.x)).toEqual([2, 3, 4, 6, 10]);
+    expect(m.api!.quietLists!.points.map((p) => p.x)).toEqual([2, 3, 6, 18, 34]);
     expect(m.pageReadByEntries!.points.map((p) => p.x)).toEqual([1, 5, 25]);
 
     // provenance
