@@ -2,8 +2,7 @@
 import { parsePolicy, PolicySpecError, type FanoutPolicy } from '../core/fanout-policy.js';
 import { ScenarioError } from './scenario-error.js';
 import type { Scenario } from './scenario/types.js';
-import { firstSlice } from '../core/read-plan.js';
-import { listReadSeconds } from './model/list-reads.js';
+import { fullListReadSeconds } from './model/list-reads.js';
 
 /** The scenario's own policy section as a core policy. */
 export function basePolicy(sc: Scenario): FanoutPolicy {
@@ -30,12 +29,11 @@ export function policyFor(sc: Scenario, spec?: string): FanoutPolicy {
   }
 }
 
-
 /**
  * The rate policy's costs (Feeding Frenzy): a push costs a write at the worker and at Redis; a pull
  * costs one more list read of a full slice per feed read. The simulator and the planner use these.
  */
 export function pushPullCosts(sc: Scenario): { push: number; pull: number } {
   const infra = sc.infrastructure;
-  return { push: 1 / infra.writesPerSecondPerWorker + infra.costs.zadd, pull: listReadSeconds(infra.costs, 1, firstSlice(sc.activity.pageSize)) };
+  return { push: 1 / infra.writesPerSecondPerWorker + infra.costs.zadd, pull: fullListReadSeconds(infra.costs, sc.activity.pageSize) };
 }

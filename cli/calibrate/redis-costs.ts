@@ -12,7 +12,7 @@ import { makePostId } from '../../core/post-id.js';
 import { readSlices } from '../../server/cache/post-list.js';
 import type { PostBodyCache } from '../../server/cache/post-bodies.js';
 import type { TimelineCache } from '../../server/cache/timelines.js';
-import { FETCH_SLACK } from '../../core/read-plan.js';
+import { firstSlice } from '../../core/read-plan.js';
 import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
 import { commandTimes } from '../../sim/replay/redis-figures.js';
 import { HISTORY_NODE_ID } from '../replay/world.js';
@@ -109,7 +109,7 @@ export async function measurePageReads(
   renew: boolean,
 ): Promise<{ pageRead: Spread; pageReadByEntries: Fit; mgetPerKey: Spread; foreignSamples: number }> {
   const n = CALIBRATE.pageReads.perSample;
-  const full = pageSize + FETCH_SLACK;
+  const full = firstSlice(pageSize);
   const slices = [...new Set([...CALIBRATE.pageReads.slices, full])].sort((x, y) => x - y);
   const reads: number[] = [];
   const bySlice = new SampleSet();

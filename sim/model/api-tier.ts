@@ -17,7 +17,7 @@ import type { ApiTier } from '../scenario/types.js';
 import { firstSlice, listsPerPage } from '../../core/read-plan.js';
 import { meanPagesPerSession } from '../workload/activity.js';
 import type { ModelContext } from './context.js';
-import { listCpuSeconds, listReadSeconds } from './list-reads.js';
+import { fullListsCpuSeconds, listCpuSeconds, listReadSeconds } from './list-reads.js';
 import { erlangC, type SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
 
@@ -194,7 +194,7 @@ function autoInstances(ctx: ModelContext, spec: ApiTier): number {
   const postsPerSecond = sch.postEventRate * ctx.scale * peakPost;
   // every list charged a full slice: the tier sized for the heaviest pages
   const pageSize = ctx.sc.activity.pageSize;
-  const cpu = pagesPerSecond * (spec.cpuPerRead + listCpuSeconds(spec, meanLists, meanLists * firstSlice(pageSize)) + spec.cpuPerPost * pageSize) + postsPerSecond * spec.cpuPerWrite;
+  const cpu = pagesPerSecond * (spec.cpuPerRead + fullListsCpuSeconds(spec, meanLists, pageSize) + spec.cpuPerPost * pageSize) + postsPerSecond * spec.cpuPerWrite;
   return Math.max(1, Math.ceil(cpu / (AUTO_API_UTILISATION * spec.coresPerInstance)));
 }
 

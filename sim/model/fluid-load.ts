@@ -3,14 +3,14 @@
 // other s - 1 arrive as a fluid at the expected rate of their writes. Reads load the Redis shards
 // the same way: spread over every shard for ordinary keys, on their own shard for the lists of
 // named accounts (the hot keys). Everything here is per second at a rate-profile factor of 1.
-import { COMMANDS_PER_LIST, commandsPerPage, firstSlice, LISTS_PER_PAGE_BESIDES_PULLED } from '../../core/read-plan.js';
+import { COMMANDS_PER_LIST, commandsPerPage, LISTS_PER_PAGE_BESIDES_PULLED } from '../../core/read-plan.js';
 import { isDormant } from '../../core/timeline-rules.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Costs } from '../scenario/types.js';
 import type { Population } from './population.js';
 import type { PullIndex } from './pull-index.js';
 import { expansionSeconds } from './expansion.js';
-import { listReadSeconds } from './list-reads.js';
+import { fullListReadSeconds } from './list-reads.js';
 import { quantileMean } from '../scenario/quantiles.js';
 
 export interface FluidInputs {
@@ -120,8 +120,7 @@ export class FluidLoad {
     }
     // every page reads the timeline and the reader's own list, and hydrates its bodies; each list
     // read charged a full slice (list-reads.ts)
-    const slice = firstSlice(f.pageSize);
-    const listRead = listReadSeconds(f.costs, 1, slice);
+    const listRead = fullListReadSeconds(f.costs, f.pageSize);
     this.readSpread = this.pagesPerSecond * (listRead * LISTS_PER_PAGE_BESIDES_PULLED + f.costs.mgetPerKey * f.pageSize);
     this.readOps = this.pagesPerSecond * commandsPerPage(0);
     for (let a = 0; a < pop.users; a++) {

@@ -3,8 +3,7 @@
 // a single server, M/M/1, as in the simulator), the memory each shard holds (timelines spread by
 // hash slot, named accounts' lists each on one shard) and the shards both need.
 import { userShard } from '../../core/keys.js';
-import { firstSlice } from '../../core/read-plan.js';
-import { listReadSeconds } from '../model/list-reads.js';
+import { fullListReadSeconds } from '../model/list-reads.js';
 import type { Costs } from '../scenario/types.js';
 import type { Load, Memory } from './load.js';
 import { maxUtilisation, mm1WaitQuantile } from './staffing.js';
@@ -23,7 +22,7 @@ export interface RedisWork {
 
 export function redisWork(load: Load, costs: Costs, pageSize: number): RedisWork {
   // every list read charged a full slice: the shards sized for the heaviest pages
-  const listRead = listReadSeconds(costs, 1, firstSlice(pageSize));
+  const listRead = fullListReadSeconds(costs, pageSize);
   const listReads = load.pagesPeak * load.listsPerPage;
   const spreadListReads = Math.max(0, listReads - load.hotListReadsPeak);
   const rebuildWrites = load.rebuildsPerSecond * load.entriesPerRebuild;

@@ -1,8 +1,8 @@
 // The plan math for one point: every resource with the numbers behind it and its reason, one
 // function per resource. `evaluatePoint` runs them all; samples, what-ifs and the binding
 // constraint all re-run it with something changed.
-import { firstSlice, listsPerPage } from '../../core/read-plan.js';
-import { listCpuSeconds } from '../model/list-reads.js';
+import { listsPerPage } from '../../core/read-plan.js';
+import { fullListsCpuSeconds } from '../model/list-reads.js';
 import { parseScenario } from '../scenario/load.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { formatBytes, formatCount, formatDuration } from '../scenario/units.js';
@@ -154,7 +154,7 @@ export function apiPageCpu(load: Load, ctx: PlanContext): { cpu: number; coresPe
   const api = sc.infrastructure.api ?? API_DEFAULTS;
   // every list charged a full slice (list-reads.ts): the tier sized for the heaviest pages
   const lists = listsPerPage(load.listsPerPage);
-  const cpu = api.cpuPerRead + listCpuSeconds(api, lists, lists * firstSlice(sc.activity.pageSize)) + api.cpuPerPost * sc.activity.pageSize;
+  const cpu = api.cpuPerRead + fullListsCpuSeconds(api, lists, sc.activity.pageSize) + api.cpuPerPost * sc.activity.pageSize;
   return { cpu, coresPerInstance: api.coresPerInstance };
 }
 
