@@ -116,7 +116,7 @@ policy: ${policy}
     expect(adaptive.fanout.thresholdChanges).toBeGreaterThan(0);
     expect(adaptive.fanout.minThreshold).toBeLessThan(100_000);
     expect(adaptive.fanout.postLag.p99).toBeLessThan(pushed.fanout.postLag.p99 / 2);
-    expect(Math.min(...adaptive.series.threshold)).toBe(adaptive.fanout.minThreshold);
+    expect(Math.min(...adaptive.series.threshold!)).toBe(adaptive.fanout.minThreshold);
   });
 });
 

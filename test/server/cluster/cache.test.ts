@@ -44,7 +44,7 @@ let down = false;
 let owner: (slot: number) => number;
 
 async function slotOwners(c: Cluster): Promise<(slot: number) => number> {
-  const ranges = (await c.cluster('SLOTS')) as Array<[number, number, [string, number, string]]>;
+  const ranges = (await c.cluster('SLOTS')) as unknown as Array<[number, number, [string, number, string]]>;
   return (slot) => {
     const r = ranges.find(([from, to]) => slot >= from && slot <= to);
     if (!r) throw new Error(`slot ${slot} is not served`);

@@ -129,7 +129,7 @@ describe.skipIf(SKIP)('the reference server on a 3-master Redis Cluster', () => 
   beforeAll(async () => {
     lc = await startLocalCluster(3);
     cluster = await connectRedisCluster({ spec: parseClusterNodes(lc.seeds), commandTimeoutMs: 2_000 });
-    const ranges = (await cluster.cluster('SLOTS')) as Array<[number, number, [string, number]]>;
+    const ranges = (await cluster.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
     owner = (slot) => (ranges.find(([a, b]) => slot >= a && slot <= b) as [number, number, [string, number]])[2][1];
     standalone = await connectRedis({ url: redisUrlFromEnv() });
     store = createStore({ schema, max: 10 });
@@ -224,7 +224,7 @@ describe.skipIf(SKIP)('the reference server on a 3-master Redis Cluster', () => 
     // Deletes: the author's own request leaves a tombstone; the worker takes it out of the list.
     expect((await call(regular.author, 'DELETE', `/v1/posts/${pushed[11]}`)).status).toBe(204);
     expect((await call(celebrity.author, 'DELETE', `/v1/posts/${pulled[11]}`)).status).toBe(204);
-    await worker.handleBatch([{ kind: 'PostDeleted', postId: pulled[11], authorId: celebrity.author }]);
+    await worker.handleBatch([{ kind: 'PostDeleted', postId: pulled[11], authorId: celebrity.author, createdAt: Date.now() }]);
     expect(await authorPosts.size(celebrity.author)).toBe(11);
     const after = (await feed(reader)).map((p) => p.id);
     expect(after).toEqual(expected.filter((id) => id !== pushed[11] && id !== pulled[11]));

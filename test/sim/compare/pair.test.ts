@@ -43,7 +43,7 @@ describe('pairDocuments', () => {
     // a sweep against one result: that result's policy is paired, the sweep's others are unmatched
     const single = pairDocuments({ name: 'a.json', doc: a }, { name: 'one.json', doc: handMade({ policy: 'pull', source: 'replay' }) });
     expect(single.policies.map((x) => x.policy)).toEqual(['pull']);
-    expect(single.unmatched.map((u) => u.policy)).toEqual(['push', 'threshold:1000']);
+    expect(single.unmatched!.map((u) => u.policy)).toEqual(['push', 'threshold:1000']);
   });
 
   it('says where the worlds differ: a simulated scenario against its replay at x20', () => {
