@@ -12,13 +12,20 @@ const spread = (s: Spread): string => `median ${us(s.median)}, p10-p90 ${us(s.p1
 const fit = (f: Fit, x: string): string =>
   `a ${us(f.intercept)} + b ${us(f.slope)} x ${x}, r² ${Number.isFinite(f.rSquared) ? f.rSquared.toFixed(4) : 'n/a'} over ${f.points.map((p) => p.x).join('/')}`;
 
+/** The key is the running worker's fit by a post's size (measured, and not fallen back from). */
+function byWorker(doc: CalibrationDocument, key: CalibratedKey): boolean {
+  return !!doc.calibration.measurements.workerBySize && !(doc.calibration.fellBack ?? []).some((f) => f.keys.includes(key));
+}
+
 /** How each key was found: its samples' spread or its fit. */
 function how(doc: CalibrationDocument, key: CalibratedKey): string {
   const m = doc.calibration.measurements;
   const a = m.api;
   switch (key) {
     case 'writesPerSecondPerWorker':
-      return `1/b of ${fit(m.timelineWrites.fit, 'timelines')}`;
+      return byWorker(doc, 'writesPerSecondPerWorker')
+        ? `1/b of a running worker's writes, ${fit(m.workerBySize!.writes, 'followers')}; one batch at a time from calibrate's process ${fit(m.timelineWrites.fit, 'timelines')}`
+        : `1/b of ${fit(m.timelineWrites.fit, 'timelines')}`;
     case 'costs.batch':
       return `a - rtt of the same fit`;
     case 'costs.rtt':
@@ -32,7 +39,9 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       return spread(m.mgetPerKey);
     case 'costs.expand':
     case 'costs.expandPerFollower':
-      return fit(m.expansion, 'rows');
+      return byWorker(doc, key)
+        ? `a running worker's first page, ${fit(m.workerBySize!.firstPage, 'followers')}; from calibrate's process ${fit(m.expansion, 'rows')}`
+        : fit(m.expansion, 'rows');
     case 'costs.eventStatements': {
       const w = m.worker;
       return w && w.statements.n > 0

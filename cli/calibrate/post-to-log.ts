@@ -9,8 +9,8 @@ import { eventStreamKey } from '../../core/keys.js';
 import { decodePostEvent } from '../../server/events/event-log.js';
 import { QUANTILES, type Distribution } from '../../sim/calibration/document.js';
 import { quantilesOf } from '../../sim/calibration/figures.js';
-import { KeepAliveConnection, postRequest, request } from '../../sim/replay/http-client.js';
 import { Rng } from '../../sim/random.js';
+import { PacedPoster, type PostTarget } from './paced-posts.js';
 import { inRounds, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 
@@ -46,26 +46,15 @@ const distribution = (lags: number[]): Distribution => ({ points: quantilesOf(la
 
 /** Posts through the API at Poisson times, then their events found in the log. */
 export async function measurePostToLog(
-  o: { host: string; port: number; token: (user: number) => string; authors: readonly number[]; log: LogTarget; seed: number },
+  o: PostTarget & { authors: readonly number[]; log: LogTarget; seed: number },
   rounds: Rounds,
   /** Called before the first round that is kept (after the warm-up). */
   beforeKept?: () => Promise<void>,
 ): Promise<Distribution> {
   const p = CALIBRATE.postToLog;
-  const rng = new Rng(o.seed);
-  const free: KeepAliveConnection[] = [];
-  const opened: KeepAliveConnection[] = [];
-  const host = `${o.host}:${o.port}`;
+  const poster = new PacedPoster(o, new Rng(o.seed));
   const kept = new Set<string>();
   let next = 0;
-  const send = async (author: number, keep: boolean) => {
-    let conn = free.pop();
-    if (!conn || conn.closed) opened.push((conn = await KeepAliveConnection.open(o.host, o.port)));
-    const r = await request(conn, postRequest(host, '/v1/posts', o.token(author), { text: 'measuring the hop to the event log' }));
-    free.push(conn);
-    if (r.status !== 201) throw new Error(`calibrate: a post was answered ${r.status}: ${r.body.toString('utf8').slice(0, 200)}`);
-    if (keep) kept.add((JSON.parse(r.body.toString('utf8')) as { id: string }).id);
-  };
   try {
     let first = true;
     await inRounds(rounds, async (keep) => {
@@ -73,19 +62,11 @@ export async function measurePostToLog(
         first = false;
         await beforeKept?.();
       }
-      const sent: Promise<void>[] = [];
-      const start = performance.now();
-      let at = 0;
-      for (let i = 0; i < p.postsPerSample; i++) {
-        at += rng.exponential(p.perSecond) * 1000;
-        const wait = start + at - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        sent.push(send(o.authors[next++ % o.authors.length], keep));
-      }
-      await Promise.all(sent);
+      const ids = await poster.send(p.postsPerSample, p.perSecond, () => o.authors[next++ % o.authors.length], 'measuring the hop to the event log');
+      if (keep) for (const id of ids) kept.add(id);
     });
   } finally {
-    for (const c of opened) c.close();
+    poster.close();
   }
   await new Promise((r) => setTimeout(r, p.relaySettleMs));
   const times = await logTimes(o.log);

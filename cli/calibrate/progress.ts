@@ -11,6 +11,7 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
   const a = CALIBRATE.api;
   const shapes = CALIBRATE.world.pulledShapes.length + a.pageSizes.length - 1;
   const p = CALIBRATE.postToLog;
+  const bySize = CALIBRATE.workerBySize;
   return {
     world: selfContained ? 6 : 1,
     rtt: r * 0.05,
@@ -23,6 +24,8 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
       ? {
           'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.readsPerSample * (CALIBRATE.pace.meanGapMs + 1) + 100) / 1000,
           'post to log': r * (p.postsPerSample / p.perSecond) + p.relaySettleMs / 1000,
+          // each size's posts (the large ones paced slower), then the worker's next publication (every 5 s)
+          'worker by size': bySize.followers.length * ((samples * bySize.postsPerSample) / bySize.perSecond + 5) + 10,
           'API writes': r * (CALIBRATE.writes.settleMs + CALIBRATE.writes.sampleMs) / 1000,
         }
       : { 'post to log': 0.5 }),
@@ -42,11 +45,10 @@ export class Steps {
     this.total = Object.values(expected).reduce((a, b) => a + b, 0);
   }
 
-  /** A step begins: said once, then the progress line moves with its rounds (`passes` sets of them). */
-  begin(step: string, detail: string, passes = 1): Rounds {
+  /** A step begins: said once, then the progress line moves with its rounds (`passes` sets of them, or `rounds` when given). */
+  begin(step: string, detail: string, passes = 1, rounds = roundCount(this.base) * passes): Rounds {
     const weight = this.expected[step] ?? 0;
     const start = this.done;
-    const rounds = roundCount(this.base) * passes;
     let round = 0;
     this.log(detail);
     this.show(start / this.total, step);

@@ -2,10 +2,11 @@
 // and event log of its own on this machine's Redis and Postgres (cli/replay/scratch.ts), the
 // watchdog that removes them and stops the server if this process dies (processes.ts, reaper.ts),
 // the calibration world loaded with COPY, `feedlab serve` started as its own process with the
-// scenario defaults' timeline rules (stack.ts; no fan-out worker: the worker's costs are measured
-// from here with the worker's own code, one batch at a time, and a running worker would only take
-// CPU from the server's), every reader's cache warmed through the server (warm.ts), then every
-// figure measured, and everything stopped and removed whatever happened.
+// scenario defaults' timeline rules (stack.ts), every reader's cache warmed through the server
+// (warm.ts), then every figure measured: the worker's costs first from here with the worker's own
+// code, one batch at a time, with no fan-out worker running (it would only take CPU from the
+// server's); then one `feedlab worker` for the hop's posts and the posts by size, whose own figures
+// give what a running worker spends. Everything is stopped and removed whatever happened.
 import { readPullThreshold } from '../../core/fanout-policy.js';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { closeRedis, keyspace } from '../../server/cache/redis.js';
@@ -14,7 +15,7 @@ import { TimelineCache } from '../../server/cache/timelines.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
 import { probeDatabase, resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
-import type { Measurements, Provenance, Refusal, WorkerStages } from '../../sim/calibration/document.js';
+import type { Measurements, Provenance, Refusal, WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { parseScenario } from '../../sim/scenario/load.js';
 import { InfrastructureError } from '../errors.js';
@@ -32,6 +33,7 @@ import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
 import { CALIBRATE } from './settings.js';
 import { buildCalibrationWorld, loadCalibrationWorld, worldFigures, type CalibrationWorld } from './world.js';
+import { measureWorkerBySize } from './worker-by-size.js';
 import { WorkerStageProbe } from './worker-stages.js';
 
 /** The hop's authors: small audiences, so the worker that takes their events is idle when they arrive. */
@@ -146,6 +148,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
     };
     let postToLog: Awaited<ReturnType<typeof measurePostToLog>>;
     let workerFigures: WorkerStages;
+    let workerBySize: WorkerBySize;
     try {
       await workerReady(worker);
       contention.passingStart(worker.pid);
@@ -155,7 +158,21 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         steps.begin('post to log', 'measuring the hop from a post to its event in the log, and a worker taking it'),
         () => probe.mark(),
       );
-      workerFigures = await probe.stages(stopWorker);
+      workerFigures = await probe.since();
+      const sizes = world.workerBySizeAuthors;
+      const sizeRounds = steps.begin('worker by size', `measuring a running worker's first page and writes by a post's followers (${sizes.map((a) => a.followers).join(', ')})`, 1, sizes.length);
+      workerBySize = await measureWorkerBySize({
+        host: stack.host,
+        port: stack.port,
+        token: stack.token,
+        authors: sizes,
+        samples: input.samples,
+        secondsPerWrite: costs.timelineWrites.fit.slope,
+        seed: CALIBRATE.world.seed,
+        stagesSince: () => probe.since(),
+        signal: hooks.signal,
+        onSize: () => sizeRounds.onRound?.(),
+      });
     } finally {
       await stopWorker();
     }
@@ -172,7 +189,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         samples: input.samples,
         world: { ...worldFigures(world), rebuiltTimelineEntries: rebuiltEntries },
       },
-      measurements: { ...costs, api: { ...api, write }, postToLog, worker: workerFigures },
+      measurements: { ...costs, api: { ...api, write }, postToLog, worker: workerFigures, workerBySize },
       refused,
     };
   } finally {

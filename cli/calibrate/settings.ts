@@ -72,6 +72,18 @@ export const CALIBRATE = {
   // when nearly every event arrives: its pickup is the wake-up the model charges, not a wait behind
   // the post before (with the ordinary authors' ~225 followers the mean came out 2.15 ms, p99 21 ms)
   postToLog: { postsPerSample: 60, perSecond: 10, relaySettleMs: 1_500, maxFollowers: 30 },
+  /**
+   * A running worker's first page and writes against the followers of a post: for each size, posts by
+   * an author whose followers all have timelines filled to the cap (the write fit's targets), at
+   * random times, then the worker's own histograms of those posts (the median a point). One block a
+   * size, since a worker's figures are read only when it publishes (every 5 s). Its lanes and event
+   * loop are what the replays' workers spend (calibrate's one batch at a time put a post of 20-40
+   * followers at 0.72-0.82 ms where the replays' workers took 1.75-1.91 ms, 2026-12-03). Posted at
+   * `perSecond`, slower where a post's writes would keep the worker busy more than `busyShare` of
+   * the time (timed by the batch fit), so that a post rarely waits for the one before.
+   * `postsPerSample` posts of each size per sample (--samples): 40 at the default 5.
+   */
+  workerBySize: { followers: [10, 30, 100, 300, 1_000], postsPerSample: 8, perSecond: 10, busyShare: 0.1 },
   /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */
   targetLeaseMs: 600_000,
 } as const;

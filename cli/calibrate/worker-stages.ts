@@ -1,8 +1,8 @@
 // A post event's stages as a running fan-out worker spends them, read from the worker's own
 // histograms (core/worker-metrics.ts: eventPickupMs, eventStatementsMs, eventFirstPageMs,
 // eventWritesMs): self-contained, one `feedlab worker` that calibrate starts for the hop's posts
-// (posted at a replay's pace), counted from its first publication after the warm-up to its last, as
-// it stops; against a target, the deployment's workers since they started. What calibrate's own
+// (posted at a replay's pace), counted between two of its publications (after the warm-up, and each
+// size of worker-by-size.ts after the hop); against a target, the deployment's workers since they started. What calibrate's own
 // process cannot see: the worker's event loop woken by the log, its statement as it sends it beside
 // its other work, its pages and writes. It publishes at its usual interval (METRICS_INTERVAL_MS), as
 // a replay's workers do: publishing blocks its event loop for a moment, and more often would delay
@@ -64,12 +64,12 @@ export class WorkerStageProbe {
     this.before = await this.settled();
   }
 
-  /** Everything posted handled, the worker stopped (its last figures published), and the stages since mark(). */
-  async stages(stopWorker: () => Promise<void>): Promise<WorkerStages> {
-    await this.settled();
-    await stopWorker();
-    const after = await fleetFigures(this.log.redis, this.log.keyPrefix);
-    return workerStages(this.before ? fleetDelta(this.before, after) : after, 'calibrate-worker');
+  /** Everything posted handled and published: the stages since mark(), which then counts from here. */
+  async since(): Promise<WorkerStages> {
+    const after = await this.settled();
+    const before = this.before;
+    this.before = after;
+    return workerStages(before ? fleetDelta(before, after) : after, 'calibrate-worker');
   }
 
   /** Waits until the log's backlog is empty and the worker has published since; its figures then. */

@@ -33,7 +33,7 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     const full = infra.costs.rtt + infra.costs.batch + infra.batchSize / infra.writesPerSecondPerWorker;
     const tail =
       `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
-      `(the largest batches are the full ones, ${infra.batchSize} timelines); modelled, a full batch ${ms(full)} (the calibrated ${Math.round(infra.writesPerSecondPerWorker)} writes/s of one batch at a time, ${infra.worker.pipelines} in flight)`;
+      `(the largest batches are the full ones, ${infra.batchSize} timelines); modelled, a full batch ${ms(full)} (${Math.round(infra.writesPerSecondPerWorker)} writes/s and ${ms(infra.costs.batch)} a batch beyond its round trip, ${infra.worker.pipelines} in flight)`;
     if (batched.length > 0) {
       notes.lag_p99 = tail;
       notes.lag_max = tail;

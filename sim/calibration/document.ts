@@ -65,6 +65,18 @@ export interface WorkerStages {
   writes: Distribution & { mean: number };
 }
 
+/**
+ * A running worker's first follower page and timeline writes against a post's followers (seconds):
+ * per size, the median of that size's posts (their p10-p90 and count beside it), and the line
+ * through them.
+ */
+export interface WorkerBySize {
+  /** Post events the worker handled over the sizes. */
+  events: number;
+  firstPage: Fit;
+  writes: Fit;
+}
+
 export interface Measurements {
   /** One PING round trip from this process. */
   rtt: Spread;
@@ -84,6 +96,8 @@ export interface Measurements {
   postToLog: Distribution | null;
   /** The workers' own stages (null: not measured; absent from files written before they were). */
   worker?: WorkerStages | null;
+  /** A running worker's first page and writes by a post's followers (null: not measured; absent from older files). */
+  workerBySize?: WorkerBySize | null;
 }
 
 export interface Provenance {
@@ -106,10 +120,16 @@ export interface Refusal {
   notMeasured?: true;
 }
 
+/** Keys taken from calibrate's own measurement because the running worker's was not sound. */
+export interface FellBack {
+  keys: CalibratedKey[];
+  why: string;
+}
+
 export interface CalibrationDocument {
   schema: typeof CALIBRATION_SCHEMA;
   tool: { name: 'feedlab'; version: string };
-  calibration: Provenance & { measurements: Measurements; refused: Refusal[] };
+  calibration: Provenance & { measurements: Measurements; refused: Refusal[]; fellBack: FellBack[] };
   /** The scenario format's keys, as written to the file (durations with units). */
   infrastructure: InfrastructureBlock;
 }
@@ -177,6 +197,11 @@ function emptyListCost(full: Fit, quiet: Fit): number | string {
   return unsoundFit('API CPU against empty merged lists', quiet, 'list') ?? quiet.slope;
 }
 
+/** Why a fit is not a sound line with a cost at zero (slope > 0, r² high, intercept >= 0), or null. */
+function soundLine(what: string, f: Fit, perUnit: string): string | null {
+  return unsoundFit(what, f, perUnit) ?? (f.intercept < 0 ? `${what}: the fit's intercept is ${usText(f.intercept)}, negative` : null);
+}
+
 function unsoundCost(what: string, s: Spread): string | null {
   if (!(s.n > 0)) return `${what}: no samples`;
   if (!(s.median > 0)) return `${what}: the median is ${usText(s.median)}, not positive`;
@@ -193,7 +218,7 @@ function unsoundDistribution(what: string, d: Distribution): string | null {
  * The infrastructure block of these measurements, with every unsound figure refused (and the
  * refusals already made: figures that could not be measured here).
  */
-export function infrastructureBlock(m: Measurements, already: readonly Refusal[]): { block: InfrastructureBlock; refused: Refusal[] } {
+export function infrastructureBlock(m: Measurements, already: readonly Refusal[]): { block: InfrastructureBlock; refused: Refusal[]; fellBack: FellBack[] } {
   const refused: Refusal[] = [...already];
   const skip = (key: CalibratedKey) => refused.some((r) => r.key === key);
   /** Refuses the keys when `why` is given; true when any of them is refused (now, or already: not measured here). */
@@ -204,10 +229,24 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
   const costs: NonNullable<InfrastructureBlock['costs']> = {};
   const block: InfrastructureBlock = {};
 
+  // a running worker's writes by a post's size when sound (its event loop and lanes beside the
+  // batches), else calibrate's process's, one batch at a time
+  const bySize = m.workerBySize ?? null;
+  const fellBack: FellBack[] = [];
+  /** The running worker's fit when measured and sound; else null, and why, when measured. */
+  const workerFit = (keys: CalibratedKey[], f: Fit | undefined, why: string | null): Fit | null => {
+    if (!f) return null;
+    if (why === null) return f;
+    fellBack.push({ keys, why });
+    return null;
+  };
+  const writeKeys: CalibratedKey[] = ['writesPerSecondPerWorker', 'costs.batch'];
   const tw = m.timelineWrites;
-  if (!refuse(['writesPerSecondPerWorker', 'costs.batch'], unsoundFit('timeline writes against batch size', tw.fit, 'timeline'))) {
-    block.writesPerSecondPerWorker = Number((1 / tw.fit.slope).toPrecision(3));
-    costs.batch = durationText(Math.max(0, tw.fit.intercept - m.rtt.median));
+  const workerWrites = workerFit(writeKeys, bySize?.writes, bySize && unsoundFit("a running worker's writes against a post's followers", bySize.writes, 'follower'));
+  const writeFit = workerWrites ?? tw.fit;
+  if (!refuse(writeKeys, workerWrites ? null : unsoundFit('timeline writes against batch size', tw.fit, 'timeline'))) {
+    block.writesPerSecondPerWorker = Number((1 / writeFit.slope).toPrecision(3));
+    costs.batch = durationText(Math.max(0, writeFit.intercept - m.rtt.median));
   }
   if (!refuse(['costs.rtt'], unsoundCost('round trip', m.rtt))) costs.rtt = durationText(m.rtt.median);
   if (!refuse(['costs.zadd'], unsoundCost('Redis time per timeline write', tw.redisPerWrite))) costs.zadd = durationText(tw.redisPerWrite.median);
@@ -231,9 +270,13 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     }
   }
   if (!refuse(['costs.mgetPerKey'], unsoundCost('Redis time of MGET per key', m.mgetPerKey))) costs.mgetPerKey = durationText(m.mgetPerKey.median);
-  if (!refuse(['costs.expand', 'costs.expandPerFollower'], unsoundFit('follower pages against rows', m.expansion, 'follower') ?? (m.expansion.intercept < 0 ? `follower pages: the fit's intercept is ${usText(m.expansion.intercept)}, negative` : null))) {
-    costs.expand = durationText(m.expansion.intercept);
-    costs.expandPerFollower = durationText(m.expansion.slope);
+  // likewise a running worker's first page (its pooled connections' plans), else calibrate's reads
+  const pageKeys: CalibratedKey[] = ['costs.expand', 'costs.expandPerFollower'];
+  const workerPage = workerFit(pageKeys, bySize?.firstPage, bySize && soundLine("a running worker's first page against a post's followers", bySize.firstPage, 'follower'));
+  const pageFit = workerPage ?? m.expansion;
+  if (!refuse(pageKeys, workerPage ? null : soundLine('follower pages against rows', m.expansion, 'follower'))) {
+    costs.expand = durationText(pageFit.intercept);
+    costs.expandPerFollower = durationText(pageFit.slope);
   }
   // a running worker's own statements when measured (as it sends them, at a replay's pace), else calibrate's process's
   const w = m.worker ?? null;
@@ -299,10 +342,10 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     } else refuse(['api.idleOverhead'], 'idle overhead: needs the CPU fits, the page read and the MGET');
     if (Object.keys(api).length > 0) block.api = api;
   }
-  return { block, refused };
+  return { block, refused, fellBack };
 }
 
 export function calibrationDocument(provenance: Provenance, m: Measurements, refusedHere: readonly Refusal[]): CalibrationDocument {
-  const { block, refused } = infrastructureBlock(m, refusedHere);
-  return { schema: CALIBRATION_SCHEMA, tool: { name: 'feedlab', version: FEEDLAB_VERSION }, calibration: { ...provenance, measurements: m, refused }, infrastructure: block };
+  const { block, refused, fellBack } = infrastructureBlock(m, refusedHere);
+  return { schema: CALIBRATION_SCHEMA, tool: { name: 'feedlab', version: FEEDLAB_VERSION }, calibration: { ...provenance, measurements: m, refused, fellBack }, infrastructure: block };
 }

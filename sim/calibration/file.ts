@@ -10,14 +10,14 @@ import type { Fit, Spread } from './figures.js';
 
 /** What each key of the block is, as its comment says. */
 const KEY_NOTES: Record<CalibratedKey, string> = {
-  writesPerSecondPerWorker: '1 / b of a pipelined batch\'s wall time, a + b x timelines written (TimelineCache.pushEntries, one batch in flight)',
+  writesPerSecondPerWorker: "1 / b of a running worker's writes of a post, a + b x followers (its eventWritesMs by size, measurements.workerBySize), else of a pipelined batch's wall time from calibrate's process (TimelineCache.pushEntries, one batch in flight)",
   'costs.rtt': 'one Redis round trip (PING) from a client process on this machine',
   'costs.zadd': "Redis's own time per timeline write: commandstats usec_per_call of the batch's EVALSHA (one per timeline)",
-  'costs.batch': "a batch's wall time beyond its writes and one round trip: max(0, a - rtt)",
+  'costs.batch': "a batch's wall time beyond its writes and one round trip: max(0, a - rtt) of the same line",
   'costs.zrange': "Redis's time of one page read of a list (ZREVRANGEBYSCORE as the read path sends it; commandstats): a of a + b x entries returned, else a full slice's read",
   'costs.zrangePerEntry': 'b of that line: each entry a read returns (reads of 1, 5 and 25 entries)',
   'costs.mgetPerKey': "Redis's time of an MGET of a page's post bodies, per key (commandstats)",
-  'costs.expand': "a of a follower page's wall time, a + b x rows (followersPage with the worker's dormancy filter)",
+  'costs.expand': "a of a running worker's first follower page, a + b x followers (its eventFirstPageMs by size), else of calibrate's reads of followersPage with the worker's dormancy filter, a + b x rows",
   'costs.expandPerFollower': 'b of that fit: each row (follower) more',
   'costs.eventStatements': "the worker's statement per post event before its fan-out (followerCount): a running worker's own figure as quantiles when measured (measurements.worker; drawn per event), else the median from calibrate's process",
   'costs.pickup': "a post event in the log to a running worker starting on it (the stream entry id's ms to the worker's clock): the mean over the hop's posts",
@@ -87,6 +87,9 @@ function provenanceBlock(doc: CalibrationDocument): object {
           }
         : {}),
       ...(m.postToLog ? { postToLog: distribution(m.postToLog) } : {}),
+      ...(m.workerBySize
+        ? { workerBySize: { events: m.workerBySize.events, firstPage: fit(m.workerBySize.firstPage, 'followers'), writes: fit(m.workerBySize.writes, 'followers') } }
+        : {}),
       ...(m.worker
         ? {
             worker: {
@@ -98,6 +101,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
         : {}),
     },
     refused: c.refused.map((r) => `${r.key}: ${r.why}`),
+    ...(c.fellBack.length > 0 ? { fellBack: c.fellBack.map((f) => `${f.keys.join(', ')}: ${f.why}`) } : {}),
   };
 }
 
@@ -143,6 +147,7 @@ export function calibrationYaml(doc: CalibrationDocument, command: string): stri
     `Every figure is the median of ${c.samples} samples after a warm-up, with the p10-p90 of the samples; a cost`,
     `that grows with a size is a straight line, a + b x size, through the medians (refused below r² ${MIN_R_SQUARED}).`,
     ...(c.refused.length > 0 ? ['Refused (not written; the scenario\'s own value or the default applies):', ...c.refused.map((r) => `  ${r.key}: ${r.why}`)] : []),
+    ...(c.fellBack.length > 0 ? ["From calibrate's own measurement, the running worker's being unsound:", ...c.fellBack.map((f) => `  ${f.keys.join(', ')}: ${f.why}`)] : []),
   ];
   return [
     ...header.map((l) => `# ${l}`),

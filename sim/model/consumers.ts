@@ -35,7 +35,7 @@ export class ConsumerFleet {
   constructor(
     readonly consumers: number,
     readonly writesPerSecond: number,
-    /** A round trip to Redis (and a batch's own overhead), per pipelined batch and per acknowledgement or read. */
+    /** A pipelined batch's round trip and its own overhead (costs.rtt + costs.batch). */
     readonly rtt: number,
     readonly batchSize: number,
     readonly pipelines: number,
@@ -43,6 +43,8 @@ export class ConsumerFleet {
     /** A blocked read woken by a new entry, to the worker starting on it. */
     readonly pickup: number,
     duration: number,
+    /** A bare round trip to Redis: the acknowledgement, then the read (costs.rtt). */
+    readonly roundTrip = rtt,
   ) {
     if (consumers < 1) throw new RangeError('a consumer fleet needs at least one consumer');
     if (lanes < 1) throw new RangeError('a consumer needs at least one lane');
@@ -55,7 +57,7 @@ export class ConsumerFleet {
 
   /** A consumer that has acknowledged its last batch and is reading again by `t`. */
   private readingBy(c: number, t: number): boolean {
-    return this.busyUntil[c] + 2 * this.rtt <= t;
+    return this.busyUntil[c] + 2 * this.roundTrip <= t;
   }
 
   /**
@@ -75,7 +77,7 @@ export class ConsumerFleet {
       // every consumer busy: the first to finish takes it, with whatever else arrives until then
       c = 0;
       for (let i = 1; i < this.consumers; i++) if (this.busyUntil[i] < this.busyUntil[c]) c = i;
-      this.batchStart[c] = this.busyUntil[c] + 2 * this.rtt;
+      this.batchStart[c] = this.busyUntil[c] + 2 * this.roundTrip;
       this.collecting = c;
     }
     const base = c * this.lanes;

@@ -78,7 +78,7 @@ export class FanoutStage {
       this.consumers = null;
       this.largeConsumers = null;
     } else {
-      const fleet = (n: number) => new ConsumerFleet(n, infra.writesPerSecondPerWorker, perBatch, infra.batchSize, worker.pipelines, worker.eventConcurrency, infra.costs.pickup, ctx.duration);
+      const fleet = (n: number) => new ConsumerFleet(n, infra.writesPerSecondPerWorker, perBatch, infra.batchSize, worker.pipelines, worker.eventConcurrency, infra.costs.pickup, ctx.duration, infra.costs.rtt);
       this.consumers = fleet(ordinary);
       this.largeConsumers = large ? fleet(large.workers) : null;
       this.pool = null;

@@ -92,6 +92,17 @@ describe.skipIf(skip)('feedlab calibrate end to end', () => {
     // a running worker took the hop's posts: its figures from after the warm-up round, every event once
     expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: 3 * CALIBRATE.postToLog.postsPerSample });
     for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(3 * CALIBRATE.postToLog.postsPerSample);
+    // then each size's posts apart: every post of a size in its own point, the writes growing with it
+    const sizes = CALIBRATE.workerBySize;
+    expect(m.workerBySize!.events).toBe(sizes.followers.length * 3 * sizes.postsPerSample);
+    for (const f of [m.workerBySize!.firstPage, m.workerBySize!.writes]) {
+      expect(f.points.map((p) => [p.x, p.n])).toEqual(sizes.followers.map((x) => [x, 3 * sizes.postsPerSample]));
+    }
+    expect(m.workerBySize!.writes.slope).toBeGreaterThan(0);
+    // the keys come from the worker's lines unless calibrate said why not
+    const fellBack = doc.calibration.fellBack.flatMap((f) => f.keys);
+    if (!fellBack.includes('writesPerSecondPerWorker')) expect(doc.infrastructure.writesPerSecondPerWorker).toBe(Number((1 / m.workerBySize!.writes.slope).toPrecision(3)));
+    for (const f of doc.calibration.fellBack) expect(r.stderr).toContain(`feedlab: calibrate took ${f.keys.join(', ')} from its own measurement: ${f.why}`);
     // the empty lists' fit beside the full ones', and page reads by the entries they return
     expect(m.api!.quietLists!.points.map((p) => p.x)).toEqual([2, 3, 6, 18, 34]);
     expect(m.pageReadByEntries!.points.map((p) => p.x)).toEqual([1, 5, 25]);

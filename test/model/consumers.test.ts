@@ -36,6 +36,15 @@ describe('the reference worker\'s consumers', () => {
     expect(start).toBeCloseTo(firstDone + 2 * RTT, 12);
   });
 
+  it("a batch's own overhead (costs.batch) is paid per group of batches, not by the acknowledgement and the read", () => {
+    // batches cost a round trip plus 3 ms of overhead; the XACK and the read a bare round trip
+    const f = new ConsumerFleet(1, 5000, RTT + 0.003, 1000, 2, 8, PICKUP, 60, RTT);
+    const [start, firstDone] = handle(f, 1, 0.002, 1000);
+    expect(firstDone).toBeCloseTo(start + 0.002 + RTT + 0.003 + 0.2, 12);
+    const [next] = handle(f, 1.05, 0.002, 10);
+    expect(next).toBeCloseTo(firstDone + 2 * RTT, 12);
+  });
+
   it('a second consumer idle takes the small post at once, behind no large one', () => {
     const f = fleet(2);
     handle(f, 1, 0.002, 1000);

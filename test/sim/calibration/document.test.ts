@@ -108,6 +108,35 @@ describe('the infrastructure block', () => {
     expect(b.api!.spread).toEqual({ min: 0.502, p50: 0.882, p90: 1.17, p99: 4.63, 'p99.9': 8.13, max: 24.4 });
   });
 
+  test("a running worker's writes and first page by a post's size win over calibrate's process's when sound", () => {
+    const m = measurements();
+    // 1.2 ms + 40 us a follower of writes; 900 us + 1.5 us a follower of first page
+    m.workerBySize = { events: 200, writes: line(1.2e-3, 40e-6, [10, 30, 100, 300, 1000]), firstPage: line(900e-6, 1.5e-6, [10, 30, 100, 300, 1000]) };
+    const doc = calibrationDocument(provenance, m, []);
+    expect(doc.calibration.fellBack).toEqual([]);
+    expect(doc.infrastructure.writesPerSecondPerWorker).toBe(25000);
+    // the intercept less calibrate's round trip (110.37 us)
+    expect(doc.infrastructure.costs).toMatchObject({ batch: '1.09ms', expand: '900us', expandPerFollower: '1.5us' });
+    expect(doc.calibration.refused).toEqual([]);
+  });
+
+  test("an unsound running-worker fit falls back to calibrate's own measurement and says why", () => {
+    const m = measurements();
+    // the writes scatter (r² under 0.9); the first page's line crosses zero below it
+    const scatter = [0, 3e-3, -2e-3, 3e-3, -1e-3];
+    m.workerBySize = { events: 200, writes: line(1.2e-3, 4e-6, [10, 30, 100, 300, 1000], (i) => scatter[i]), firstPage: line(-50e-6, 1.5e-6, [10, 30, 100, 300, 1000]) };
+    const doc = calibrationDocument(provenance, m, []);
+    expect(doc.infrastructure.writesPerSecondPerWorker).toBe(46500);
+    expect(doc.infrastructure.costs).toMatchObject({ batch: '199.6us', expand: '365us', expandPerFollower: '1.004us' });
+    expect(doc.calibration.fellBack.map((f) => f.keys)).toEqual([['writesPerSecondPerWorker', 'costs.batch'], ['costs.expand', 'costs.expandPerFollower']]);
+    expect(doc.calibration.fellBack[0].why).toMatch(/^a running worker's writes against a post's followers: the fit's r² is 0\.173, under 0\.9/);
+    expect(doc.calibration.fellBack[1].why).toBe("a running worker's first page against a post's followers: the fit's intercept is -50 us, negative");
+    // the file says which keys came from where
+    const text = calibrationYaml(doc, 'feedlab calibrate');
+    expect(text).toContain("# From calibrate's own measurement, the running worker's being unsound:\n#   writesPerSecondPerWorker, costs.batch: a running worker's writes");
+    expect(text).toMatch(/workerBySize:\n\s+events: 200\n\s+firstPage:\n\s+intercept: -50us/);
+  });
+
   test("without a worker's figures the statements are calibrate's process's and the pickup is not written; too few events are refused", () => {
     const m = measurements();
     m.worker = null;

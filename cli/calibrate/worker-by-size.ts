@@ -1,0 +1,70 @@
+// A running worker's first follower page and timeline writes against a post's followers: for each
+// size, posts by an author whose followers all have timelines filled to the cap, then the worker's
+// own histograms of just those posts (eventFirstPageMs, eventWritesMs: its lanes, its event loop,
+// its metrics and acknowledgements beside the batches, its pooled connections' plans). A point is
+// the median of a size's posts with their p10-p90; the line through the points is the model's
+// writes (costs.batch, writesPerSecondPerWorker) and first page (costs.expand, expandPerFollower)
+// when it is sound (sim/calibration/document.ts).
+import type { WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
+import { fitLine, type Fit } from '../../sim/calibration/figures.js';
+import { Rng } from '../../sim/random.js';
+import { PacedPoster, type PostTarget } from './paced-posts.js';
+import { CalibrationStopped } from './rounds.js';
+import { CALIBRATE } from './settings.js';
+
+/** Posts a second for authors of `followers`: the setting's rate, or slower where writing one would keep the worker busy more than its share. */
+export function postsPerSecond(followers: number, secondsPerWrite: number): number {
+  const s = CALIBRATE.workerBySize;
+  const busy = followers * secondsPerWrite;
+  return busy > 0 ? Math.min(s.perSecond, s.busyShare / busy) : s.perSecond;
+}
+
+/** A distribution's p10, p50 and p90 and its count, as a fit's point. */
+function point(d: WorkerStages['writes']) {
+  const at = (p: number) => d.points.find((q) => q.p === p)?.value ?? NaN;
+  return { median: at(0.5), p10: at(0.1), p90: at(0.9), n: d.n };
+}
+
+export async function measureWorkerBySize(
+  o: PostTarget & {
+    authors: readonly { id: number; followers: number }[];
+    /** Posts of each size: this many samples' worth. */
+    samples: number;
+    /** The write fit's seconds a timeline write (how long a post keeps the worker busy). */
+    secondsPerWrite: number;
+    seed: number;
+    /** The worker's stages of what was posted since the last call. */
+    stagesSince: () => Promise<WorkerStages>;
+    signal?: AbortSignal;
+    onSize?: (followers: number) => void;
+  },
+): Promise<WorkerBySize> {
+  const s = CALIBRATE.workerBySize;
+  const poster = new PacedPoster(o, new Rng(o.seed));
+  const firstPage = new Map<number, Point>();
+  const writes = new Map<number, Point>();
+  let events = 0;
+  try {
+    await o.stagesSince();
+    for (const a of o.authors) {
+      if (o.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
+      await poster.send(o.samples * s.postsPerSample, postsPerSecond(a.followers, o.secondsPerWrite), () => a.id, 'measuring a running worker by the size of a post');
+      const st = await o.stagesSince();
+      events += st.events;
+      firstPage.set(a.followers, point(st.firstPage));
+      writes.set(a.followers, point(st.writes));
+      o.onSize?.(a.followers);
+    }
+  } finally {
+    poster.close();
+  }
+  return { events, firstPage: fitPoints(firstPage), writes: fitPoints(writes) };
+}
+
+type Point = ReturnType<typeof point>;
+
+/** The line through the points' medians; each point keeps its posts' p10-p90 and count. */
+function fitPoints(points: ReadonlyMap<number, Point>): Fit {
+  const fit = fitLine(new Map([...points].map(([x, p]) => [x, [p.median]])));
+  return { ...fit, points: fit.points.map((p) => ({ ...p, ...points.get(p.x)! })) };
+}
