@@ -2,11 +2,12 @@
 // size, posts by an author whose followers all have timelines filled to the cap, then the worker's
 // own histograms of just those posts (eventFirstPageMs, eventWritesMs: its lanes, its event loop,
 // its metrics and acknowledgements beside the batches, its pooled connections' plans). A point is
-// the median of a size's posts with their p10-p90; the line through the points is the model's
-// writes (costs.batch, writesPerSecondPerWorker) and first page (costs.expand, expandPerFollower)
-// when it is sound (sim/calibration/document.ts).
+// the median of a size's posts with their p10-p90; the line through the points (off by the least
+// share of each, sim/calibration/figures.ts) is the model's writes (costs.batch,
+// writesPerSecondPerWorker) and first page (costs.expand, expandPerFollower) when it is sound
+// (sim/calibration/document.ts).
 import type { WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
-import { fitLine, type Fit } from '../../sim/calibration/figures.js';
+import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
 import { Rng } from '../../sim/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
 import { CalibrationStopped } from './rounds.js';
@@ -63,8 +64,8 @@ export async function measureWorkerBySize(
 
 type Point = ReturnType<typeof point>;
 
-/** The line through the points' medians; each point keeps its posts' p10-p90 and count. */
+/** The line through the points' medians, off by the least share of each; each point keeps its posts' p10-p90 and count. */
 function fitPoints(points: ReadonlyMap<number, Point>): Fit {
-  const fit = fitLine(new Map([...points].map(([x, p]) => [x, [p.median]])));
+  const fit = fitLineRelative(new Map([...points].map(([x, p]) => [x, [p.median]])));
   return { ...fit, points: fit.points.map((p) => ({ ...p, ...points.get(p.x)! })) };
 }

@@ -38,6 +38,39 @@ export function fitLine(samples: ReadonlyMap<number, readonly number[]>): Fit {
   return { intercept: b, slope: m, rSquared: rSquared(pairs, linearRegressionLine({ m, b })), points };
 }
 
+/**
+ * The straight line through the medians that is off by the least share of each: least squares
+ * weighted by 1 / median², and its r² under the same weights. Where sizes span two decades or more
+ * an ordinary fit is set by the largest ones: a running worker's writes at 10-1,000 followers
+ * (2026-12-03) came out 1.45x the measured median at 10 by linearRegression, 1.03x by this, and
+ * within 15% at every size in two runs. (simple-statistics has no weighted regression.)
+ */
+export function fitLineRelative(samples: ReadonlyMap<number, readonly number[]>): Fit {
+  const points = [...samples].map(([x, ys]) => ({ x, ...spreadOf(ys) })).filter((p) => p.n > 0 && p.median > 0).sort((a, b) => a.x - b.x);
+  if (new Set(points.map((p) => p.x)).size < 2) return { intercept: NaN, slope: NaN, rSquared: NaN, points };
+  let sw = 0, sx = 0, sy = 0;
+  for (const p of points) {
+    const w = 1 / (p.median * p.median);
+    sw += w;
+    sx += w * p.x;
+    sy += w * p.median;
+  }
+  const mx = sx / sw;
+  const my = sy / sw;
+  let sxy = 0, sxx = 0, syy = 0;
+  for (const p of points) {
+    const w = 1 / (p.median * p.median);
+    sxy += w * (p.x - mx) * (p.median - my);
+    sxx += w * (p.x - mx) ** 2;
+    syy += w * (p.median - my) ** 2;
+  }
+  const slope = sxy / sxx;
+  const intercept = my - slope * mx;
+  let residual = 0;
+  for (const p of points) residual += (p.median - intercept - slope * p.x) ** 2 / (p.median * p.median);
+  return { intercept, slope, rSquared: syy > 0 ? 1 - residual / syy : 1, points };
+}
+
 /** Samples collected by key (a batch size, an author's follower count, a page's shape), in rounds. */
 export class SampleSet {
   readonly byKey = new Map<number, number[]>();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { calibrationDocument, durationText, type Measurements, type Provenance } from '../../../sim/calibration/document.js';
 import { calibrationYaml } from '../../../sim/calibration/file.js';
-import { fitLine, spreadOf, type Fit } from '../../../sim/calibration/figures.js';
+import { fitLine, fitLineRelative, spreadOf, type Fit } from '../../../sim/calibration/figures.js';
 import { CALIBRATED_KEYS, parseCalibration } from '../../../sim/scenario/calibration.js';
 import { loadScenario } from '../../../sim/scenario/load.js';
 import { parseDuration } from '../../../sim/scenario/units.js';
@@ -71,6 +71,26 @@ describe('fits and spreads', () => {
     expect(f.points.map((p) => p.x)).toEqual([1, 2, 5, 10]);
     const noisy = fitLine(new Map([[1, [5]], [2, [1]], [3, [6]], [4, [2]]]));
     expect(noisy.rSquared).toBeLessThan(0.5);
+  });
+
+  test("a relative fit is off by the least share of each point, where an ordinary one follows the largest", () => {
+    // a running worker's writes (us) at 10-1,000 followers, measured 2026-12-03
+    const xs = [10, 30, 100, 300, 1000];
+    const ys = [832, 1508, 4343, 9855, 29810];
+    const samples = new Map(xs.map((x, i) => [x, [ys[i]]]));
+    const rel = fitLineRelative(samples);
+    // weighted least squares by 1 / y² (numpy: 541.048, 31.6498)
+    expect(rel.intercept).toBeCloseTo(541.048, 2);
+    expect(rel.slope).toBeCloseTo(31.6498, 3);
+    for (let i = 0; i < xs.length; i++) expect(Math.abs((rel.intercept + rel.slope * xs[i]) / ys[i] - 1)).toBeLessThan(0.15);
+    // the ordinary fit puts the smallest 45% over
+    const ols = fitLine(samples);
+    expect((ols.intercept + ols.slope * 10) / 832).toBeGreaterThan(1.4);
+    // an exact line is found exactly, r² 1; scatter lowers r²
+    const exact = fitLineRelative(new Map([1, 2, 5, 10].map((x) => [x, [2 + 3 * x]])));
+    expect([exact.intercept, exact.slope, exact.rSquared].map((v) => Number(v.toFixed(9)))).toEqual([2, 3, 1]);
+    expect(fitLineRelative(new Map([[1, [5]], [2, [1]], [3, [6]], [4, [2]]])).rSquared).toBeLessThan(0.5);
+    expect(fitLineRelative(new Map([[1, [5]]])).slope).toBeNaN();
   });
 
   test('a spread is the median and p10-p90 of the samples', () => {
