@@ -313,7 +313,7 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
         perEntry = more / entries;
         api.cpuPerListEntry = durationText(perEntry);
       }
-    }
+    } else if (listsBad && a.quietLists) refuse(['api.cpuPerListEntry'], 'API CPU per list entry: needs the full lists\' fit');
     if (!listsBad) api.cpuPerList = durationText(perList);
     if (!postsBad) api.cpuPerPost = durationText(a.posts.slope);
     // the base: the shared shape's CPU less its lists and posts (the mean of both fits' values there);

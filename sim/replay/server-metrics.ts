@@ -82,6 +82,8 @@ export interface ServerCounters {
   listRebuilds: number;
   fallbackReads: number;
   followeeLoads: number;
+  /** Those a read waited for (every reason but a background refresh: none cached, expired, the token moved, a stranger's post). */
+  followeeLoadsWaited: number;
   bodyMisses: number;
   bodyHits: number;
   /** Answers by status class over every route. */
@@ -114,6 +116,7 @@ export function serverCounters(s: MetricSamples): ServerCounters {
     listRebuilds: sumOf(s, 'feedlab_feed_rebuilds_total', 'list="recent"'),
     fallbackReads: sumOf(s, 'feedlab_feed_fallback_reads_total'),
     followeeLoads: sumOf(s, 'feedlab_feed_followee_loads_total'),
+    followeeLoadsWaited: sumOf(s, 'feedlab_feed_followee_loads_total') - sumOf(s, 'feedlab_feed_followee_loads_total', 'reason="refresh"'),
     bodyHits: sumOf(s, 'feedlab_feed_body_lookups_total', 'result="hit"'),
     bodyMisses: sumOf(s, 'feedlab_feed_body_lookups_total', 'result="miss"'),
     http2xx: c2,
@@ -135,6 +138,7 @@ export function counterDelta(a: ServerCounters, b: ServerCounters): ServerCounte
     listRebuilds: d('listRebuilds'),
     fallbackReads: d('fallbackReads'),
     followeeLoads: d('followeeLoads'),
+    followeeLoadsWaited: d('followeeLoadsWaited'),
     bodyHits: d('bodyHits'),
     bodyMisses: d('bodyMisses'),
     http2xx: d('http2xx'),

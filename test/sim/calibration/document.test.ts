@@ -157,6 +157,19 @@ describe('the infrastructure block', () => {
     expect(text).toMatch(/workerBySize:\n\s+events: 200\n\s+firstPage:\n\s+intercept: -50us/);
   });
 
+  test('a scattered full-lists fit refuses the per-entry split with it: every key is written or refused', () => {
+    const m = measurements();
+    // r² 0.857, as on a busy machine (2026-12-03)
+    const scatter = [0, 60e-6, -60e-6, 60e-6, -60e-6];
+    m.api!.lists = line(292e-6, 29.2e-6, [2, 3, 4, 6, 10], (i) => scatter[i]);
+    const doc = calibrationDocument(provenance, m, []);
+    const why = Object.fromEntries(doc.calibration.refused.map((r) => [r.key, r.why]));
+    expect(why['api.cpuPerListEntry']).toBe("API CPU per list entry: needs the full lists' fit");
+    expect(doc.infrastructure.api).not.toHaveProperty('cpuPerListEntry');
+    const written = parseCalibration(calibrationYaml(doc, 'feedlab calibrate'), 'cal.yaml');
+    expect([...written.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => !(k in why)).sort());
+  });
+
   test("without a worker's figures the statements are calibrate's process's and the pickup is not written; too few events are refused", () => {
     const m = measurements();
     m.worker = null;
