@@ -1,9 +1,9 @@
-// feedlab calibrate end to end, on this machine's Redis and Postgres: the built CLI makes its scratch
-// space, loads its world, starts the server, measures, writes the file and removes everything.
+// feedlab calibrate's bad usage, and against a running deployment (read only). The self-contained
+// calibration end to end is the first step of the compare cycle (compare-cycle.test.ts), which uses
+// its file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { signToken } from '../../server/auth/token.js';
@@ -12,8 +12,7 @@ import { createStore, type Store } from '../../server/store/pool.js';
 import { WORKER_METRICS_KEY } from '../../core/keys.js';
 import type { CalibrationDocument } from '../../sim/calibration/document.js';
 import { CALIBRATED_KEYS, parseCalibration } from '../../sim/scenario/calibration.js';
-import { CALIBRATE } from '../../cli/calibrate/settings.js';
-import { expectInputErrors, feedlab, oneLine, ROOT, scratchDir } from './cli-helpers.js';
+import { expectInputErrors, feedlab, keysUnder, oneLine, ROOT, scratchDir } from './cli-helpers.js';
 import { skipWithoutServices } from '../server/services.js';
 
 const skip = await skipWithoutServices('feedlab calibrate end to end');
@@ -26,18 +25,6 @@ beforeAll(async () => {
   redis = await connectRedis({ url: process.env.REDIS_URL, reconnect: false });
   store = createStore({ databaseUrl: process.env.DATABASE_URL, max: 1 });
 });
-
-/** Every key under a prefix (a whole SCAN: the shared Redis may hold many others). */
-async function keysUnder(prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis!.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 10_000);
-    found.push(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return found;
-}
 
 afterAll(async () => {
   if (redis) await closeRedis(redis);
@@ -62,81 +49,6 @@ describe('feedlab calibrate: bad usage', () => {
     expect(r.code).toBe(3);
     expect(oneLine(r.stderr)).toMatch(/^feedlab: calibrate: --target http:\/\/127\.0\.0\.1:1\/ is unreachable/);
   });
-});
-
-describe.skipIf(skip)('feedlab calibrate end to end', () => {
-  it('writes a sound file with its provenance, and leaves no database, key or process behind', async () => {
-    const dir = scratchDir();
-    const out = join(dir, 'cal.yaml');
-    const started = Date.now();
-    const r = feedlab(['calibrate', '--out', out, '--samples', '3', '--json']);
-    expect([0, 1], r.stderr).toContain(r.code);
-    const doc = JSON.parse(r.stdout) as CalibrationDocument;
-    const refused = doc.calibration.refused;
-    // exit 1 only for a number refused as unsound (the file holds the others), and each says why
-    expect(r.code, r.stderr).toBe(refused.some((x) => !x.notMeasured) ? 1 : 0);
-    for (const x of refused) expect(r.stderr).toContain(x.why);
-
-    // the fits: positive slopes, and the two the fan-out model lives on sound and written
-    const m = doc.calibration.measurements;
-    for (const f of [m.timelineWrites.fit, m.expansion, m.api!.lists, m.api!.posts]) expect(f.slope, JSON.stringify(f)).toBeGreaterThan(0);
-    expect(m.timelineWrites.fit.points.map((p) => p.x)).toEqual([1, 10, 100, 300, 1000, 3000]);
-    expect(m.expansion.points.map((p) => p.x)).toEqual([10, 30, 100, 300, 1000, 3000, 10000]);
-    expect(m.timelineWrites.fit.rSquared).toBeGreaterThan(0.9);
-    expect(m.expansion.rSquared).toBeGreaterThan(0.9);
-    expect(doc.infrastructure.writesPerSecondPerWorker).toBeGreaterThan(0);
-    expect(m.rtt.n).toBe(3);
-    // paced: every sample's reads and posts, one at a time with idle gaps
-    expect(m.api!.service.n).toBe(3 * CALIBRATE.spread.readsPerSample);
-    expect(m.postToLog!.n).toBe(3 * CALIBRATE.postToLog.postsPerSample);
-    // a running worker took the hop's posts: its figures from after the warm-up round, every event once
-    expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: 3 * CALIBRATE.postToLog.postsPerSample });
-    for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(3 * CALIBRATE.postToLog.postsPerSample);
-    // then each size's posts apart: every post of a size in its own point, the writes growing with it
-    const sizes = CALIBRATE.workerBySize;
-    expect(m.workerBySize!.events).toBe(sizes.followers.length * 3 * sizes.postsPerSample);
-    for (const f of [m.workerBySize!.firstPage, m.workerBySize!.writes]) {
-      expect(f.points.map((p) => [p.x, p.n])).toEqual(sizes.followers.map((x) => [x, 3 * sizes.postsPerSample]));
-    }
-    expect(m.workerBySize!.writes.slope).toBeGreaterThan(0);
-    // the keys come from the worker's lines unless calibrate said why not
-    const fellBack = doc.calibration.fellBack.flatMap((f) => f.keys);
-    if (!fellBack.includes('writesPerSecondPerWorker')) expect(doc.infrastructure.writesPerSecondPerWorker).toBe(Number((1 / m.workerBySize!.writes.slope).toPrecision(3)));
-    for (const f of doc.calibration.fellBack) expect(r.stderr).toContain(`feedlab: calibrate took ${f.keys.join(', ')} from its own measurement: ${f.why}`);
-    // the empty lists' fit beside the full ones', and page reads by the entries they return
-    expect(m.api!.quietLists!.points.map((p) => p.x)).toEqual([2, 3, 6, 18, 34]);
-    expect(m.pageReadByEntries!.points.map((p) => p.x)).toEqual([1, 5, 25]);
-
-    // provenance
-    const c = doc.calibration;
-    expect(c.machine.hostname).not.toBe('');
-    expect(c.machine.cores).toBeGreaterThan(0);
-    expect(c.machine.memoryBytes).toBeGreaterThan(1e8);
-    expect(Date.parse(c.date)).toBeGreaterThanOrEqual(started - 1000);
-    expect(c.versions.redis).toMatch(/^\d+\.\d+/);
-    expect(c.versions.postgres).toMatch(/^\d+/);
-    expect(c.contention.otherShare).toBeGreaterThanOrEqual(0);
-    expect(c.contention.contended).toBe(c.contention.otherShare > 0.25);
-
-    // the file: a header, the two blocks, the same infrastructure as the document, and it loads back
-    const text = readFileSync(out, 'utf8');
-    expect(text.split('\n')[0]).toMatch(/^# feedlab calibration: the live stack's costs, written by `feedlab calibrate --out /);
-    const yaml = parse(text) as { calibration: object; infrastructure: object };
-    expect(Object.keys(yaml)).toEqual(['calibration', 'infrastructure']);
-    expect(yaml.infrastructure).toEqual(doc.infrastructure);
-    const back = parseCalibration(text, out);
-    expect([...back.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => !refused.some((x) => x.key === k)).sort());
-    expect(back.provenance.machine).toContain(c.machine.hostname);
-
-    // nothing left behind
-    const [, database, keyPrefix, streamPrefix] = /scratch space: database (\S+), keys under (\S+) and (\S+) /.exec(r.stderr)!;
-    const pid = Number(/server \(pid (\d+)\)/.exec(r.stderr)![1]);
-    expect(database).toMatch(/^calibrate_\d+_[0-9a-f]+$/);
-    for (const prefix of [keyPrefix, streamPrefix]) expect(await keysUnder(prefix), prefix).toEqual([]);
-    expect((await store!.pool.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])).rowCount).toBe(0);
-    expect(() => process.kill(pid, 0), `server ${pid} is still running`).toThrow();
-    expect(readFileSync(out, 'utf8')).toBe(text);
-  }, 150_000);
 });
 
 describe.skipIf(skip)('feedlab calibrate --target', () => {
@@ -184,7 +96,7 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     }
     // the worker has published its figures (every 5 s): its keys are all there
     for (let t = 0; t < 100 && (await redis!.exists(`${prefix}${WORKER_METRICS_KEY}`)) === 0; t++) await new Promise((r) => setTimeout(r, 200));
-    const before = { keys: (await keysUnder(prefix)).sort(), posts: (await store!.pool.query(`SELECT count(*)::int AS n FROM ${schema}.posts`)).rows[0].n as number };
+    const before = { keys: (await keysUnder(redis!, prefix)).sort(), posts: (await store!.pool.query(`SELECT count(*)::int AS n FROM ${schema}.posts`)).rows[0].n as number };
 
     const out = join(dir, 'target.yaml');
     const r = feedlab(['calibrate', '--target', `http://127.0.0.1:${port}`, '--schema', schema, '--stream-prefix', streams, '--key-prefix', prefix, '--samples', '2', '--out', out, '--json']);
@@ -205,12 +117,12 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     expect(written.some((k) => k.startsWith('api.'))).toBe(false);
 
     // read only: the deployment's keys and rows as they were; calibrate's own keys gone
-    const after = await keysUnder(prefix);
+    const after = await keysUnder(redis!, prefix);
     expect(after.filter((k) => !before.keys.includes(k))).toEqual([]);
     expect(after.length).toBe(before.keys.length);
     expect((await store!.pool.query(`SELECT count(*)::int AS n FROM ${schema}.posts`)).rows[0].n).toBe(before.posts);
     const [, scratch] = /lists of our own under (\S+) /.exec(r.stderr)!;
     expect(scratch).toMatch(/^feedlab:calibrate:\d+_[0-9a-f]+:$/);
-    expect(await keysUnder(scratch)).toEqual([]);
+    expect(await keysUnder(redis!, scratch)).toEqual([]);
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -65,4 +66,16 @@ export function expectInputErrors(cases: Array<[string[], RegExp]>): void {
     expect(oneLine(r.stderr), args.join(' ')).toMatch(pattern);
     expect(r.stdout, args.join(' ')).toBe('');
   }
+}
+
+/** Every key under a prefix (a whole SCAN: the shared Redis may hold many others). */
+export async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 10_000);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found;
 }

@@ -1,15 +1,23 @@
 // The whole fidelity cycle on this machine's Redis and Postgres: feedlab calibrate measures the
-// costs, feedlab compare replays a small scenario on the live stack and simulates the very world it
-// ran with those costs. What is asserted does not hang on the machine's speed: the feeds' memory by
+// costs (its file checked end to end: sound, with its provenance, nothing left behind), then feedlab
+// compare replays a small scenario on the live stack and simulates the very world it ran with those
+// costs. One calibration serves both: it is the slowest thing the suite runs. What is asserted does not hang on the machine's speed: the feeds' memory by
 // key class, the Redis commands a page costs and the timeline writes a post makes are the model's
 // counts of what the server does, within 15%. The time-dependent ratios (lag, read latency) belong
 // to the benchmark (`npm run bench`), not to a timed test on a shared machine.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALIBRATE } from '../../cli/calibrate/settings.js';
+import { closeRedis, connectRedis } from '../../server/cache/redis.js';
+import { createStore, type Store } from '../../server/store/pool.js';
+import type { CalibrationDocument } from '../../sim/calibration/document.js';
 import type { CompareDocument } from '../../sim/compare/compare.js';
 import type { RunResult } from '../../sim/result.js';
-import { feedlab, scratchDir, writeScenario } from './cli-helpers.js';
+import { CALIBRATED_KEYS, parseCalibration } from '../../sim/scenario/calibration.js';
+import { feedlab, keysUnder, scratchDir, writeScenario, type CliRun } from './cli-helpers.js';
 import { skipWithoutServices } from '../server/services.js';
 
 const skip = await skipWithoutServices('feedlab calibrate and compare end to end');
@@ -35,12 +43,99 @@ replay: { timeScale: 20, policies: [push, threshold:300] }
 `;
 
 describe.skipIf(skip)('calibrate, simulate and replay', () => {
+  let redis: Redis | undefined;
+  let store: Store | undefined;
+  let calibrated: { out: string; started: number; r: CliRun };
+
+  beforeAll(async () => {
+    redis = await connectRedis({ url: process.env.REDIS_URL, reconnect: false });
+    store = createStore({ databaseUrl: process.env.DATABASE_URL, max: 1 });
+    const out = join(scratchDir(), 'cal.yaml');
+    const started = Date.now();
+    calibrated = { out, started, r: feedlab(['calibrate', '--out', out, '--samples', '3', '--json']) };
+  }, 240_000);
+
+  afterAll(async () => {
+    if (redis) await closeRedis(redis);
+    await store?.pool.end();
+  });
+
+  it('calibrate writes a sound file with its provenance, and leaves no database, key or process behind', async () => {
+    const { out, started, r } = calibrated;
+    expect([0, 1], r.stderr).toContain(r.code);
+    const doc = JSON.parse(r.stdout) as CalibrationDocument;
+    const refused = doc.calibration.refused;
+    // exit 1 only for a number refused as unsound (the file holds the others), and each says why
+    expect(r.code, r.stderr).toBe(refused.some((x) => !x.notMeasured) ? 1 : 0);
+    for (const x of refused) expect(r.stderr).toContain(x.why);
+
+    // the fits: positive slopes, and the two the fan-out model lives on sound and written
+    const m = doc.calibration.measurements;
+    for (const f of [m.timelineWrites.fit, m.expansion, m.api!.lists, m.api!.posts]) expect(f.slope, JSON.stringify(f)).toBeGreaterThan(0);
+    expect(m.timelineWrites.fit.points.map((p) => p.x)).toEqual([1, 10, 100, 300, 1000, 3000]);
+    expect(m.expansion.points.map((p) => p.x)).toEqual([10, 30, 100, 300, 1000, 3000, 10000]);
+    expect(m.timelineWrites.fit.rSquared).toBeGreaterThan(0.9);
+    expect(m.expansion.rSquared).toBeGreaterThan(0.9);
+    expect(doc.infrastructure.writesPerSecondPerWorker).toBeGreaterThan(0);
+    expect(m.rtt.n).toBe(3);
+    // paced: every sample's reads and posts, one at a time with idle gaps
+    expect(m.api!.service.n).toBe(3 * CALIBRATE.spread.readsPerSample);
+    expect(m.postToLog!.n).toBe(3 * CALIBRATE.postToLog.postsPerSample);
+    // a running worker took the hop's posts: its figures from after the warm-up round, every event once
+    expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: 3 * CALIBRATE.postToLog.postsPerSample });
+    for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(3 * CALIBRATE.postToLog.postsPerSample);
+    // then each size's posts apart: every post of a size in its own point, the writes growing with it
+    const sizes = CALIBRATE.workerBySize;
+    expect(m.workerBySize!.events).toBe(sizes.followers.length * 3 * sizes.postsPerSample);
+    for (const f of [m.workerBySize!.firstPage, m.workerBySize!.writes]) {
+      expect(f.points.map((p) => [p.x, p.n])).toEqual(sizes.followers.map((x) => [x, 3 * sizes.postsPerSample]));
+    }
+    expect(m.workerBySize!.writes.slope).toBeGreaterThan(0);
+    // the keys come from the worker's lines unless calibrate said why not
+    const fellBack = doc.calibration.fellBack.flatMap((f) => f.keys);
+    if (!fellBack.includes('writesPerSecondPerWorker')) expect(doc.infrastructure.writesPerSecondPerWorker).toBe(Number((1 / m.workerBySize!.writes.slope).toPrecision(3)));
+    for (const f of doc.calibration.fellBack) expect(r.stderr).toContain(`feedlab: calibrate took ${f.keys.join(', ')} from its own measurement: ${f.why}`);
+    // the empty lists' fit beside the full ones', and page reads by the entries they return
+    expect(m.api!.quietLists!.points.map((p) => p.x)).toEqual([2, 3, 6, 18, 34]);
+    expect(m.pageReadByEntries!.points.map((p) => p.x)).toEqual([1, 5, 25]);
+
+    // provenance
+    const c = doc.calibration;
+    expect(c.machine.hostname).not.toBe('');
+    expect(c.machine.cores).toBeGreaterThan(0);
+    expect(c.machine.memoryBytes).toBeGreaterThan(1e8);
+    expect(Date.parse(c.date)).toBeGreaterThanOrEqual(started - 1000);
+    expect(c.versions.redis).toMatch(/^\d+\.\d+/);
+    expect(c.versions.postgres).toMatch(/^\d+/);
+    expect(c.contention.otherShare).toBeGreaterThanOrEqual(0);
+    expect(c.contention.contended).toBe(c.contention.otherShare > 0.25);
+
+    // the file: a header, the two blocks, the same infrastructure as the document, and it loads back
+    const text = readFileSync(out, 'utf8');
+    expect(text.split('\n')[0]).toMatch(/^# feedlab calibration: the live stack's costs, written by `feedlab calibrate --out /);
+    const yaml = parse(text) as { calibration: object; infrastructure: object };
+    expect(Object.keys(yaml)).toEqual(['calibration', 'infrastructure']);
+    expect(yaml.infrastructure).toEqual(doc.infrastructure);
+    const back = parseCalibration(text, out);
+    expect([...back.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => !refused.some((x) => x.key === k)).sort());
+    expect(back.provenance.machine).toContain(c.machine.hostname);
+
+    // nothing left behind
+    const [, database, keyPrefix, streamPrefix] = /scratch space: database (\S+), keys under (\S+) and (\S+) /.exec(r.stderr)!;
+    const pid = Number(/server \(pid (\d+)\)/.exec(r.stderr)![1]);
+    expect(database).toMatch(/^calibrate_\d+_[0-9a-f]+$/);
+    for (const prefix of [keyPrefix, streamPrefix]) expect(await keysUnder(redis!, prefix), prefix).toEqual([]);
+    expect((await store!.pool.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])).rowCount).toBe(0);
+    expect(() => process.kill(pid, 0), `server ${pid} is still running`).toThrow();
+    expect(readFileSync(out, 'utf8')).toBe(text);
+  });
+
   it('the model counts what the server does: memory by key class, commands per read, writes per post', () => {
     const dir = scratchDir();
-    const calibration = join(dir, 'calibration.yaml');
-    const cal = feedlab(['calibrate', '--samples', '2', '--out', calibration, '--quiet']);
+    const calibration = calibrated.out;
     // 1: a figure refused as unsound on a busy machine (left out of the file, named on stderr)
-    expect([0, 1], cal.stderr).toContain(cal.code);
+    expect([0, 1], calibrated.r.stderr).toContain(calibrated.r.code);
+    expect(existsSync(calibration), calibrated.r.stderr.slice(-2000)).toBe(true);
     const path = writeScenario(dir, 'cycle.yaml', CYCLE);
     const out = join(dir, 'cmp');
     const r = feedlab(['compare', path, '--calibration', calibration, '--runs', '1', '--seeds', '2', '--json', '--out', out]);
