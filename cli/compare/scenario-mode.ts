@@ -15,6 +15,8 @@ import { simulateMirror } from '../../sim/replay/mirror.js';
 import type { RunResult } from '../../sim/result.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { numberFlag } from '../args.js';
+import { expectedSeconds } from '../calibrate/progress.js';
+import { CALIBRATE } from '../calibrate/settings.js';
 import { InputError } from '../errors.js';
 import { Progress } from '../output.js';
 import { asInputError, readScenario } from '../prepare-scenario.js';
@@ -40,8 +42,8 @@ export interface ScenarioModeFlags {
 /** The flags only the scenario mode takes (the two-document mode refuses them). */
 export const SCENARIO_MODE_FLAGS = ['policies', 'seeds', 'runs', 'replays', 'calibration', 'no-calibrate', 'users', 'time-scale', 'workers', 'quiet'] as const;
 
-/** About how long feedlab calibrate takes here, for the ETA. */
-const CALIBRATE_SECONDS = 55;
+/** About how long feedlab calibrate takes at its default samples, for the ETA: its own steps' expected seconds. */
+const CALIBRATE_SECONDS = Object.values(expectedSeconds(CALIBRATE.samples, true)).reduce((a, b) => a + b, 0);
 
 export const DEFAULT_SEEDS = 3;
 export const DEFAULT_RUNS = 2;
