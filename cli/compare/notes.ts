@@ -39,6 +39,7 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
       notes.lag_max = tail;
     }
   }
+  Object.assign(notes, stageNotes(measured, sc));
   const server = measured.map((r) => r.replay?.reads.server).filter((s) => s !== undefined && Number.isFinite(s.p50Ms));
   if (server.length > 0) {
     const client = (k: 'p50' | 'p99') => mean(measured.map((r) => r.summary.reads.latencyMs[k]));
@@ -56,4 +57,33 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     notes.read_p99 = read + waited;
   }
   return notes;
+}
+
+/**
+ * The stages the model takes straight from the calibration (the hop, the pickup, the statements) or
+ * from its lines (the first page, the writes): the calibrated input beside each replay's own figure,
+ * so that a gap between the two measurements of the machine (calibrate's, then the replays') reads
+ * apart from the model's arithmetic.
+ */
+function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureId, string>> {
+  const c = sc.infrastructure.costs;
+  const stages = measured.map((r) => r.summary.fanout.stagesSeconds).filter((s) => s !== undefined);
+  if (stages.length === 0) return {};
+  const from = sc.calibration ? `calibrated (${sc.calibration.file}, ${sc.calibration.date})` : 'the scenario\'s';
+  const runs = (of: 'postToLog' | 'pickup' | 'statements' | 'firstPage' | 'writes', k: 'p50' | 'p99' | 'mean') =>
+    `the replays' ${stages.map((s) => ms(s![of][k])).join(', ')}`;
+  const hop = (k: 'p50' | 'p99', p: number) => `${from} postToLog ${k} ${ms(quantileAt(sc.infrastructure.postToLog, p))}, drawn per post; ${runs('postToLog', k)}`;
+  const statements = (k: 'p50' | 'p99', p: number) => `${from} eventStatements ${k} ${ms(quantileAt(c.eventStatements, p))}, drawn per event; ${runs('statements', k)}`;
+  const w = sc.infrastructure;
+  return {
+    stage_post_to_log_p50: hop('p50', 0.5),
+    stage_post_to_log_p99: hop('p99', 0.99),
+    stage_pickup_mean: `${from} pickup ${ms(c.pickup)} to an idle worker, plus any wait behind its batch; ${runs('pickup', 'mean')}`,
+    stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}`,
+    stage_statements_p50: statements('p50', 0.5),
+    stage_statements_p99: statements('p99', 0.99),
+    stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip); ${runs('firstPage', 'p50')}`,
+    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} + ${ms(1 / w.writesPerSecondPerWorker)} a follower a batch of up to ${w.batchSize}, ${w.worker.pipelines} in flight, behind the consumer's other writes; ${runs('writes', 'p50')}`,
+    stage_writes_p99: `the same line for the largest posts; ${runs('writes', 'p99')}`,
+  };
 }

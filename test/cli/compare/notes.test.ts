@@ -1,0 +1,59 @@
+// The "why" beside compare's figures (cli/compare/notes.ts): each stage's calibrated input beside
+// each replay's own figure, the followee waits the model does not have, and no note from documents
+// that did not measure a part.
+import { describe, expect, it } from 'vitest';
+import { figureNotes } from '../../../cli/compare/notes.js';
+import type { RunResult } from '../../../sim/result.js';
+import { parseScenario } from '../../../sim/scenario/load.js';
+import { EVENTS_YAML, savedReplay } from '../../sim/compare/documents.js';
+
+const stage = (p50: number, p99: number, mean = p50) => ({ mean, p50, p90: p99, p99, p999: p99, max: p99 });
+
+/** A saved replay with its stages and the followee loads its reads waited for. */
+function measured(i: 0 | 1, scale: number, waited: number): RunResult {
+  const r = savedReplay(i);
+  r.summary.fanout.stagesSeconds = {
+    postToLog: stage(0.004 * scale, 0.03 * scale),
+    pickup: stage(0.0005 * scale, 0.003 * scale),
+    statements: stage(0.0006 * scale, 0.004 * scale),
+    firstPage: stage(0.001 * scale, 0.003 * scale),
+    writes: stage(0.0012 * scale, 0.02 * scale),
+  };
+  r.replay!.reads.counters = { ...r.replay!.reads.counters, followeeLoadsWaited: waited };
+  return r;
+}
+
+const scenario = () =>
+  parseScenario(
+    EVENTS_YAML.replace(
+      /infrastructure:.*\n/,
+      `infrastructure:
+  fanoutWorkers: 2
+  writesPerSecondPerWorker: 32200
+  costs: { rtt: 60us, batch: 380us, expand: 680us, expandPerFollower: 2.1us, pickup: 1ms, eventStatements: { min: 200us, p50: 500us, p99: 3ms, max: 6ms } }
+  postToLog: { min: 1ms, p50: 4ms, p99: 40ms, max: 90ms }
+`,
+    ),
+    'events.yaml',
+  );
+
+describe('compare notes', () => {
+  it("puts each stage's calibrated input beside each replay's own figure", () => {
+    const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], scenario());
+    expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms");
+    expect(notes.stage_post_to_log_p99).toBe("the scenario's postToLog p99 40.0 ms, drawn per post; the replays' 30.0 ms, 60.0 ms");
+    expect(notes.stage_statements_p99).toBe("the scenario's eventStatements p99 3.00 ms, drawn per event; the replays' 4.00 ms, 8.00 ms");
+    expect(notes.stage_pickup_mean).toBe("the scenario's pickup 1.00 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
+    expect(notes.stage_first_page_p50).toBe("the scenario's 0.68 ms + 2.10 us a follower (at least a round trip); the replays' 1.00 ms, 2.00 ms");
+    // a round trip and the batch's overhead, and 1 / 32,200 s a write
+    expect(notes.stage_writes_p50).toMatch(/^the scenario's 0\.44 ms \+ 31\.06 us a follower a batch of up to \d+, \d in flight, behind the consumer's other writes; the replays' 1\.20 ms, 2\.40 ms$/);
+    // the reads that waited for Postgres, each run's
+    expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)$/);
+  });
+
+  it('says nothing of what the documents did not measure', () => {
+    const notes = figureNotes([savedReplay(0), savedReplay(1)], scenario());
+    expect(Object.keys(notes).filter((k) => k.startsWith('stage_'))).toEqual([]);
+    expect(notes.read_p99 ?? '').not.toMatch(/followee/);
+  });
+});
