@@ -119,6 +119,9 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       measured.texts.forEach((t, i) => (files[`replay-${i + 1}.json`] = t));
     }
     const warnings: string[] = [];
+    if (sc.calibration?.contended) {
+      warnings.push(`the costs (${sc.calibration.file}, ${sc.calibration.date}) were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`);
+    }
     const digests = new Set(measured.runs.flat().map((r) => r.replay?.schedule.digest));
     if (digests.size > 1 || !digests.has(world.digest)) {
       warnings.push(`the replays did not all send the schedule simulated here (schedule digest ${world.digest.slice(0, 12)}): they are of another world, seed or scale, and their figures measure another workload`);

@@ -195,6 +195,25 @@ describe('feedlab compare SCENARIO', () => {
     ]);
   });
 
+  it('warns when the costs were measured on a contended machine', () => {
+    const cal = join(dir, 'busy.yaml');
+    writeFileSync(
+      cal,
+      `calibration:
+  machine: { hostname: lab, cpu: Test CPU, cores: 2, memory: 24GB }
+  date: 2026-12-03T13:06:00.000Z
+  contention: { otherShare: 0.404, contended: true, over: 150s }
+infrastructure:
+  costs: { rtt: 416us }
+`,
+    );
+    const r = feedlab(['compare', scenario, '--replays', REPLAY_RUNS.join(','), '--calibration', cal, '--seeds', '1', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as CompareDocument).warnings).toEqual([
+      `the costs (${cal}, 2026-12-03T13:06:00.000Z) were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`,
+    ]);
+  });
+
   it('warns when the saved replays sent another schedule than the one simulated', () => {
     const other = join(dir, 'other-seed.yaml');
     writeFileSync(other, EVENTS_YAML.replace('seed: 9', 'seed: 10'));
