@@ -83,7 +83,7 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
     stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip); ${runs('firstPage', 'p50')}`,
-    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} + ${ms(1 / w.writesPerSecondPerWorker)} a follower a batch of up to ${w.batchSize}, ${w.worker.pipelines} in flight, behind the consumer's other writes; ${runs('writes', 'p50')}`,
+    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes; ${runs('writes', 'p50')}`,
     stage_writes_p99: `the same line for the largest posts; ${runs('writes', 'p99')}`,
   };
 }

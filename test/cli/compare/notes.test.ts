@@ -46,7 +46,7 @@ describe('compare notes', () => {
     expect(notes.stage_pickup_mean).toBe("the scenario's pickup 1.00 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
     expect(notes.stage_first_page_p50).toBe("the scenario's 0.68 ms + 2.10 us a follower (at least a round trip); the replays' 1.00 ms, 2.00 ms");
     // a round trip and the batch's overhead, and 1 / 32,200 s a write
-    expect(notes.stage_writes_p50).toMatch(/^the scenario's 0\.44 ms \+ 31\.06 us a follower a batch of up to \d+, \d in flight, behind the consumer's other writes; the replays' 1\.20 ms, 2\.40 ms$/);
+    expect(notes.stage_writes_p50).toMatch(/^the scenario's 0\.44 ms a batch \(up to \d+ followers, \d in flight\) \+ 31\.06 us a follower, behind the consumer's other writes; the replays' 1\.20 ms, 2\.40 ms$/);
     // the reads that waited for Postgres, each run's
     expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)$/);
   });
