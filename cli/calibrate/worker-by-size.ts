@@ -14,7 +14,7 @@ import { CalibrationStopped } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 
 /** Posts a second for authors of `followers`: the setting's rate, or slower where writing one would keep the worker busy more than its share. */
-export function postsPerSecond(followers: number, secondsPerWrite: number): number {
+function postsPerSecond(followers: number, secondsPerWrite: number): number {
   const s = CALIBRATE.workerBySize;
   const busy = followers * secondsPerWrite;
   return busy > 0 ? Math.min(s.perSecond, s.busyShare / busy) : s.perSecond;

@@ -2,11 +2,11 @@
 // histograms (core/worker-metrics.ts: eventPickupMs, eventStatementsMs, eventFirstPageMs,
 // eventWritesMs): self-contained, one `feedlab worker` that calibrate starts for the hop's posts
 // (posted at a replay's pace), counted between two of its publications (after the warm-up, and each
-// size of worker-by-size.ts after the hop); against a target, the deployment's workers since they started. What calibrate's own
-// process cannot see: the worker's event loop woken by the log, its statement as it sends it beside
-// its other work, its pages and writes. It publishes at its usual interval (METRICS_INTERVAL_MS), as
-// a replay's workers do: publishing blocks its event loop for a moment, and more often would delay
-// more of the events it takes.
+// size of worker-by-size.ts after the hop); against a target, the deployment's workers since they
+// started. What calibrate's own process cannot see: the worker's event loop woken by the log, its
+// statement as it sends it beside its other work, its pages and writes. It publishes at its usual
+// interval (METRICS_INTERVAL_MS), as a replay's workers do: publishing blocks its event loop for a
+// moment, and more often would delay more of the events it takes.
 import type { Redis } from 'ioredis';
 import { METRICS_INTERVAL_MS, type HistogramName } from '../../core/worker-metrics.js';
 import { QUANTILES, type WorkerStages } from '../../sim/calibration/document.js';

@@ -29,11 +29,19 @@ export function spreadOf(samples: readonly number[]): Spread {
   return { median: quantileSorted(xs, 0.5), p10: quantileSorted(xs, 0.1), p90: quantileSorted(xs, 0.9), n: xs.length };
 }
 
+/** Each x's samples as a point (their median and spread), those with samples, ascending in x. */
+function medianPoints(samples: ReadonlyMap<number, readonly number[]>): Fit['points'] {
+  return [...samples].map(([x, ys]) => ({ x, ...spreadOf(ys) })).filter((p) => p.n > 0).sort((a, b) => a.x - b.x);
+}
+
+/** No line: fewer than two sizes to draw it through. */
+const noFit = (points: Fit['points']): Fit => ({ intercept: NaN, slope: NaN, rSquared: NaN, points });
+
 /** The straight line through the medians of each x's samples (at least two distinct x). */
 export function fitLine(samples: ReadonlyMap<number, readonly number[]>): Fit {
-  const points = [...samples].map(([x, ys]) => ({ x, ...spreadOf(ys) })).filter((p) => p.n > 0).sort((a, b) => a.x - b.x);
+  const points = medianPoints(samples);
+  if (points.length < 2) return noFit(points);
   const pairs = points.map((p) => [p.x, p.median]);
-  if (new Set(points.map((p) => p.x)).size < 2) return { intercept: NaN, slope: NaN, rSquared: NaN, points };
   const { m, b } = linearRegression(pairs);
   return { intercept: b, slope: m, rSquared: rSquared(pairs, linearRegressionLine({ m, b })), points };
 }
@@ -46,28 +54,21 @@ export function fitLine(samples: ReadonlyMap<number, readonly number[]>): Fit {
  * within 15% at every size in two runs. (simple-statistics has no weighted regression.)
  */
 export function fitLineRelative(samples: ReadonlyMap<number, readonly number[]>): Fit {
-  const points = [...samples].map(([x, ys]) => ({ x, ...spreadOf(ys) })).filter((p) => p.n > 0 && p.median > 0).sort((a, b) => a.x - b.x);
-  if (new Set(points.map((p) => p.x)).size < 2) return { intercept: NaN, slope: NaN, rSquared: NaN, points };
-  let sw = 0, sx = 0, sy = 0;
-  for (const p of points) {
-    const w = 1 / (p.median * p.median);
-    sw += w;
-    sx += w * p.x;
-    sy += w * p.median;
-  }
-  const mx = sx / sw;
-  const my = sy / sw;
+  const points = medianPoints(samples).filter((p) => p.median > 0);
+  if (points.length < 2) return noFit(points);
+  const w = points.map((p) => 1 / (p.median * p.median));
+  const sw = w.reduce((a, b) => a + b, 0);
+  const mx = points.reduce((a, p, i) => a + w[i] * p.x, 0) / sw;
+  const my = points.reduce((a, p, i) => a + w[i] * p.median, 0) / sw;
   let sxy = 0, sxx = 0, syy = 0;
-  for (const p of points) {
-    const w = 1 / (p.median * p.median);
-    sxy += w * (p.x - mx) * (p.median - my);
-    sxx += w * (p.x - mx) ** 2;
-    syy += w * (p.median - my) ** 2;
-  }
+  points.forEach((p, i) => {
+    sxy += w[i] * (p.x - mx) * (p.median - my);
+    sxx += w[i] * (p.x - mx) ** 2;
+    syy += w[i] * (p.median - my) ** 2;
+  });
   const slope = sxy / sxx;
   const intercept = my - slope * mx;
-  let residual = 0;
-  for (const p of points) residual += (p.median - intercept - slope * p.x) ** 2 / (p.median * p.median);
+  const residual = points.reduce((a, p, i) => a + w[i] * (p.median - intercept - slope * p.x) ** 2, 0);
   return { intercept, slope, rSquared: syy > 0 ? 1 - residual / syy : 1, points };
 }
 
