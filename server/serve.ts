@@ -55,6 +55,7 @@ import { DEFAULT_FOLLOWEE_TTL_MS } from './feed/followees.js';
 import { buildApp } from './http/app.js';
 import { FleetMetrics } from './http/fleet-metrics.js';
 import { MetricsRegistry } from './http/metrics.js';
+import { watchRuntime } from './http/runtime-metrics.js';
 import { migrate } from './store/migrate.js';
 import { PostgresOutbox } from './store/outbox.js';
 import { DEFAULT_GROUP } from './worker/config.js';
@@ -343,6 +344,8 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
     fail = reject;
   });
   failed.catch(() => {});
+  // The event loop's waits and the GC's pauses, for /metrics (replay quotes them beside the read tail).
+  cleanups.push(watchRuntime(metrics));
 
   let app: FastifyInstance | null = null;
   const closeAll = async () => {

@@ -6,6 +6,7 @@
 // note.
 import type { FigureId } from '../../sim/compare/figures.js';
 import type { RunResult } from '../../sim/result.js';
+import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 
@@ -54,9 +55,27 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     const waits = measured.map((r) => r.replay?.reads.counters).filter((c) => c?.followeeLoadsWaited !== undefined);
     const waited = waits.length > 0 ? `; ${waits.map((c) => `${c!.followeeLoadsWaited} of ${c!.feedAnswered}`).join(', ')} reads waited for their followee set from Postgres (not modelled)` : '';
     notes.read_p50 = read + waited;
-    notes.read_p99 = read + waited;
+    notes.read_p99 = read + waited + runtimeWaits(measured);
   }
   return notes;
+}
+
+/** The server's event-loop waits and GC pauses the replays measured (server/http/runtime-metrics.ts), '' from older servers. */
+function runtimeWaits(measured: RunResult[]): string {
+  const servers = measured.map((r) => r.replay?.reads.server);
+  const loops = servers.map((s) => s?.loopDelay).filter((l) => l !== undefined);
+  const gcs = servers.map((s) => s?.gc).filter((g) => g !== undefined);
+  let out = '';
+  if (loops.length > 0) out += `; the server's event loop ran a timer due every ${LOOP_PROBE_MS} ms late by p50 ${loops.map((l) => msOf(l.p50Ms)).join(', ')}, p99 ${loops.map((l) => msOf(l.p99Ms)).join(', ')} (a read arriving then waited as long)`;
+  if (gcs.length > 0) out += `; its GC paused it ${gcs.map((g) => `${g.pauses} times for ${msOf(g.totalMs)}`).join(', ')}, p99 ${gcs.map((g) => msOf(g.p99Ms)).join(', ')}`;
+  return out;
+}
+
+/** The workers' event-loop waits the replays measured, '' from older workers. */
+function workerLoops(measured: RunResult[]): string {
+  const loops = measured.map((r) => r.replay?.fanout.workers.loopDelay).filter((l) => l !== undefined && l.count > 0);
+  if (loops.length === 0) return '';
+  return `; the workers' event loops ran a timer due every ${LOOP_PROBE_MS} ms late by p50 ${loops.map((l) => ms(l!.p50)).join(', ')}, p99 ${loops.map((l) => ms(l!.p99)).join(', ')}`;
 }
 
 /**
@@ -79,7 +98,7 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     stage_post_to_log_p50: hop('p50', 0.5),
     stage_post_to_log_p99: hop('p99', 0.99),
     stage_pickup_mean: `${from} pickup ${ms(c.pickup)} to an idle worker, plus any wait behind its batch; ${runs('pickup', 'mean')}`,
-    stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}`,
+    stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${workerLoops(measured)}`,
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
     stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip); ${runs('firstPage', 'p50')}`,

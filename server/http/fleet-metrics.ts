@@ -33,6 +33,8 @@ import type { RedisLike } from '../cache/redis-like.js';
 import { WORKER_METRICS_KEY } from '../../core/keys.js';
 import { COUNTERS, HISTOGRAMS, parseExportedMetrics, type CounterName, type ExportedMetrics, type HistogramName } from '../../core/worker-metrics.js';
 import { METRICS_INTERVAL_MS } from '../worker/process.js';
+import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
+import { RUNTIME_PAUSE_BUCKETS_SECONDS } from './runtime-metrics.js';
 import { LAG_BUCKETS_SECONDS, LATENCY_BUCKETS_SECONDS, type Counter, type Gauge, type Histogram, type MetricsRegistry } from './metrics.js';
 import { withTimeout } from '../timeout.js';
 
@@ -41,6 +43,7 @@ export const METRIC_FANOUT_FOLLOWER_LAG = 'feedlab_fanout_follower_lag_seconds';
 export const METRIC_FANOUT_BATCH = 'feedlab_fanout_batch_seconds';
 export const METRIC_FANOUT_EVENT = 'feedlab_fanout_event_seconds';
 export const METRIC_FANOUT_EVENT_STAGE = 'feedlab_fanout_event_stage_seconds';
+export const METRIC_FANOUT_LOOP_DELAY = 'feedlab_fanout_eventloop_delay_seconds';
 export const METRIC_FANOUT_WORKERS = 'feedlab_fanout_workers';
 export const METRIC_FANOUT_READ_FAILURES = 'feedlab_fanout_metrics_read_failures_total';
 
@@ -75,6 +78,7 @@ const SERIES: Record<HistogramName, { metric: string; labels?: Record<string, st
   eventStatementsMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'statements' } },
   eventFirstPageMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'first_page' } },
   eventWritesMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'writes' } },
+  eventLoopDelayMs: { metric: METRIC_FANOUT_LOOP_DELAY },
 };
 
 interface Accumulated {
@@ -133,6 +137,11 @@ export class FleetMetrics {
         METRIC_FANOUT_EVENT_STAGE,
         "A post event's stages in seconds, all workers: the log to a worker starting on it (stage=pickup), the author's follower count (statements), the first follower page with the list add beside it (first_page), its timeline writes (writes)",
         { labelNames: ['stage'], buckets: LATENCY_BUCKETS_SECONDS },
+      ),
+      [METRIC_FANOUT_LOOP_DELAY]: r.histogram(
+        METRIC_FANOUT_LOOP_DELAY,
+        `How late the workers' event loops ran a timer due every ${LOOP_PROBE_MS} ms in seconds, all workers (an event arriving then waited as long)`,
+        { buckets: RUNTIME_PAUSE_BUCKETS_SECONDS },
       ),
     };
     for (const name of Object.keys(COUNTERS) as CounterName[]) {

@@ -40,6 +40,7 @@ import { cacheOnClusterNodeMessage, eventLogOnClusterMessage } from '../settings
 import { leaseMs, policyFromSpec, RUNTIME_POLICY_KEY, type WorkerConfig } from './config.js';
 import { FanoutWorker } from './fanout.js';
 import { MemoryMetrics, type HistogramSummary } from './metrics.js';
+import { probeEventLoop } from '../runtime-probe.js';
 
 /** Where the workers publish their metrics (a hash: consumer base name -> ExportedMetrics JSON). */
 export { WORKER_METRICS_KEY as METRICS_KEY } from '../../core/keys.js';
@@ -293,6 +294,8 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
       }
     };
     timers.push(setInterval(publishMetrics, METRICS_INTERVAL_MS));
+    // How late this event loop runs what is due: an event's pickup waits as long (compare quotes it).
+    cleanups.push(probeEventLoop((ms) => metrics.observe('eventLoopDelayMs', ms)));
 
     if (config.statusMs > 0) {
       let lastWrites = 0;

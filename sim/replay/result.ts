@@ -136,6 +136,8 @@ export interface ReplaySection {
       /** A worker's handling of one post event, and of one pipelined batch of timeline writes (seconds). */
       event: ReturnType<typeof latencySeconds>;
       batch: ReturnType<typeof latencySeconds>;
+      /** How late their event loops ran a timer due every 10 ms (seconds); absent from older workers. */
+      loopDelay?: ReturnType<typeof latencySeconds>;
       counters: FleetFigures['counters'];
       processes: number;
     };
@@ -148,7 +150,16 @@ export interface ReplaySection {
   };
   memory: MemoryByClass & { baselineUsedMemory: number };
   reads: {
-    server: { p50Ms: number; p90Ms: number; p99Ms: number; answered: number };
+    server: {
+      p50Ms: number;
+      p90Ms: number;
+      p99Ms: number;
+      answered: number;
+      /** How late its event loop ran a timer due every 10 ms (a read arriving then waited as long); absent from an older server. */
+      loopDelay?: { p50Ms: number; p99Ms: number; probes: number };
+      /** Its GC pauses over the window: how many, their ms in all and their p99. */
+      gc?: { pauses: number; totalMs: number; p99Ms: number };
+    };
     commandsPerRead: { total: number; byCommand: Record<string, number>; reads: number; seconds: number } | null;
     counters: ServerCounters;
   };
@@ -415,6 +426,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           followerLag: workersFollowerLag,
           event: latencySeconds(m.fleet.histograms.get('eventMs')),
           batch: latencySeconds(m.fleet.histograms.get('batchMs')),
+          ...(m.fleet.histograms.has('eventLoopDelayMs') ? { loopDelay: latencySeconds(m.fleet.histograms.get('eventLoopDelayMs')) } : {}),
           counters: m.fleet.counters,
           processes: m.fleet.workers,
         },
@@ -438,6 +450,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           p90Ms: bucketQuantile(server.feedLatency, 0.9) * 1000,
           p99Ms: bucketQuantile(server.feedLatency, 0.99) * 1000,
           answered: server.feedAnswered,
+          ...runtimeWaits(server),
         },
         commandsPerRead,
         counters: server,
@@ -457,4 +470,14 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
   };
   doc.summary.slo = sloVerdict(m.scenario, doc);
   return doc as RunResult;
+}
+
+/** The event loop's waits and the GC's pauses over the window, when the server measures them. */
+function runtimeWaits(server: ServerCounters): Pick<ReplaySection['reads']['server'], 'loopDelay' | 'gc'> {
+  const out: Pick<ReplaySection['reads']['server'], 'loopDelay' | 'gc'> = {};
+  const probes = server.loopDelay.at(-1)?.count ?? 0;
+  if (probes > 0) out.loopDelay = { p50Ms: bucketQuantile(server.loopDelay, 0.5) * 1000, p99Ms: bucketQuantile(server.loopDelay, 0.99) * 1000, probes };
+  const pauses = server.gcPauses.at(-1)?.count ?? 0;
+  if (server.gcPauses.length > 0) out.gc = { pauses, totalMs: server.gcPauseSeconds * 1000, p99Ms: pauses > 0 ? bucketQuantile(server.gcPauses, 0.99) * 1000 : 0 };
+  return out;
 }

@@ -6,6 +6,8 @@
 /** Samples by metric name: each label set (as written, e.g. `{le="0.005"}`, '' without labels) and its value. */
 export type MetricSamples = Map<string, Map<string, number>>;
 
+import { METRIC_GC_PAUSE, METRIC_LOOP_DELAY } from '../../core/runtime-metrics.js';
+
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/;
 
 export function parseMetrics(text: string): MetricSamples {
@@ -32,16 +34,18 @@ export function sumOf(s: MetricSamples, name: string, ...match: string[]): numbe
   return total;
 }
 
-/** A histogram's cumulative buckets (le -> count) from `<name>_bucket`, ascending. */
+/** A histogram's cumulative buckets (le -> count) from `<name>_bucket`, ascending, summed over its other labels. */
 export function bucketsOf(s: MetricSamples, name: string): { le: number; count: number }[] {
   const series = s.get(`${name}_bucket`);
   if (!series) return [];
-  const out: { le: number; count: number }[] = [];
+  const byLe = new Map<number, number>();
   for (const [labels, v] of series) {
     const m = /le="([^"]+)"/.exec(labels);
-    if (m) out.push({ le: m[1] === '+Inf' ? Infinity : Number(m[1]), count: v });
+    if (!m) continue;
+    const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
+    byLe.set(le, (byLe.get(le) ?? 0) + v);
   }
-  return out.sort((a, b) => a.le - b.le);
+  return [...byLe].map(([le, count]) => ({ le, count })).sort((a, b) => a.le - b.le);
 }
 
 /** Buckets of b minus a (what happened between two scrapes). */
@@ -94,6 +98,11 @@ export interface ServerCounters {
   /** Post events the workers' group has not handled (the server samples it every 5 s). */
   fanoutBacklogEvents: number;
   feedLatency: { le: number; count: number }[];
+  /** How late the server's event loop ran a timer due every 10 ms (server/http/runtime-metrics.ts); empty from a server without it. */
+  loopDelay: { le: number; count: number }[];
+  /** The server's GC pauses (every kind), and their seconds in all. */
+  gcPauses: { le: number; count: number }[];
+  gcPauseSeconds: number;
 }
 
 export function serverCounters(s: MetricSamples): ServerCounters {
@@ -125,12 +134,15 @@ export function serverCounters(s: MetricSamples): ServerCounters {
     http503: c503,
     fanoutBacklogEvents: sumOf(s, 'feedlab_fanout_backlog_events'),
     feedLatency: bucketsOf(s, 'feedlab_feed_latency_seconds'),
+    loopDelay: bucketsOf(s, METRIC_LOOP_DELAY),
+    gcPauses: bucketsOf(s, METRIC_GC_PAUSE),
+    gcPauseSeconds: sumOf(s, `${METRIC_GC_PAUSE}_sum`),
   };
 }
 
 /** b - a for every counter (the backlog and the histogram as of b, the histogram as a delta). */
 export function counterDelta(a: ServerCounters, b: ServerCounters): ServerCounters {
-  const d = (k: keyof Omit<ServerCounters, 'feedLatency' | 'fanoutBacklogEvents'>) => b[k] - a[k];
+  const d = (k: keyof Omit<ServerCounters, 'feedLatency' | 'loopDelay' | 'gcPauses' | 'fanoutBacklogEvents'>) => b[k] - a[k];
   return {
     feedAnswered: d('feedAnswered'),
     coldStarts: d('coldStarts'),
@@ -147,5 +159,8 @@ export function counterDelta(a: ServerCounters, b: ServerCounters): ServerCounte
     http503: d('http503'),
     fanoutBacklogEvents: b.fanoutBacklogEvents,
     feedLatency: bucketDelta(a.feedLatency, b.feedLatency),
+    loopDelay: bucketDelta(a.loopDelay, b.loopDelay),
+    gcPauses: bucketDelta(a.gcPauses, b.gcPauses),
+    gcPauseSeconds: d('gcPauseSeconds'),
   };
 }

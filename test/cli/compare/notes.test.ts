@@ -51,9 +51,23 @@ describe('compare notes', () => {
     expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)$/);
   });
 
+  it("quotes the server's and the workers' event-loop waits and the server's GC pauses beside the read and pickup tails", () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    runs.forEach((r, i) => {
+      r.replay!.reads.server = { ...r.replay!.reads.server, loopDelay: { p50Ms: 0.5 + i, p99Ms: 3.2 + i, probes: 23_553 }, gc: { pauses: 186 + i, totalMs: 572.9, p99Ms: 9.7 } };
+      r.replay!.fanout.workers.loopDelay = { count: 48_000, mean: 0.0006, p50: 0.0004, p90: 0.001, p99: 0.0021 * (i + 1), p999: 0.01, max: 0.02 };
+    });
+    const notes = figureNotes(runs, scenario());
+    expect(notes.read_p99).toMatch(
+      /; the server's event loop ran a timer due every 10 ms late by p50 0\.50 ms, 1\.50 ms, p99 3\.20 ms, 4\.20 ms \(a read arriving then waited as long\); its GC paused it 186 times for 572\.9 ms, 187 times for 572\.9 ms, p99 9\.70 ms, 9\.70 ms$/,
+    );
+    expect(notes.read_p50).not.toMatch(/event loop/);
+    expect(notes.stage_pickup_p99).toMatch(/; the workers' event loops ran a timer due every 10 ms late by p50 0\.40 ms, 0\.40 ms, p99 2\.10 ms, 4\.20 ms$/);
+  });
+
   it('says nothing of what the documents did not measure', () => {
     const notes = figureNotes([savedReplay(0), savedReplay(1)], scenario());
     expect(Object.keys(notes).filter((k) => k.startsWith('stage_'))).toEqual([]);
-    expect(notes.read_p99 ?? '').not.toMatch(/followee/);
+    expect(notes.read_p99 ?? '').not.toMatch(/followee|event loop|GC/);
   });
 });
