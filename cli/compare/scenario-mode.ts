@@ -23,6 +23,7 @@ import { asInputError, readScenario } from '../prepare-scenario.js';
 import { buildWorld } from '../replay/world.js';
 import { runFeedlab } from './child-command.js';
 import { estimateSide } from './estimate-side.js';
+import { calibrationChecks } from './calibration-checks.js';
 import { figureNotes } from './notes.js';
 import { readReplays, runReplays, type ReplayRuns } from './replay-side.js';
 
@@ -118,10 +119,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       measured = await runReplays({ scenarioPath: path, policies: policies.map(formatPolicy), runs, pass, windowSeconds: world.mapping.wallSeconds, say, showProgress: !f.quiet });
       measured.texts.forEach((t, i) => (files[`replay-${i + 1}.json`] = t));
     }
-    const warnings: string[] = [];
-    if (sc.calibration?.contended) {
-      warnings.push(`the costs (${sc.calibration.file}, ${sc.calibration.date}) were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`);
-    }
+    const warnings = calibrationChecks(sc.calibration, measured.runs.flat());
     const digests = new Set(measured.runs.flat().map((r) => r.replay?.schedule.digest));
     if (digests.size > 1 || !digests.has(world.digest)) {
       warnings.push(`the replays did not all send the schedule simulated here (schedule digest ${world.digest.slice(0, 12)}): they are of another world, seed or scale, and their figures measure another workload`);

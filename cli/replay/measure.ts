@@ -49,7 +49,7 @@ export interface MeasureContext {
 
 export type WindowFigures = Omit<
   ReplayMeasurements,
-  'scenario' | 'mapping' | 'graph' | 'population' | 'schedule' | 'digest' | 'offered' | 'policy' | 'target' | 'world' | 'baselineUsedMemory' | 'saturation' | 'events' | 'commands'
+  'scenario' | 'mapping' | 'graph' | 'population' | 'schedule' | 'digest' | 'offered' | 'policy' | 'target' | 'world' | 'baselineUsedMemory' | 'saturation' | 'events' | 'commands' | 'host'
 > & { commandsWindow: Record<string, number> };
 
 async function scrape(ctx: MeasureContext): Promise<ServerCounters> {

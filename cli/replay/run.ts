@@ -1,6 +1,7 @@
 // One policy replayed, start to end: the world (re)loaded into Postgres, the caches emptied, the
 // stack started with the policy, the caches warmed, the machine's maximum read rate checked against
 // what the schedule offers, the measured window, the stack stopped, the result document built.
+import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { dropKeyspace, keyspace } from '../../server/cache/redis.js';
@@ -216,6 +217,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
       digest: world.digest,
       offered: env.offered,
       policy: formatPolicy(policy),
+      host: hostname(),
       target: {
         mode: env.target === null ? 'self-contained' : 'target',
         url: env.target === null ? `http://${stack.host}:${stack.port}` : env.target.toString(),

@@ -71,6 +71,8 @@ export interface ReplayMeasurements {
   /** Wall seconds the window ran (the mapping's, or less when stopped). */
   windowSeconds: number;
   windowStartEpochMs: number;
+  /** The machine the replay ran from (os.hostname()). */
+  host: string;
   driver: DriverResult;
   probe: ProbeFigures;
   /** What the workers did in the window (their published figures less those before it). */
@@ -108,6 +110,8 @@ export interface ReplayMeasurements {
 }
 
 export interface ReplaySection {
+  /** Where and when the window began (absent from documents written before it was recorded). */
+  ran?: { host: string; startedAt: string };
   mode: 'self-contained' | 'target';
   target: string;
   scratch: Scratchpad | null;
@@ -397,6 +401,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
     histograms: { postLagMicros: encodeMerged(m.fleet, ['fanoutLagPushMs', 'fanoutLagPullMs']), readLatencyMicros: hdr.encodeIntoCompressedBase64(d.histograms.reads.fromIntended) },
     followers: followerDistribution(m.graph),
     replay: {
+      ran: { host: m.host, startedAt: new Date(m.windowStartEpochMs).toISOString() },
       mode: m.target.mode,
       target: m.target.url,
       scratch: m.target.scratch,
