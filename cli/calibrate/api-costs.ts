@@ -7,7 +7,7 @@
 //
 // The service time of a read: its latency as this client measures it (from writing the request to
 // the last byte of the answer, one request in flight on one keep-alive connection, nothing else
-// sent, an idle gap before each as a replay's reads have) less api.network, the trivial request's median round trip less the server's CPU for it.
+// sent, an idle gap before each as a replay's reads have) less api.network, the trivial request's median round trip less the server's CPU for it (0 when not above it).
 // What is left is everything the server does for the read: its CPU, its Redis round trips and
 // Redis's work, and its waits. Subtracting a constant keeps the order, so each quantile of the
 // service time is that quantile of the latency less the network; the spread is each over the mean.
@@ -61,7 +61,7 @@ export async function measureApi(t: ApiTarget, rounds: Rounds): Promise<Omit<Api
   try {
     const cpu = await cpuFits(t, conns, meter, rounds);
     const network = await trivialRequests(t, one, meter, rounds);
-    const service = await serviceTimes(t, one, rounds, network.roundTrip.median - network.cpu.median, t.seed);
+    const service = await serviceTimes(t, one, rounds, Math.max(0, network.roundTrip.median - network.cpu.median), t.seed);
     return { ...cpu, trivialRoundTrip: network.roundTrip, trivialCpu: network.cpu, service };
   } finally {
     for (const c of conns) c.close();

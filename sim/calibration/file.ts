@@ -28,7 +28,7 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'api.cpuPerListEntry': "CPU per entry a merged list returns: the full lists' slope less the empty ones', over a full slice's entries",
   'api.cpuPerPost': 'CPU per hydrated post: slope over pages of ?limit= 5-50',
   'api.cpuPerWrite': 'CPU per POST /v1/posts, the outbox relay included',
-  'api.network': 'the HTTP round trip of GET /healthz, one at a time, less its CPU',
+  'api.network': 'the HTTP round trip of GET /healthz, one at a time, less its CPU (0 when not above it)',
   'api.idleOverhead': "a paced read's mean service time beyond what the fits above give that page (its CPU, two round trips, its Redis work): the cost of finding the server idle",
   'api.spread': "a read's service time over its mean, one request at a time with idle gaps (a replay's pace): latency less api.network",
 };

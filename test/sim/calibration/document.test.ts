@@ -227,14 +227,15 @@ describe('the infrastructure block', () => {
     expect(why.writesPerSecondPerWorker).toMatch(/^timeline writes against batch size: the fit's slope is -1 us per timeline, not positive/);
     expect(why['costs.batch']).toBe(why.writesPerSecondPerWorker);
     expect(why['costs.expand']).toMatch(/^follower pages against rows: the fit's r² is 0\.\d+, under 0\.9/);
-    expect(why['api.network']).toMatch(/round trip \(114 us\) is not above its CPU \(200 us\)/);
+    // a round trip not above its CPU leaves no hop: 0, not refused (the default would add 0.2 ms)
+    expect(why['api.network']).toBeUndefined();
     expect(why.postToLog).toBe('post to event log: 12 samples, fewer than 50');
     expect(why['costs.rebuild']).toBe('not measured here');
     expect(doc.infrastructure.writesPerSecondPerWorker).toBeUndefined();
     expect(doc.infrastructure.costs).not.toHaveProperty('expand');
     expect(doc.infrastructure.costs).not.toHaveProperty('rebuild');
     expect(doc.infrastructure.postToLog).toBeUndefined();
-    expect(doc.infrastructure.api).not.toHaveProperty('network');
+    expect(doc.infrastructure.api).toHaveProperty('network', '0us');
     // the file says so and still loads (without them)
     const text = calibrationYaml(doc, 'feedlab calibrate');
     expect(text).toMatch(/^# Refused \(not written/m);
