@@ -24,7 +24,7 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.rebuild': 'one missing timeline rebuilt from Postgres (rebuildTimeline + TimelineCache.rebuild, as the read path does)',
   postToLog: "from a post's createdAt to its event entering the event log (the stream entry id's ms), not to a worker taking it",
   'api.cpuPerRead': "the server process's CPU per GET /v1/feed page beyond its lists and posts (from /proc)",
-  'api.cpuPerList': "CPU per merged list (timeline, own list, each pulled author): the slope over pages with 0-8 pulled followees whose lists are empty, else full",
+  'api.cpuPerList': "CPU per merged list (timeline, own list, each pulled author): the slope over pages with 0-32 quiet pulled followees (empty lists), else 0-16 with full lists",
   'api.cpuPerListEntry': "CPU per entry a merged list returns: the full lists' slope less the empty ones', over a full slice's entries",
   'api.cpuPerPost': 'CPU per hydrated post: slope over pages of ?limit= 5-50',
   'api.cpuPerWrite': 'CPU per POST /v1/posts, the outbox relay included',
