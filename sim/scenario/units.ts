@@ -78,11 +78,19 @@ export function parseCount(text: string | number): number {
   return finiteNonNegative(parseNumber(text), text, 'a count');
 }
 
+// A number without a unit is refused (but 0, the same in every unit): `readP99: 100` meant 100 ms
+// and was taken as 100 s, an SLO that could not fail.
 function parseWithUnit(text: string | number, units: (unit: string) => number | undefined, what: string, list: string): number {
-  if (typeof text === 'number') return finiteNonNegative(text, text, what);
+  const unitless = () => new InputError(`${show(text)} has no unit (expected ${what}; valid units: ${list})`);
+  if (typeof text === 'number') {
+    finiteNonNegative(text, text, what);
+    if (text !== 0) throw unitless();
+    return 0;
+  }
   const m = WITH_UNIT.exec(text.trim());
   if (!m) throw new InputError(`expected ${what}, got ${show(text)} (valid units: ${list})`);
   const [, num, unit] = m;
+  if (unit === '' && Number(num.replace(/_/g, '')) !== 0) throw unitless();
   const factor = unit === '' ? 1 : units(unit);
   if (factor === undefined) throw new InputError(`unknown unit "${unit}" in ${show(text)} (valid units: ${list})`);
   return finiteNonNegative(scale(Number(num.replace(/_/g, '')), factor), text, what);
@@ -93,12 +101,12 @@ function scale(n: number, factor: number): number {
   return factor < 1 ? n / Math.round(1 / factor) : n * factor;
 }
 
-/** `500ms`, `2us`, `5s`, `30m`, `2h`, `7d`, or a plain number of seconds -> seconds. */
+/** `500ms`, `2us`, `5s`, `30m`, `2h`, `7d` -> seconds; a number without a unit is refused but 0. */
 export function parseDuration(text: string | number): number {
   return parseWithUnit(text, (u) => DURATION_UNITS[u], DURATION_EXAMPLE, DURATION_LIST);
 }
 
-/** `64MB`, `2GB`, `1.5TB` (decimal), `512KiB`, `2GiB` (binary), or a plain number of bytes -> bytes. */
+/** `64MB`, `2GB`, `1.5TB` (decimal), `512KiB`, `2GiB` (binary), `200B` -> bytes; a number without a unit is refused but 0. */
 export function parseSize(text: string | number): number {
   return parseWithUnit(text, (u) => SIZE_BY_LOWER.get(u.toLowerCase()), SIZE_EXAMPLE, SIZE_LIST);
 }

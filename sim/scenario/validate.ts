@@ -5,7 +5,7 @@ import { Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node,
 import { InputError } from '../errors.js';
 import type { At, NumericType, ObjectSpec, Range, Spec } from './schema.js';
 import type { Interval } from './types.js';
-import { nearest } from './suggest.js';
+import { nearest } from '../../core/suggest.js';
 import {
   COUNT_EXAMPLE,
   DURATION_EXAMPLE,
@@ -194,9 +194,15 @@ export function validate(node: Node | null, spec: Spec, path: string, ctx: Conte
 /** A key not written (or written empty): its default, or an error when it is required. */
 function absent(spec: Spec, path: string, ctx: Context, written = false): unknown {
   if (spec.required) ctx.fail(path, `${written ? 'needs a value' : 'required key is missing'} (${spec.description})`);
-  if (spec.default !== undefined) return validate(ctx.create(spec.default), spec, path, ctx);
+  if (spec.default !== undefined) return validate(ctx.create(withUnit(spec, spec.default)), spec, path, ctx);
   if (spec.type === 'object' || spec.type === 'either') return validate(ctx.create({}), spec, path, ctx);
   return undefined;
+}
+
+/** A default written as a number is in the key's base unit (seconds, bytes): said so, since a written number without a unit is refused. */
+function withUnit(spec: Spec, value: unknown): unknown {
+  if (typeof value !== 'number' || value === 0) return value;
+  return spec.type === 'duration' ? `${value}s` : spec.type === 'size' ? `${value}B` : value;
 }
 
 function finish(spec: Spec, value: unknown, path: string, ctx: Context): unknown {
@@ -378,6 +384,10 @@ function scalarValue(node: Scalar, spec: Spec, path: string, ctx: Context): unkn
   try {
     n = PARSE[spec.type](v);
   } catch (err) {
+    // a negative value where 0 is refused too: the key's own range, not the parser's ">= 0"
+    if (err instanceof InputError && / is negative \(/.test(err.message) && spec.above !== undefined) {
+      ctx.fail(path, `${shown(node)} is out of range (valid: ${rangeText(spec)})`, node);
+    }
     if (err instanceof InputError) ctx.fail(path, err.message, node);
     throw err;
   }

@@ -36,12 +36,18 @@ describe('parseDuration', () => {
     ['.5s', 0.5],
     ['1e3ms', 1],
     ['1_000s', 1000],
-    ['90', 90],
-    [90, 90],
-    [0.25, 0.25],
     ['0s', 0],
+    // 0 is 0 in every unit
+    ['0', 0],
+    [0, 0],
   ])('%j -> %d s', (text, seconds) => {
     expect(parseDuration(text)).toBe(seconds);
+  });
+
+  test('a number without a unit is refused, with the units that are valid', () => {
+    // slo.readP99: 100 meant 100 ms and was taken as 100 s
+    expect(message(() => parseDuration(100))).toBe('100 has no unit (expected a duration like 500ms, 5s, 2h; valid units: us, ms, s, m, min, h, d)');
+    expect(message(() => parseDuration('0.25'))).toBe('"0.25" has no unit (expected a duration like 500ms, 5s, 2h; valid units: us, ms, s, m, min, h, d)');
   });
 
   test('bad unit lists the valid units', () => {
@@ -78,8 +84,8 @@ describe('parseSize', () => {
     ['100B', 100],
     ['64mb', 64e6],
     ['2 GB', 2e9],
-    ['4096', 4096],
-    [4096, 4096],
+    ['0', 0],
+    [0, 0],
   ])('%j -> %d bytes', (text, bytes) => {
     expect(parseSize(text)).toBe(bytes);
   });
@@ -88,6 +94,11 @@ describe('parseSize', () => {
     expect(message(() => parseSize('2XB'))).toBe(
       'unknown unit "XB" in "2XB" (valid units: B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)',
     );
+  });
+
+  test('a number without a unit is refused, with the units that are valid', () => {
+    expect(message(() => parseSize(4096))).toBe('4096 has no unit (expected a size like 64MB, 2GB, 512KiB; valid units: B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)');
+    expect(message(() => parseSize('64'))).toMatch(/^"64" has no unit/);
   });
 
   test('negative is refused', () => {
