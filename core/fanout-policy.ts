@@ -3,6 +3,7 @@
 // the simulator, so that the model simulates what the server does.
 import { mix32 } from './hash.js';
 import type { PostId } from './post-id.js';
+import { nearest } from './suggest.js';
 import { DEFAULT_CELEBRITY_THRESHOLD, DEFAULT_READER_CAP } from './timeline-rules.js';
 
 /** How often an adaptive policy looks at the fan-out backlog and moves its threshold, seconds. */
@@ -36,8 +37,12 @@ export const POLICY_FORMS = [
 
 export class PolicySpecError extends Error {}
 
+const POLICY_KINDS: readonly FanoutPolicyKind[] = ['push', 'pull', 'threshold', 'rate', 'reader-cap', 'adaptive'];
+const DORMANT_SUFFIXES = ['skip-dormant', 'all-followers'];
+
 function parseCount(text: string, what: string, spec: string): number {
   const m = /^(\d+(?:\.\d+)?(?:e\d+)?)([kKmM]?)$/.exec(text.replace(/_/g, ''));
+  if (!m && /^-\d/.test(text)) throw new PolicySpecError(`policy "${spec}": ${what} must not be negative, got ${text}`);
   if (!m) throw new PolicySpecError(`policy "${spec}": ${what} must be a number like 25000, 25k or 2.5e4`);
   const mult = m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6;
   const v = Number(m[1]) * mult;
@@ -61,7 +66,12 @@ export function parsePolicy(spec: string, base: FanoutPolicy): FanoutPolicy {
   }
   const arg = rest[0];
   const expectArgs = (n: number) => {
-    if (rest.length > n) throw new PolicySpecError(`policy "${spec}": too many parts (valid forms: ${POLICY_FORMS.join(', ')})`);
+    if (rest.length <= n) return;
+    // push:skipdormant: the part meant is most often the dormant suffix, misspelt
+    const extra = rest[rest.length - 1];
+    const near = nearest(extra, DORMANT_SUFFIXES);
+    const meant = near ? `; did you mean "${[kind, ...rest.slice(0, -1), near].join(':')}"?` : ` (valid forms: ${POLICY_FORMS.join(', ')})`;
+    throw new PolicySpecError(`policy "${spec}": ${kind} takes ${n === 0 ? 'no value' : 'one value'}, and "${extra}" is not ${DORMANT_SUFFIXES.join(' or ')}${meant}`);
   };
   switch (kind) {
     case 'push':
@@ -79,10 +89,17 @@ export function parsePolicy(spec: string, base: FanoutPolicy): FanoutPolicy {
       policy.readerCap = arg === undefined ? (base.readerCap ?? DEFAULT_READER_CAP) : parseCount(arg, 'the reader cap', spec);
       if (policy.readerCap < 1) throw new PolicySpecError(`policy "${spec}": the reader cap must be at least 1`);
       break;
-    default:
-      throw new PolicySpecError(`unknown policy "${spec}" (valid forms: ${POLICY_FORMS.join(', ')})`);
+    default: {
+      const near = nearest(kind, POLICY_KINDS);
+      throw new PolicySpecError(`unknown policy "${spec}"${near ? `; did you mean "${[near, ...parts.slice(1)].join(':')}"?` : ''} (valid forms: ${POLICY_FORMS.join(', ')})`);
+    }
   }
   return policy;
+}
+
+/** Whether a spec parses, for a list of policies checked where it is written (the settings it does not name are irrelevant here). */
+export function checkPolicySpec(spec: string): void {
+  parsePolicy(spec, { kind: 'push', threshold: DEFAULT_CELEBRITY_THRESHOLD, skipDormant: true, readerCap: DEFAULT_READER_CAP, backlogBound: 0, minThreshold: 0 });
 }
 
 /** The canonical spec of a policy: parsePolicy(formatPolicy(p), p) gives p back. */

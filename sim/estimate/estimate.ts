@@ -1,7 +1,7 @@
 // The estimate: inputs (a preset, a scenario, --set) through every figure, with the formula, the
 // formula with the numbers put in, and the document's value beside ours.
 import { InputError } from '../errors.js';
-import { nearest } from '../scenario/suggest.js';
+import { nearest } from '../../core/suggest.js';
 import { parseDuration, parseNumber, parseSize } from '../scenario/units.js';
 import { evaluate, FIGURES, type FigureUnit } from './figures.js';
 import { formatFigure } from './format.js';

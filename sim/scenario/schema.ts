@@ -4,6 +4,7 @@
 import { isAbsolute, join } from 'node:path';
 import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
 import { InputError } from '../errors.js';
+import { checkPolicySpec, PolicySpecError } from '../../core/fanout-policy.js';
 import { DEFAULT_FANOUT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import { buildQuantiles, constantDistribution, QUANTILE_KEY } from './quantiles.js';
 import {
@@ -19,6 +20,21 @@ import {
 import { parseThreshold, thresholdId, THRESHOLD_FIGURE_NAMES, THRESHOLD_FIGURES, type Threshold, type ThresholdFigureName } from './thresholds.js';
 
 /** Handed to `build` hooks so they can refuse a value at the right place. */
+/** A policy in a list (sweep.policies, replay.policies), checked where it is written: a typo there had no file:line, and run never read it. */
+const POLICY_ITEM = {
+  type: 'string',
+  description: 'a policy, e.g. threshold:25000',
+  build: (spec: string, at: At) => {
+    try {
+      checkPolicySpec(spec);
+    } catch (err) {
+      if (err instanceof PolicySpecError) at.fail(err.message);
+      throw err;
+    }
+    return spec;
+  },
+} as const;
+
 export interface At {
   /** Throws an InputError at this key (or at `sub`, a key or index below it). */
   fail(message: string, sub?: string | number): never;
@@ -572,7 +588,7 @@ export const scenarioSchema: ObjectSpec = {
           type: 'list',
           description: 'a live sweep: the policies replayed in turn when the command line names none',
           minItems: 1,
-          items: { type: 'string', description: 'a policy, e.g. threshold:25000' },
+          items: POLICY_ITEM,
         },
       },
       // absent stays absent (replay fills its defaults from the scenario, see sim/replay/mapping.ts)
@@ -588,7 +604,7 @@ export const scenarioSchema: ObjectSpec = {
           description: 'policies to compare, e.g. push, pull, threshold:25000',
           minItems: 1,
           default: ['push', 'pull', 'threshold:10000', 'threshold:25000', 'threshold:50000'],
-          items: { type: 'string', description: 'a policy, e.g. threshold:25000' },
+          items: POLICY_ITEM,
         },
       },
     },

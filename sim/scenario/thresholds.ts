@@ -11,7 +11,7 @@
 // the value takes the unit of its figure (a duration, a size, a share, a count) and a duration or a
 // size without its unit is refused.
 import { InputError } from '../errors.js';
-import { nearest } from './suggest.js';
+import { nearest } from '../../core/suggest.js';
 import { DURATION_EXAMPLE, DURATION_LIST, parseCount, parseDuration, parseSize, SIZE_EXAMPLE, SIZE_LIST } from './units.js';
 
 /** The statistics of a distribution figure, as written (p99.9 is summary's p999). */

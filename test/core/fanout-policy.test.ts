@@ -29,9 +29,25 @@ describe('policy specs', () => {
     expect(() => parsePolicy('fanout', base)).toThrow(PolicySpecError);
     expect(() => parsePolicy('fanout', base)).toThrow(/valid forms: push, pull, threshold:T/);
     expect(() => parsePolicy('threshold:lots', base)).toThrow(/must be a number like 25000/);
-    expect(() => parsePolicy('threshold:1:2', base)).toThrow(/too many parts/);
-    expect(() => parsePolicy('push:1000', base)).toThrow(/too many parts/);
+    expect(() => parsePolicy('threshold:1:2', base)).toThrow('policy "threshold:1:2": threshold takes one value, and "2" is not skip-dormant or all-followers (valid forms: push, pull,');
+    expect(() => parsePolicy('push:1000', base)).toThrow('policy "push:1000": push takes no value, and "1000" is not skip-dormant or all-followers (valid forms:');
     expect(() => parsePolicy('reader-cap:0', base)).toThrow(/at least 1/);
+  });
+
+  it('suggests what a misspelt policy meant', () => {
+    const message = (spec: string) => {
+      try {
+        parsePolicy(spec, base);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error(`${spec} parsed`);
+    };
+    expect(message('push:skipdormant')).toBe('policy "push:skipdormant": push takes no value, and "skipdormant" is not skip-dormant or all-followers; did you mean "push:skip-dormant"?');
+    expect(message('threshold:25k:allfollowers')).toBe('policy "threshold:25k:allfollowers": threshold takes one value, and "allfollowers" is not skip-dormant or all-followers; did you mean "threshold:25k:all-followers"?');
+    expect(message('treshold:25000')).toMatch(/^unknown policy "treshold:25000"; did you mean "threshold:25000"\? \(valid forms: /);
+    // a negative threshold is said to be negative, not "not a number"
+    expect(message('threshold:-5')).toBe('policy "threshold:-5": the threshold must not be negative, got -5');
   });
 });
 

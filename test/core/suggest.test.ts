@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { editDistance, nearest } from '../../sim/scenario/suggest.js';
+import { editDistance, nearest } from '../../core/suggest.js';
 
 test('edit distance counts adjacent swaps as one edit', () => {
   expect(editDistance('fanoutWorker', 'fanoutWorkers')).toBe(1);

@@ -459,8 +459,22 @@ describe('refused input: one line, file:line:col, key path, what is valid', () =
       'name: x\npolicy: { kind: adaptive, threshold: 500 }',
       's.yaml:2:9: policy.minThreshold: 1000 is above policy.threshold (500); adaptive only lowers the threshold',
     ],
+    [
+      'a duration without a unit (it was taken as seconds: 100 ms became 100 s and passed)',
+      'name: x\nslo: { readP99: 100 }',
+      's.yaml:2:17: slo.readP99: 100 has no unit (expected a duration like 500ms, 5s, 2h; valid units: us, ms, s, m, min, h, d)',
+    ],
+    [
+      'a size without a unit',
+      'name: x\nslo: { redisMemory: 64 }',
+      's.yaml:2:21: slo.redisMemory: 64 has no unit (expected a size like 64MB, 2GB, 512KiB; valid units: B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)',
+    ],
+    // 0 is refused here too: the key's range, not "expected >= 0"
+    ['a negative duration where 0 is refused too', 'name: x\nslo: { readP99: -5ms }', 's.yaml:2:17: slo.readP99: "-5ms" is out of range (valid: > 0 s)'],
     ['empty sweep list', 'name: x\nsweep: { policies: [] }', 's.yaml:2:20: sweep.policies: needs at least 1 item(s)'],
     ['empty policy string', 'name: x\nsweep: { policies: [push, ""] }', 's.yaml:2:27: sweep.policies[1]: must not be empty (a policy, e.g. threshold:25000)'],
+    // checked where it is written, by every command that loads the scenario (run never read the list)
+    ['a misspelt policy in a list', 'name: x\nsweep: { policies: [push, treshold:1000] }', 's.yaml:2:27: sweep.policies[1]: unknown policy "treshold:1000"; did you mean "threshold:1000"? (valid forms: push, pull, threshold:T, rate, reader-cap:N, adaptive:T, (any of them):skip-dormant or :all-followers)'],
     ['empty name', 'name: ""', 's.yaml:1:7: name: must not be empty (the scenario\'s name, e.g. name: celebrity-burst)'],
     ['name with no value', 'name:', 's.yaml:1:1: name: needs a value (the scenario\'s name, e.g. name: celebrity-burst)'],
     ['YAML syntax error', 'name: x\nslo: { readP99: 100ms\n', 's.yaml:3:1: invalid YAML: Flow map in block collection must be sufficiently indented and end with a }'],
