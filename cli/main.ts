@@ -79,9 +79,28 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`feedlab: ${err.message}\n`);
       return EXIT_INFRASTRUCTURE;
     }
+    const bad = pathError(err);
+    if (bad) {
+      process.stderr.write(`feedlab: ${bad}\n`);
+      return EXIT_BAD_INPUT;
+    }
     if (!debug) process.stderr.write(`feedlab: internal error: ${(err as Error).message} (run with --debug for the stack)\n`);
     return 70;
   }
+}
+
+/** What a user gave that the file system refused (a directory for a file, a missing path, no permission), in one line; null for anything else. */
+function pathError(err: unknown): string | null {
+  const e = err as NodeJS.ErrnoException;
+  if (!(err instanceof Error) || typeof e.path !== 'string') return null;
+  const why: Record<string, string> = {
+    EISDIR: 'is a directory, not a file',
+    ENOTDIR: 'a part of the path is not a directory',
+    ENOENT: 'no such file or directory',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+  };
+  return e.code !== undefined && why[e.code] ? `${e.path}: ${why[e.code]}` : null;
 }
 
 main(process.argv.slice(2)).then(

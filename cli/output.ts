@@ -1,41 +1,20 @@
-import { accessSync, constants, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkDirs, makeDirs } from '../sim/make-dirs.js';
 import { formatDuration } from '../sim/scenario/units.js';
 import { InputError } from './errors.js';
 
 /**
- * Refuse an output directory that cannot be written, before any long work: the nearest existing
- * ancestor must be a writable directory.
+ * Refuse an output directory that cannot be made, before any long work: a file on the way, no
+ * permission, /proc exit 2 at once rather than after the run. Nothing is left behind.
  */
 export function checkOutputDir(dir: string): void {
-  let p = resolve(dir);
-  for (;;) {
-    let st;
-    try {
-      st = statSync(p);
-    } catch {
-      const parent = dirname(p);
-      if (parent === p) break;
-      p = parent;
-      continue;
-    }
-    if (!st.isDirectory()) throw new InputError(`--out ${dir}: ${p} is not a directory`);
-    try {
-      accessSync(p, constants.W_OK);
-    } catch {
-      throw new InputError(`--out ${dir}: ${p} is not writable`);
-    }
-    return;
-  }
+  checkDirs(dir, `--out ${dir}`);
 }
 
 /** Write several files into a directory so that either all of them land or none does. */
 export function writeReport(dir: string, files: Record<string, string>): void {
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    throw new InputError(`--out ${dir}: ${(err as Error).message}`);
-  }
+  makeDirs(dir, `--out ${dir}`);
   const staged: Array<[string, string]> = [];
   try {
     for (const [name, data] of Object.entries(files)) {
@@ -48,6 +27,15 @@ export function writeReport(dir: string, files: Record<string, string>): void {
     throw new InputError(`--out ${dir}: ${(err as Error).message}`);
   }
   for (const [tmp, path] of staged) renameSync(tmp, path);
+}
+
+/** Where --out put the files, as the commands say it on stderr (`run --out` used to say nothing). */
+export function writtenLine(dir: string, files: Record<string, string>): string {
+  const names = Object.keys(files).filter((n) => n.startsWith('report.'));
+  const others = Object.keys(files).length - names.length;
+  const rest = names.slice(1);
+  const list = rest.length <= 1 ? rest.join('') : `${rest.slice(0, -1).join(', ')} and ${rest.at(-1)}`;
+  return `report written to ${join(dir, names[0] ?? '')}${list ? `, ${list}` : ''}${others > 0 ? ` (and ${others} more file${others === 1 ? '' : 's'} beside them)` : ''}`;
 }
 
 /** Progress on stderr: one redrawn line on a TTY, a line every few seconds otherwise. */

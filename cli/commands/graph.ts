@@ -1,5 +1,5 @@
 // feedlab graph generate | import | stats: make, convert and describe follower graphs.
-import { basename } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { isGraphFile, loadGraph, saveGraph } from '../../sim/graph/file.js';
 import { GENERATE_DEFAULTS, generateGraph, validateGenerateParams, type CelebrityParams, type GenerateParams } from '../../sim/graph/generate.js';
 import type { FollowerGraph } from '../../sim/graph/graph.js';
@@ -8,6 +8,7 @@ import { DEFAULT_THRESHOLDS, graphStats, type DegreeSummary, type GraphStats } f
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_BAD_INPUT, EXIT_OK, InputError } from '../errors.js';
 import { Progress } from '../output.js';
+import { checkDirs } from '../../sim/make-dirs.js';
 
 export const summary = 'generate, import and describe follower graphs (.fgraph)';
 
@@ -43,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return sub === undefined ? EXIT_BAD_INPUT : EXIT_OK;
   }
-  throw new InputError(`feedlab graph: unknown subcommand "${sub}" (valid: generate, import, stats)`);
+  throw new InputError(`graph: unknown subcommand "${sub}" (valid: generate, import, stats)`);
 }
 
 async function generate(argv: string[]): Promise<number> {
@@ -69,9 +70,9 @@ async function generate(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return EXIT_OK;
   }
-  if (positionals.length > 0) throw new InputError(`feedlab graph generate: unexpected argument "${positionals[0]}"`);
+  if (positionals.length > 0) throw new InputError(`graph generate: unexpected argument "${positionals[0]}"`);
   for (const flag of ['users', 'avg-follows', 'alpha', 'out'] as const) {
-    if (values[flag] === undefined) throw new InputError(`feedlab graph generate: --${flag} is required (usage: ${GENERATE_USAGE})`);
+    if (values[flag] === undefined) throw new InputError(`graph generate: --${flag} is required (usage: ${GENERATE_USAGE})`);
   }
   const users = numberFlag('users', values.users, 0, { min: 2, max: 0xfffffffe, integer: true });
   const params: GenerateParams = {
@@ -96,6 +97,7 @@ async function generate(argv: string[]): Promise<number> {
     throw new InputError((err as Error).message);
   }
 
+  checkDirs(dirname(resolve(values.out!)), `--out ${values.out}`); // before the work, not after it
   const started = Date.now();
   const progress = new Progress('graph generate', !values.quiet);
   const g = generateGraph(params, (f, d) => progress.update(f, d));
@@ -140,7 +142,10 @@ async function importCommand(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   const file = onePath(positionals, IMPORT_USAGE);
+  // its bytes read as an edge list made a 300-character line of binary in the error
+  if (isGraphFile(file)) throw new InputError(`already a .fgraph file: graph stats reads it, and a scenario takes it as graph: { file: ${file} }`, file);
   const out = values.out ?? defaultOutput(file);
+  checkDirs(dirname(resolve(out)), `--out ${out}`);
   const g = await importWithProgress(file, values.undirected === true, !values.quiet);
   save(g, out);
   process.stdout.write(`wrote ${out}: ${fmt(g.users)} accounts, ${fmt(g.edges)} edges\n`);

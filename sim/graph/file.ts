@@ -12,7 +12,8 @@
 // Arrays are read straight into their own typed arrays (no shared buffer, so no alignment
 // trouble and no 4 GiB buffer limit) and written straight from them (no copy of the graph).
 
-import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync, mkdirSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { makeDirs } from '../make-dirs.js';
 import { endianness } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -80,7 +81,7 @@ export function saveGraph(g: FollowerGraph, path: string): void {
     provenance,
   ];
 
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirs(dirname(path), path);
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   const fd = openSync(tmp, 'w');
   try {
@@ -115,7 +116,7 @@ export function saveGraph(g: FollowerGraph, path: string): void {
   }
 }
 
-/** True when the file starts with the .fgraph magic (false for a missing or short file). */
+/** True when the file starts with the .fgraph magic (false for a missing or short file); a directory is an InputError. */
 export function isGraphFile(path: string): boolean {
   let fd: number;
   try {
@@ -124,6 +125,8 @@ export function isGraphFile(path: string): boolean {
     return false;
   }
   try {
+    // reading it threw EISDIR without a path: "internal error", exit 70
+    if (fstatSync(fd).isDirectory()) throw new InputError('is a directory, not a file', path);
     const head = Buffer.alloc(8);
     return readSync(fd, head, 0, 8, 0) === 8 && head.toString('latin1') === GRAPH_MAGIC;
   } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSeconds } from '../../cli/output.js';
+import { formatSeconds, writtenLine } from '../../cli/output.js';
 import { wall } from '../../cli/dashboard/format.js';
 
 describe('elapsed and ETA times', () => {
@@ -10,5 +10,16 @@ describe('elapsed and ETA times', () => {
     expect(wall(239.6)).toBe('4m00s');
     expect(wall(187.2)).toBe('3m07s');
     expect(wall(4.24)).toBe('4.2s');
+  });
+});
+
+describe('where --out put the files', () => {
+  it('names the first report with its directory, the others after it, and counts the rest', () => {
+    const reports = { 'report.json': '{}', 'report.md': '', 'report.html': '' };
+    expect(writtenLine('out', reports)).toBe('report written to out/report.json, report.md and report.html');
+    expect(writtenLine('out', { 'report.json': '{}', 'report.md': '' })).toBe('report written to out/report.json, report.md');
+    expect(writtenLine('out', { 'calibration.yaml': '', 'replay-1.json': '', ...reports })).toBe(
+      'report written to out/report.json, report.md and report.html (and 2 more files beside them)',
+    );
   });
 });

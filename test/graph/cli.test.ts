@@ -61,12 +61,20 @@ describe('feedlab graph generate', () => {
   });
 
   it('refuses bad arguments with one line and exit 2', () => {
-    failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--out', 'x.fgraph'], /--alpha is required/);
+    // one prefix (it was "feedlab: feedlab graph generate: ...")
+    failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--out', 'x.fgraph'], /^feedlab: graph generate: --alpha is required/);
     failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '0.5', '--out', 'x.fgraph'], /--alpha must be greater than 1/);
     failsWith(['generate', '--users', 'many', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph'], /--users must be a number, got "many"/);
     failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph', '--celebrity', 'star'], /--celebrity "star" must be NAME=F/);
     failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph', '--celebrity', 'star=5000'], /users - 1 = 999/);
     expect(existsSync(join(dir, 'x.fgraph'))).toBe(false);
+  });
+
+  it('refuses an output it cannot make before generating, not after', () => {
+    // Node's recursive mkdir looped for ever under /proc, after the whole generation
+    const began = Date.now();
+    failsWith(['generate', '--users', '5000000', '--avg-follows', '50', '--alpha', '2', '--out', '/proc/feedlab-no/g.fgraph'], /^feedlab: --out \/proc\/feedlab-no\/g\.fgraph: cannot make \/proc\/feedlab-no \(ENOENT\)$/);
+    expect(Date.now() - began).toBeLessThan(5_000);
   });
 });
 
@@ -113,6 +121,9 @@ describe('feedlab graph import and stats', () => {
     writeFileSync(join(dir, 'short.fgraph'), bytes.subarray(0, 5000));
     failsWith(['stats', 'short.fgraph'], /^feedlab: short\.fgraph: corrupt graph file: truncated/);
     failsWith(['stats'], /a FILE is required/);
-    failsWith(['shuffle'], /unknown subcommand "shuffle"/);
+    failsWith(['import', 'a.fgraph'], /^feedlab: a\.fgraph: already a \.fgraph file: graph stats reads it, and a scenario takes it as graph: \{ file: a\.fgraph \}$/);
+    // a directory where a file belongs: said, exit 2 (was "internal error: EISDIR", exit 70)
+    failsWith(['stats', dir], new RegExp(`^feedlab: ${dir}: is a directory, not a file$`));
+    failsWith(['shuffle'], /^feedlab: graph: unknown subcommand "shuffle"/);
   });
 });
