@@ -1,6 +1,7 @@
 // feedlab report RESULT.json [--out DIR]: render a saved result document (report.json of a run, a
 // sweep, a plan or a compare) again into report.json, report.md and report.html.
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { reportFiles, REPORT_SCHEMAS, type ReportDocument } from '../../reports/files.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, InputError } from '../errors.js';
@@ -65,6 +66,27 @@ function checkKeys(doc: Record<string, unknown>, schema: string, path: string, p
   }
 }
 
+/**
+ * Never replace another document: without --out the reports go beside RESULT.json, where a
+ * report.json of another run may already be (a sweep's once replaced a run's). The document itself,
+ * or one with the same text, may be written again.
+ */
+function refuseOverwrite(source: string, out: string, files: Record<string, string>): void {
+  for (const name of Object.keys(files).filter((n) => n.endsWith('.json'))) {
+    const target = join(out, name);
+    if (!existsSync(target) || resolve(target) === resolve(source)) continue;
+    let existing: string;
+    try {
+      existing = readFileSync(target, 'utf8');
+    } catch {
+      continue; // unreadable: writeReport says why it cannot replace it
+    }
+    if (existing !== files[name]) {
+      throw new InputError(`${target} holds another document, which this would replace: give --out DIR for ${basename(source)}'s reports`);
+    }
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('report', argv, { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, USAGE);
   if (values.help) {
@@ -84,6 +106,7 @@ export async function run(argv: string[]): Promise<number> {
     // a document that passed the checks above but still lacks a figure a report needs
     throw new InputError(`cannot render this ${doc.schema} document: ${(err as Error).message}`, path);
   }
+  refuseOverwrite(path, out, files);
   writeReport(out, files);
   for (const name of Object.keys(files)) process.stdout.write(`${join(out, name)}\n`);
   return EXIT_OK;

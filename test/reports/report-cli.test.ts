@@ -34,6 +34,21 @@ describe('feedlab report', () => {
     for (const f of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(again, f), 'utf8'), f).toBe(readFileSync(join(runDir, f), 'utf8'));
   });
 
+  it('never replaces another document beside RESULT.json: without --out a different report.json is refused', () => {
+    const beside = join(dir, 'beside');
+    mkdirSync(beside, { recursive: true });
+    const other = stripped(join(runDir, 'report.json'), (doc) => (doc.scenario.name = 'another run'));
+    writeFileSync(join(beside, 'report.json'), other);
+    writeFileSync(join(beside, 'saved.json'), readFileSync(join(runDir, 'report.json')));
+    const r = feedlab(['report', join(beside, 'saved.json')]);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe(`feedlab: ${join(beside, 'report.json')} holds another document, which this would replace: give --out DIR for saved.json's reports`);
+    expect(readFileSync(join(beside, 'report.json'), 'utf8')).toBe(other);
+    expect(existsSync(join(beside, 'report.md'))).toBe(false);
+    // the document itself is rendered in place again
+    expect(feedlab(['report', join(runDir, 'report.json')]).code).toBe(0);
+  });
+
   it('plan --out writes report.html too, and report re-renders the plan to identical bytes', () => {
     const planDir = join(dir, 'plan');
     const p = feedlab(['plan', PLAN_FIXTURE, '--out', planDir, '--quiet', '--samples', '40']);
