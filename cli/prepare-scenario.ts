@@ -37,15 +37,23 @@ export function exitOptions(values: { check?: boolean; 'no-thresholds'?: boolean
 export const CALIBRATION_HELP = `  --calibration FILE  apply a calibration file (feedlab calibrate): its measured costs win over the
                    scenario's infrastructure keys and its own \`calibration:\` include`;
 
-export function readScenario(path: string | undefined, command: string, seed?: string, calibration?: string): Scenario {
+/** The scenario of a command's positionals (exactly one), with --seed and --calibration applied. */
+export function readScenario(positionals: readonly string[], command: string, seed?: string, calibration?: string): Scenario {
+  const path = positionals[0];
   if (!path) throw new InputError(`${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
+  if (positionals.length > 1) throw new InputError(`${command}: one scenario file at a time, got ${positionals.length}: ${positionals.join(' ')}`);
   const sc = loadScenario(path, { calibration });
-  if (seed !== undefined) {
-    const s = Number(seed);
-    if (!Number.isInteger(s) || s < 0) throw new InputError(`--seed must be a non-negative whole number, got "${seed}"`);
-    sc.seed = s;
-  }
+  if (seed !== undefined) sc.seed = seedFlag(seed);
   return sc;
+}
+
+/** --seed: a whole number the simulation can hold exactly (a 20-digit seed was silently rounded). */
+export function seedFlag(raw: string): number {
+  const s = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(s)) {
+    throw new InputError(`--seed must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER} (2^53 - 1, held exactly), got "${raw}"`);
+  }
+  return s;
 }
 
 /** Domain errors (bad policy, impossible celebrity, bad graph parameters) become exit-2 input errors; anything else stays internal. */

@@ -8,7 +8,7 @@ import { pairDocuments, type ComparableDocument } from '../../sim/compare/pair.j
 import { RESULT_SCHEMA, stringifyResult } from '../../sim/result.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
-import { checkOutputDir, writeReport } from '../output.js';
+import { checkOutputDir, writeReport, writtenLine } from '../output.js';
 import { readJsonDocument } from '../json-document.js';
 import { compareScenario, DEFAULT_RUNS, DEFAULT_SEEDS, SCENARIO_MODE_FLAGS } from '../compare/scenario-mode.js';
 
@@ -165,12 +165,14 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** Print, write and judge a comparison; `extra` files go beside the report (a replay's documents, the calibration). */
-function finish(doc: CompareDocument, values: { json?: boolean; out?: string; check?: boolean }, extra: Record<string, string>): number {
-  if (values.out) writeReport(values.out, { ...extra, ...reportFiles(doc) });
+function finish(doc: CompareDocument, values: { json?: boolean; out?: string; check?: boolean; quiet?: boolean }, extra: Record<string, string>): number {
+  const files = { ...extra, ...reportFiles(doc) };
+  if (values.out) writeReport(values.out, files);
   if (values.json) {
     for (const w of doc.warnings) process.stderr.write(`feedlab: note: ${w}\n`);
     process.stdout.write(stringifyResult(doc) + '\n');
   } else process.stdout.write(compareTerminal(doc));
+  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
   if (values.check && doc.counts.outside > 0) {
     process.stderr.write(`feedlab: ${outsideLine(doc)}\n`);
     return EXIT_SLO_FAILED;

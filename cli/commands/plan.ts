@@ -8,8 +8,8 @@ import { scenarioGraph } from '../../sim/run-scenario.js';
 import { loadScenario } from '../../sim/scenario/load.js';
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
-import { checkOutputDir, Progress, writeReport } from '../output.js';
-import { asInputError, CALIBRATION_HELP, SCENARIO_OPTIONS } from '../prepare-scenario.js';
+import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
+import { asInputError, CALIBRATION_HELP, SCENARIO_OPTIONS, seedFlag } from '../prepare-scenario.js';
 
 export const summary = 'a capacity plan: workers, Redis memory and shards, partitions, API instances, Postgres, with reasons';
 
@@ -52,11 +52,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!path) throw new InputError('plan: a scenario file is required (try scenarios/plan-next-year.yaml)');
   if (positionals.length > 1) throw new InputError(`plan: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
   const sc = loadScenario(path, { onIntervalNote: null, calibration: values.calibration });
-  if (values.seed !== undefined) {
-    const s = Number(values.seed);
-    if (!Number.isInteger(s) || s < 0) throw new InputError(`--seed must be a non-negative whole number, got "${values.seed}"`);
-    sc.seed = s;
-  }
+  if (values.seed !== undefined) sc.seed = seedFlag(values.seed);
   if (values.out) checkOutputDir(values.out);
   if (sc.graph.kind === 'generate') checkGrowthForGraph(sc, options.growth, sc.graph.users);
   const show = !values.quiet;
@@ -77,7 +73,9 @@ export async function run(argv: string[]): Promise<number> {
     });
   });
   const json = stringifyResult(doc);
-  if (values.out) writeReport(values.out, reportFiles(doc));
+  const files = values.out ? reportFiles(doc) : {};
+  if (values.out) writeReport(values.out, files);
   process.stdout.write(values.json ? json + '\n' : planText(doc));
+  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
   return values.check && !doc.satisfied ? EXIT_SLO_FAILED : EXIT_OK;
 }

@@ -17,7 +17,7 @@ import { judgeResult, verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
-import { checkOutputDir, Progress, writeReport } from '../output.js';
+import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
 import { asInputError, CALIBRATION_HELP, exitOptions, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 import { REPLAY } from '../replay/settings.js';
 import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
@@ -87,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   if (positionals.length > 1) throw new InputError(`replay: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
-  const sc = readScenario(positionals[0], 'replay', values.seed, values.calibration);
+  const sc = readScenario(positionals, 'replay', values.seed, values.calibration);
   if (values.out) checkOutputDir(values.out);
   if (values.policy !== undefined && values.policies !== undefined) throw new InputError('replay: give --policy or --policies, not both');
   const specs =
@@ -203,6 +203,8 @@ interface Reported {
   exitCode: number;
   message: string | null;
   stopped: boolean;
+  /** What --out wrote (none without it). */
+  files: Record<string, string>;
 }
 
 /** The document of the replayed policies (a sweep for several), its text, its files and exit code; null when nothing finished. */
@@ -234,13 +236,14 @@ function report(all: RunResult[], policies: FanoutPolicy[], scenario: Scenario, 
     doc = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
     verdict = verdictExit(runs.map((r) => r.summary.slo), options);
   }
-  if (values.out) writeReport(values.out, reportFiles(doc));
+  const files = values.out ? reportFiles(doc) : {};
+  if (values.out) writeReport(values.out, files);
   const text = values.json ? stringifyResult(doc) + '\n' : doc.schema === 'feedlab.sweep/1' ? sweepTable(doc) : terminalReport(doc);
-  return { text, doc, ...verdict, stopped };
+  return { text, doc, ...verdict, stopped, files };
 }
 
 function finish(done: Reported, values: { out?: string }, log: (line: string) => void): number {
-  if (values.out) log(`report written to ${values.out}/report.json, report.md and report.html`);
+  if (values.out) log(writtenLine(values.out, done.files));
   if (done.stopped) {
     process.stderr.write(`feedlab: replay stopped; the report${values.out ? ` in ${values.out}` : ' above'} is partial (exit 130)\n`);
     return EXIT_INTERRUPTED;

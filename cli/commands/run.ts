@@ -9,7 +9,7 @@ import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, EXIT_OK } from '../errors.js';
-import { checkOutputDir, Progress, stoppedLine, writeReport } from '../output.js';
+import { checkOutputDir, Progress, stoppedLine, writeReport, writtenLine } from '../output.js';
 import { asInputError, CALIBRATION_HELP, exitOptions, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
@@ -45,7 +45,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return EXIT_OK;
   }
-  const sc = readScenario(positionals[0], 'run', values.seed, values.calibration);
+  const sc = readScenario(positionals, 'run', values.seed, values.calibration);
   if (values.out) checkOutputDir(values.out);
   const policy = asInputError(() => policyFor(sc, values.policy));
 
@@ -71,8 +71,9 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const json = stringifyResult(result);
+  const files = values.out ? reportFiles(result) : {};
   try {
-    if (values.out) writeReport(values.out, reportFiles(result));
+    if (values.out) writeReport(values.out, files);
   } catch (err) {
     await live?.close(); // the error line goes below a cleared dashboard, and the process can exit
     throw err;
@@ -80,6 +81,7 @@ export async function run(argv: string[]): Promise<number> {
   const text = values.json ? json + '\n' : terminalReport(result);
   if (live) await live.finish(text);
   else process.stdout.write(text);
+  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
   if (result.partial) {
     process.stderr.write(stoppedLine(result.partial.stoppedAtSeconds, result.scenario.durationSeconds, values.out));
     return EXIT_INTERRUPTED;

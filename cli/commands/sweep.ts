@@ -9,7 +9,7 @@ import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
-import { checkOutputDir, Progress, writeReport } from '../output.js';
+import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
 import { asInputError, CALIBRATION_HELP, exitOptions, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
@@ -34,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
     );
     return EXIT_OK;
   }
-  const sc = readScenario(positionals[0], 'sweep', values.seed, values.calibration);
+  const sc = readScenario(positionals, 'sweep', values.seed, values.calibration);
   if (values.out) checkOutputDir(values.out);
   const specs = values.policies !== undefined ? values.policies.split(',').map((s) => s.trim()).filter(Boolean) : sc.sweep.policies;
   if (specs.length === 0) throw new InputError('sweep: --policies is empty');
@@ -75,8 +75,9 @@ export async function run(argv: string[]): Promise<number> {
   const rows = runs.map((r) => sweepRow(r, sc.infrastructure.writesPerSecondPerWorker));
   const result: SweepResult = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
   const json = stringifyResult(result);
+  const files = values.out ? reportFiles(result) : {};
   try {
-    if (values.out) writeReport(values.out, reportFiles(result));
+    if (values.out) writeReport(values.out, files);
   } catch (err) {
     await live?.close(); // the error line goes below a cleared dashboard, and the process can exit
     throw err;
@@ -84,6 +85,7 @@ export async function run(argv: string[]): Promise<number> {
   const text = values.json ? json + '\n' : sweepTable(result);
   if (live) await live.finish(text);
   else process.stdout.write(text);
+  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
   if (partial) {
     process.stderr.write(`feedlab: sweep stopped; ${runs.length} of ${specs.length} policies finished${values.out ? `, the partial report is in ${values.out}` : ''} (exit 130)\n`);
     return EXIT_INTERRUPTED;

@@ -63,6 +63,10 @@ describe('feedlab run', () => {
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toMatch(/^# small: threshold:25000/);
     expect(md).toMatch(/\| fan-out lag p99 \|/);
+    // without --quiet it says where the files went, last on stderr
+    const said = feedlab(['run', small, '--json', '--out', out]);
+    expect(said.code).toBe(0);
+    expect(said.stderr.trim().split('\n').at(-1)).toBe(`feedlab: report written to ${join(out, 'report.json')}, report.md and report.html`);
   });
 
   it('bad input: one line, exit 2, and no output directory', () => {
@@ -71,10 +75,15 @@ describe('feedlab run', () => {
       [['run'], /a scenario file is required/],
       [['run', join(dir, 'missing.yaml'), '--out', out], /cannot read scenario file .*missing\.yaml.*no such file/],
       [['run', small, '--policy', 'fanout-everything', '--out', out], /unknown policy "fanout-everything" \(valid forms: push, pull/],
-      [['run', small, '--seed', 'abc'], /--seed must be a non-negative whole number/],
+      [['run', small, '--seed', 'abc'], /--seed must be a whole number from 0 to 9007199254740991/],
+      // a 20-digit seed was rounded to another seed without a word
+      [['run', small, '--seed', '12345678901234567890'], /--seed must be a whole number from 0 to 9007199254740991 \(2\^53 - 1, held exactly\), got "12345678901234567890"$/],
+      [['run', small, small], /^feedlab: run: one scenario file at a time, got 2: /],
       [['run', small, '--frobnicate'], /Unknown option '--frobnicate'/],
       [['bogus'], /unknown command "bogus"/],
       [['run', small, '--out', join(small, 'sub')], /--out .*small\.yaml is not a directory/],
+      // refused before the run (Node's recursive mkdir looped for ever there, after it)
+      [['run', small, '--out', '/proc/feedlab-no/out'], /^feedlab: --out \/proc\/feedlab-no\/out: cannot make \/proc\/feedlab-no \(ENOENT\)$/],
       [['run', writeScenario(dir, 'cap.yaml', SMALL.replace('threshold: 25000 }', 'threshold: 25000, timelineCap: 70000 }'))], /cap\.yaml:\d+:\d+: policy\.timelineCap: 70000 is out of range \(valid: 1 to 65535\)/],
     ];
     expectInputErrors(cases);

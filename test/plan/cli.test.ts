@@ -81,7 +81,7 @@ describe('feedlab plan', () => {
       // a negative value after a flag reaches the flag's own check, in one line
       [['plan', push, '--growth', '-1'], /--growth must be a multiplier above 0 and at most 1000 .*got -1$/],
       [['plan', push, '--headroom', '-0.1'], /--headroom must be at least 0, got -0\.1$/],
-      [['plan', push, '--seed', '-1'], /--seed must be a non-negative whole number, got "-1"$/],
+      [['plan', push, '--seed', '-1'], /--seed must be a whole number from 0 to 9007199254740991 \(2\^53 - 1, held exactly\), got "-1"$/],
       [['plan', push, '--out', '-x'], /plan: Option '--out' argument is ambiguous\. Did you forget .* use '--out=-XYZ'\. \(usage: /],
       [['plan', push, '--frobnicate'], /Unknown option '--frobnicate'/],
       [['plan', writeScenario(dir, 'bad.yaml', readFileSync(small, 'utf8').replace('[4, 5, 7]', '[4, 9, 7]')), '--out', out], /bad\.yaml:11:26: activity\.sessionsPerUserPerDay: \[4, 9, 7\] is not in order: an interval needs low <= likely <= high/],
