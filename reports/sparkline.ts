@@ -1,7 +1,15 @@
 // A row of block characters for a series: a picture in a terminal or a Markdown code span.
 const BLOCKS = '▁▂▃▄▅▆▇█';
 
-export function sparkline(values: number[], width = 60): string {
+/** Columns of a sparkline unless told otherwise. */
+export const SPARKLINE_WIDTH = 60;
+
+/** How many of a series' steps one column of its sparkline covers (the widest column, when they differ). */
+export function stepsPerColumn(length: number, width = SPARKLINE_WIDTH): number {
+  return length <= width ? 1 : Math.ceil(length / width);
+}
+
+export function sparkline(values: number[], width = SPARKLINE_WIDTH): string {
   if (values.length === 0) return '';
   // downsample by taking the max of each bucket, so spikes survive
   const buckets = Math.min(width, values.length);

@@ -73,7 +73,13 @@ export function summarySections(r: RunResult): Section[] {
       title: 'Redis',
       rows: [
         ['memory', `peak ${bytes(m.memoryBytes.peak)}, end ${bytes(m.memoryBytes.end)} (${count(m.timelines)} timelines, lists ${bytes(m.listBytes)})${r.source === 'replay' ? "; the replay's own keys by MEMORY USAGE at the end, the peak from used_memory over the window" : ''}`],
-        ['documents\' 24 B/entry', `${bytes(m.naiveMemoryBytes.end)}: ${fixed(m.naiveUnderestimate, 1)}x under ${r.source === 'replay' ? 'what Redis used (MEMORY USAGE)' : 'the encoding model'}`],
+        [
+          'documents\' 24 B/entry',
+          // under pull no timeline holds an entry: a ratio of 0 B ("0.0x") says nothing
+          m.naiveMemoryBytes.end > 0
+            ? `${bytes(m.naiveMemoryBytes.end)}: ${fixed(m.naiveUnderestimate, 1)}x under ${r.source === 'replay' ? 'what Redis used (MEMORY USAGE)' : 'the encoding model'}`
+            : 'no timeline entries at the end to count (every post pulled, or none pushed)',
+        ],
         ['per shard', `${m.perShard.endBytes.length} shards, largest/mean ${fixed(m.perShard.imbalance, 3)}, peak utilisation ${percent(m.peakShardUtilisation)}`],
         ...(m.saturatedShards > 0
           ? ([['SATURATED', `${m.saturatedShards} shard(s) had more work than a second per second: their queues (and reads on them) grow without bound`]] as [string, string][])

@@ -16,6 +16,8 @@ export interface SweepRow {
   peakWritesPerSecond: number;
   peakMemoryBytes: number;
   readP99Ms: number;
+  /** Shards with more work than a second per second: the read p99 is of queues growing without bound (absent from older documents). */
+  saturatedShards?: number;
   redisOpsPerRead: number;
   redisCommandsPerSecond: number;
   servers: { memoryHosts: number; redisCores: number; fanoutWorkers: number; total: number };
@@ -63,6 +65,7 @@ export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepR
     peakWritesPerSecond: f.writesPerSecond.peak,
     peakMemoryBytes: r.summary.redis.memoryBytes.peak,
     readP99Ms: rd.latencyMs.p99,
+    saturatedShards: r.summary.redis.saturatedShards,
     redisOpsPerRead: rd.redisOpsPerRead.mean,
     redisCommandsPerSecond,
     servers,
@@ -74,12 +77,42 @@ export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepR
 export function recommend(rows: SweepRow[]): { policy: string; reason: string } | null {
   const passing = rows.filter((r) => r.sloPass);
   if (passing.length === 0) return null;
-  const best = [...passing].sort((a, b) => a.servers.total - b.servers.total || a.policy.localeCompare(b.policy))[0];
+  // servers as printed (one decimal): a difference the table cannot show is a tie, which goes to the
+  // simpler policy (adaptive:25000 was recommended over threshold:25000 at the same cost)
+  const shown = (r: SweepRow) => Number(r.servers.total.toFixed(1));
+  const ranked = [...passing].sort((a, b) => shown(a) - shown(b) || complexity(a.policy) - complexity(b.policy) || a.policy.localeCompare(b.policy));
+  const best = ranked[0];
+  const tied = ranked.filter((r) => r !== best && shown(r) === shown(best));
   const others = rows.filter((r) => r !== best);
   const parts = [`meets every SLO with the fewest servers (${best.servers.total.toFixed(1)}: ${best.servers.memoryHosts.toFixed(1)} Redis memory hosts, ${best.servers.redisCores.toFixed(1)} Redis cores, ${best.servers.fanoutWorkers.toFixed(1)} fan-out workers)`];
+  if (tied.length > 0) parts.push(`a tie with ${tied.map((r) => r.policy).join(', ')} at the same count, and ${best.policy} is the simpler`);
   const failing = others.filter((r) => !r.sloPass);
   if (failing.length > 0) parts.push(`${failing.map((r) => `${r.policy} fails ${r.failed.join(', ')}`).join('; ')}`);
-  const dearer = others.filter((r) => r.sloPass).sort((a, b) => a.servers.total - b.servers.total)[0];
+  const dearer = ranked.find((r) => r !== best && !tied.includes(r));
   if (dearer) parts.push(`the next cheapest passing policy, ${dearer.policy}, needs ${dearer.servers.total.toFixed(1)}`);
+  const edge = edgeOfRange(best.policy, rows.map((r) => r.policy));
+  if (edge) parts.push(edge);
   return { policy: best.policy, reason: parts.join('; ') };
+}
+
+/** How much a policy asks of its operators, for breaking ties: a fixed rule before a switch, a switch before a moving one. */
+const COMPLEXITY: Record<string, number> = { push: 0, pull: 0, threshold: 1, 'reader-cap': 2, rate: 2, adaptive: 3 };
+
+function complexity(spec: string): number {
+  return COMPLEXITY[spec.split(':')[0]] ?? 4;
+}
+
+/** A winner whose threshold is the lowest or highest of its kind swept: the best may lie beyond it. */
+function edgeOfRange(winner: string, swept: string[]): string | null {
+  const valueOf = (spec: string) => {
+    const [kind, value] = spec.split(':');
+    return { kind, value: Number(value) };
+  };
+  const w = valueOf(winner);
+  if (!Number.isFinite(w.value)) return null;
+  const values = swept.map(valueOf).filter((p) => p.kind === w.kind && Number.isFinite(p.value)).map((p) => p.value);
+  if (values.length < 2) return null;
+  if (w.value === Math.min(...values)) return `${w.value} is the lowest ${w.kind === 'reader-cap' ? 'reader cap' : 'threshold'} swept: sweep lower ones too, the cheapest may lie below it`;
+  if (w.value === Math.max(...values)) return `${w.value} is the highest ${w.kind === 'reader-cap' ? 'reader cap' : 'threshold'} swept: sweep higher ones too, the cheapest may lie above it`;
+  return null;
 }

@@ -1,0 +1,44 @@
+// The sweep's recommendation (sim/sweep.ts recommend): the fewest servers among the policies that
+// pass, a tie to the simpler policy and said, a winner at the edge of the swept range said.
+import { describe, expect, it } from 'vitest';
+import { recommend, type SweepRow } from '../../sim/sweep.js';
+
+const row = (policy: string, total: number, sloPass = true): SweepRow => ({
+  policy,
+  lagP99Seconds: 1,
+  peakWritesPerSecond: 1,
+  peakMemoryBytes: 1,
+  readP99Ms: 1,
+  redisOpsPerRead: 1,
+  redisCommandsPerSecond: 1,
+  servers: { memoryHosts: total / 2, redisCores: total / 4, fanoutWorkers: total / 4, total },
+  sloPass,
+  failed: sloPass ? [] : ['fanoutLagP99'],
+});
+
+describe('recommend', () => {
+  it('picks the fewest servers among the passing policies, and names the next', () => {
+    const r = recommend([row('push:skip-dormant', 3, false), row('threshold:1000:skip-dormant', 2.6), row('threshold:25000:skip-dormant', 2.2), row('pull:skip-dormant', 4)]);
+    expect(r!.policy).toBe('threshold:25000:skip-dormant');
+    expect(r!.reason).toContain('push:skip-dormant fails fanoutLagP99');
+    expect(r!.reason).toContain('the next cheapest passing policy, threshold:1000:skip-dormant, needs 2.6');
+    expect(recommend([row('push', 1, false)])).toBeNull();
+  });
+
+  it('gives a tie at the count shown to the simpler policy and says it was a tie', () => {
+    const r = recommend([row('adaptive:25000:skip-dormant', 2.21), row('threshold:25000:skip-dormant', 2.24), row('push:skip-dormant', 3)]);
+    expect(r!.policy).toBe('threshold:25000:skip-dormant');
+    expect(r!.reason).toContain('a tie with adaptive:25000:skip-dormant at the same count, and threshold:25000:skip-dormant is the simpler');
+    expect(r!.reason).toContain('the next cheapest passing policy, push:skip-dormant, needs 3.0');
+  });
+
+  it('says when the winner is the lowest or highest threshold swept', () => {
+    const low = recommend([row('threshold:1000', 2), row('threshold:10000', 2.5), row('threshold:100000', 3)]);
+    expect(low!.reason).toMatch(/; 1000 is the lowest threshold swept: sweep lower ones too, the cheapest may lie below it$/);
+    const high = recommend([row('threshold:1000', 3), row('threshold:100000', 2)]);
+    expect(high!.reason).toMatch(/; 100000 is the highest threshold swept: sweep higher ones too/);
+    // inside the range, or the only one of its kind: nothing to say
+    expect(recommend([row('threshold:1000', 3), row('threshold:10000', 2), row('threshold:100000', 3)])!.reason).not.toMatch(/swept:/);
+    expect(recommend([row('threshold:10000', 2), row('push', 3)])!.reason).not.toMatch(/swept:/);
+  });
+});
