@@ -336,7 +336,7 @@ describe('refused input: one line, file:line:col, key path, what is valid', () =
       's.yaml:2:29: graph.generate.users: 5e9 is out of range (valid: 2 to 4294967295)',
     ],
     ['out of range: alpha', 'name: x\ngraph: { generate: { alpha: 1.2 } }', 's.yaml:2:29: graph.generate.alpha: 1.2 is out of range (valid: 1.5 to 4)'],
-    ['out of range: exclusive bound', 'name: x\nduration: 0s', 's.yaml:2:11: duration: "0s" is out of range (valid: > 0 s)'],
+    ['out of range: exclusive bound', 'name: x\nduration: 0s', 's.yaml:2:11: duration: "0s" is out of range (valid: > 0 s and <= 366 d)'],
     [
       'out of range: hour of day',
       'name: x\nactivity: { diurnal: { peakHourUtc: 24 } }',
@@ -469,6 +469,8 @@ describe('refused input: one line, file:line:col, key path, what is valid', () =
       'name: x\nslo: { redisMemory: 64 }',
       's.yaml:2:21: slo.redisMemory: 64 has no unit (expected a size like 64MB, 2GB, 512KiB; valid units: B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)',
     ],
+    // minutes of preparation, then "Invalid typed array length" and exit 70
+    ['a duration longer than the per-minute series can hold', 'name: x\nduration: 10000d', 's.yaml:2:11: duration: "10000d" is out of range (valid: > 0 s and <= 366 d)'],
     // 0 is refused here too: the key's range, not "expected >= 0"
     ['a negative duration where 0 is refused too', 'name: x\nslo: { readP99: -5ms }', 's.yaml:2:17: slo.readP99: "-5ms" is out of range (valid: > 0 s)'],
     ['empty sweep list', 'name: x\nsweep: { policies: [] }', 's.yaml:2:20: sweep.policies: needs at least 1 item(s)'],
