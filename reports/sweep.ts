@@ -14,7 +14,7 @@ function cells(r: SweepResult['rows'][number]): string[] {
     // as the run's report says: reads on a saturated shard queue without bound
     (r.saturatedShards ?? 0) > 0 ? `${fmtMs(r.readP99Ms)} SATURATED` : fmtMs(r.readP99Ms),
     r.redisOpsPerRead.toFixed(2),
-    r.servers.total.toFixed(1),
+    Number.isInteger(r.servers.total) ? String(r.servers.total) : r.servers.total.toFixed(1),
     r.sloPass ? 'PASS' : `FAIL ${r.failed.join(',')}`,
   ];
 }
@@ -52,7 +52,7 @@ export function sweepMarkdown(s: SweepResult): string {
   const out = [`# Sweep: ${s.scenario.name}`, '', ...(calibrated ? [calibrated, ''] : []), ...(partial ? [`**${partial}**`, ''] : []), `| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`];
   for (const r of s.rows) out.push(`| ${cells(r).join(' | ')} |`);
   out.push('', s.recommended ? `**Recommended: ${s.recommended.policy}**: ${s.recommended.reason}.` : `**No policy meets every ${everything(s)}.**`, '');
-  out.push("Servers = Redis memory hosts (64 GB of peak memory each) + Redis cores (100k commands/s each) + fan-out workers (mean writes/s over one worker's rated writes/s).", '');
+  out.push("Servers = Redis memory hosts (64 GB of peak memory each) + Redis cores (100k commands/s each) + fan-out workers (mean writes/s over one worker's rated writes/s), each rounded up.", '');
   return out.join('\n');
 }
 

@@ -1,9 +1,9 @@
 // Sweeping fan-out policies over one workload and picking the cheapest that meets every SLO.
 //
 // "Cheapest" is counted in servers, from what each policy makes the system do:
-//   Redis memory hosts  = peak timeline + list memory / 64 GB
-//   Redis cores         = Redis commands per second / 100k (one core's comfortable rate)
-//   fan-out workers     = mean timeline writes per second / one worker's rated writes per second
+//   Redis memory hosts  = peak timeline + list memory / 64 GB, rounded up
+//   Redis cores         = Redis commands per second / 100k (one core's comfortable rate), rounded up
+//   fan-out workers     = mean timeline writes per second / one worker's rated writes per second, rounded up
 // (the peak second is capped by the fleet's own size whenever a backlog forms, so it cannot rank policies)
 import type { RunResult } from './result.js';
 
@@ -49,9 +49,10 @@ export function serversFor(r: ServerFigures, writesPerSecondPerWorker: number): 
   const f = r.summary.fanout;
   const rd = r.summary.reads;
   const commands = (f.deliveries + f.listWrites) / r.scenario.durationSeconds + rd.perSecond.mean * rd.redisOpsPerRead.mean;
-  const memoryHosts = r.summary.redis.memoryBytes.peak / MEMORY_PER_REDIS_HOST;
-  const redisCores = commands / COMMANDS_PER_REDIS_CORE;
-  const fanoutWorkers = f.writesPerSecond.mean / writesPerSecondPerWorker;
+  // whole servers: a tenth of a Redis host is a host ("0.1: 0.0 Redis memory hosts" read as none)
+  const memoryHosts = Math.ceil(r.summary.redis.memoryBytes.peak / MEMORY_PER_REDIS_HOST);
+  const redisCores = Math.ceil(commands / COMMANDS_PER_REDIS_CORE);
+  const fanoutWorkers = Math.ceil(f.writesPerSecond.mean / writesPerSecondPerWorker);
   return { memoryHosts, redisCores, fanoutWorkers, total: memoryHosts + redisCores + fanoutWorkers, redisCommandsPerSecond: commands };
 }
 
@@ -77,22 +78,27 @@ export function sweepRow(r: RunResult, writesPerSecondPerWorker: number): SweepR
 export function recommend(rows: SweepRow[]): { policy: string; reason: string } | null {
   const passing = rows.filter((r) => r.sloPass);
   if (passing.length === 0) return null;
-  // servers as printed (one decimal): a difference the table cannot show is a tie, which goes to the
-  // simpler policy (adaptive:25000 was recommended over threshold:25000 at the same cost)
+  // a tie in servers goes to the simpler policy (adaptive:25000 was recommended over threshold:25000
+  // at the same cost); older documents hold fractions, compared as printed
   const shown = (r: SweepRow) => Number(r.servers.total.toFixed(1));
   const ranked = [...passing].sort((a, b) => shown(a) - shown(b) || complexity(a.policy) - complexity(b.policy) || a.policy.localeCompare(b.policy));
   const best = ranked[0];
   const tied = ranked.filter((r) => r !== best && shown(r) === shown(best));
   const others = rows.filter((r) => r !== best);
-  const parts = [`meets every SLO with the fewest servers (${best.servers.total.toFixed(1)}: ${best.servers.memoryHosts.toFixed(1)} Redis memory hosts, ${best.servers.redisCores.toFixed(1)} Redis cores, ${best.servers.fanoutWorkers.toFixed(1)} fan-out workers)`];
+  const parts = [`meets every SLO with the fewest servers (${count(best.servers.total)}: ${count(best.servers.memoryHosts)} Redis memory hosts, ${count(best.servers.redisCores)} Redis cores, ${count(best.servers.fanoutWorkers)} fan-out workers)`];
   if (tied.length > 0) parts.push(`a tie with ${tied.map((r) => r.policy).join(', ')} at the same count, and ${best.policy} is the simpler`);
   const failing = others.filter((r) => !r.sloPass);
   if (failing.length > 0) parts.push(`${failing.map((r) => `${r.policy} fails ${r.failed.join(', ')}`).join('; ')}`);
   const dearer = ranked.find((r) => r !== best && !tied.includes(r));
-  if (dearer) parts.push(`the next cheapest passing policy, ${dearer.policy}, needs ${dearer.servers.total.toFixed(1)}`);
+  if (dearer) parts.push(`the next cheapest passing policy, ${dearer.policy}, needs ${count(dearer.servers.total)}`);
   const edge = edgeOfRange(best.policy, rows.map((r) => r.policy));
   if (edge) parts.push(edge);
   return { policy: best.policy, reason: parts.join('; ') };
+}
+
+/** A server count as printed: whole (older documents' fractions with one decimal). */
+function count(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(1);
 }
 
 /** How much a policy asks of its operators, for breaking ties: a fixed rule before a switch, a switch before a moving one. */

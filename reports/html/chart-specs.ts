@@ -269,7 +269,7 @@ export function tradeoffChart(s: SweepResult): ChartSpec | null {
         x: sorted.map((p) => p.t),
         y: sorted.map((p) => metric.value(p.row)),
         style: 'linepoints',
-        titles: sorted.map((p) => `${short(p.row.policy)}: ${metric.label} ${metric.text(metric.value(p.row))}, ${p.row.servers.total.toFixed(1)} servers, SLO ${p.row.sloPass ? 'pass' : `FAIL ${p.row.failed.join(', ')}`}`),
+        titles: sorted.map((p) => `${short(p.row.policy)}: ${metric.label} ${metric.text(metric.value(p.row))}, ${Number.isInteger(p.row.servers.total) ? p.row.servers.total : p.row.servers.total.toFixed(1)} servers, SLO ${p.row.sloPass ? 'PASS' : `FAIL ${p.row.failed.join(', ')}`}`),
       });
       for (const p of sorted) {
         values.push(metric.value(p.row));

@@ -1,7 +1,7 @@
 // The sweep's recommendation (sim/sweep.ts recommend): the fewest servers among the policies that
 // pass, a tie to the simpler policy and said, a winner at the edge of the swept range said.
 import { describe, expect, it } from 'vitest';
-import { recommend, type SweepRow } from '../../sim/sweep.js';
+import { recommend, serversFor, type SweepRow } from '../../sim/sweep.js';
 
 const row = (policy: string, total: number, sloPass = true): SweepRow => ({
   policy,
@@ -18,18 +18,36 @@ const row = (policy: string, total: number, sloPass = true): SweepRow => ({
 
 describe('recommend', () => {
   it('picks the fewest servers among the passing policies, and names the next', () => {
-    const r = recommend([row('push:skip-dormant', 3, false), row('threshold:1000:skip-dormant', 2.6), row('threshold:25000:skip-dormant', 2.2), row('pull:skip-dormant', 4)]);
+    const r = recommend([row('push:skip-dormant', 3, false), row('threshold:1000:skip-dormant', 5), row('threshold:25000:skip-dormant', 4), row('pull:skip-dormant', 6)]);
     expect(r!.policy).toBe('threshold:25000:skip-dormant');
+    expect(r!.reason).toMatch(/^meets every SLO with the fewest servers \(4: /);
     expect(r!.reason).toContain('push:skip-dormant fails fanoutLagP99');
-    expect(r!.reason).toContain('the next cheapest passing policy, threshold:1000:skip-dormant, needs 2.6');
+    expect(r!.reason).toContain('the next cheapest passing policy, threshold:1000:skip-dormant, needs 5');
     expect(recommend([row('push', 1, false)])).toBeNull();
   });
 
-  it('gives a tie at the count shown to the simpler policy and says it was a tie', () => {
-    const r = recommend([row('adaptive:25000:skip-dormant', 2.21), row('threshold:25000:skip-dormant', 2.24), row('push:skip-dormant', 3)]);
+  it('gives a tie to the simpler policy and says it was a tie', () => {
+    const r = recommend([row('adaptive:25000:skip-dormant', 3), row('threshold:25000:skip-dormant', 3), row('push:skip-dormant', 4)]);
     expect(r!.policy).toBe('threshold:25000:skip-dormant');
     expect(r!.reason).toContain('a tie with adaptive:25000:skip-dormant at the same count, and threshold:25000:skip-dormant is the simpler');
-    expect(r!.reason).toContain('the next cheapest passing policy, push:skip-dormant, needs 3.0');
+    expect(r!.reason).toContain('the next cheapest passing policy, push:skip-dormant, needs 4');
+    // an older document's fractions tie as printed, to one decimal
+    expect(recommend([row('adaptive:25000', 2.21), row('threshold:25000', 2.24)])!.policy).toBe('threshold:25000');
+  });
+
+  it('counts whole servers: a tenth of a host is a host', () => {
+    const s = serversFor(
+      {
+        scenario: { durationSeconds: 100 },
+        summary: {
+          fanout: { deliveries: 1_000, listWrites: 0, writesPerSecond: { mean: 10, peak: 50 } },
+          reads: { perSecond: { mean: 10, peak: 10 }, redisOpsPerRead: { mean: 3, p50: 3, p99: 3 } },
+          redis: { memoryBytes: { peak: 6.4e9, end: 6.4e9 } },
+        },
+      } as unknown as Parameters<typeof serversFor>[0],
+      5_000,
+    );
+    expect(s).toEqual({ memoryHosts: 1, redisCores: 1, fanoutWorkers: 1, total: 3, redisCommandsPerSecond: 40 });
   });
 
   it('says when the winner is the lowest or highest threshold swept', () => {
