@@ -1,6 +1,7 @@
 // Shared by run and sweep: read the scenario, apply command-line overrides, build the graph and
 // population with progress on stderr, and turn every domain error into a one-line input error.
 import { loadScenario } from '../sim/scenario/load.js';
+import { parseOverride, type Override } from '../sim/scenario/overrides.js';
 import type { Scenario } from '../sim/scenario/types.js';
 import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
 import { InputError } from './errors.js';
@@ -9,6 +10,8 @@ import { Progress } from './output.js';
 /** The options run and sweep share. */
 export const SCENARIO_OPTIONS = {
   seed: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  duration: { type: 'string' },
   calibration: { type: 'string' },
   json: { type: 'boolean' },
   out: { type: 'string' },
@@ -37,12 +40,24 @@ export function exitOptions(values: { check?: boolean; 'no-thresholds'?: boolean
 export const CALIBRATION_HELP = `  --calibration FILE  apply a calibration file (feedlab calibrate): its measured costs win over the
                    scenario's infrastructure keys and its own \`calibration:\` include`;
 
-/** The scenario of a command's positionals (exactly one), with --seed and --calibration applied. */
-export function readScenario(positionals: readonly string[], command: string, seed?: string, calibration?: string): Scenario {
+/** The help lines of --set and --duration, as run, sweep, plan and replay print them. */
+export const OVERRIDE_HELP = `  --set KEY=VALUE  set a scenario key for this run, with the file's own key names and units
+                   (--set policy.threshold=10000 --set infrastructure.fanoutWorkers=16); repeatable
+  --duration D     the simulated time (--set duration=D)`;
+
+/** --set and --duration as overrides of the scenario's keys, checked against its schema. */
+export function overridesOf(values: { set?: string[]; duration?: string }): Override[] {
+  const out = (values.set ?? []).map(parseOverride);
+  if (values.duration !== undefined) out.push({ ...parseOverride(`duration=${values.duration}`), arg: `duration=${values.duration}` });
+  return out;
+}
+
+/** The scenario of a command's positionals (exactly one), with --seed, --calibration and --set / --duration applied. */
+export function readScenario(positionals: readonly string[], command: string, seed?: string, calibration?: string, overrides: readonly Override[] = []): Scenario {
   const path = positionals[0];
   if (!path) throw new InputError(`${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
   if (positionals.length > 1) throw new InputError(`${command}: one scenario file at a time, got ${positionals.length}: ${positionals.join(' ')}`);
-  const sc = loadScenario(path, { calibration });
+  const sc = loadScenario(path, { calibration, overrides });
   if (seed !== undefined) sc.seed = seedFlag(seed);
   return sc;
 }

@@ -9,11 +9,11 @@ import { loadScenario } from '../../sim/scenario/load.js';
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
 import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
-import { asInputError, CALIBRATION_HELP, SCENARIO_OPTIONS, seedFlag } from '../prepare-scenario.js';
+import { asInputError, CALIBRATION_HELP, OVERRIDE_HELP, overridesOf, SCENARIO_OPTIONS, seedFlag } from '../prepare-scenario.js';
 
 export const summary = 'a capacity plan: workers, Redis memory and shards, partitions, API instances, Postgres, with reasons';
 
-const USAGE = 'feedlab plan SCENARIO [--growth 1.5] [--headroom 0.3] [--samples N] [--seed N] [--calibration FILE] [--json] [--out DIR] [--check] [--quiet]';
+const USAGE = 'feedlab plan SCENARIO [--growth 1.5] [--headroom 0.3] [--samples N] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--quiet]';
 
 const HELP = `${USAGE}
 
@@ -22,6 +22,7 @@ const HELP = `${USAGE}
   --samples N   draws of the scenario's [low, likely, high] intervals; default ${DEFAULT_SAMPLES}
   --seed N      override the scenario's seed (it seeds the draws and the simulation check)
 ${CALIBRATION_HELP}
+${OVERRIDE_HELP}
   --json        print the plan document (schema feedlab.plan/1) on stdout
   --out DIR     write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
   --check       exit 1 when no plan meets every objective within the limits
@@ -51,7 +52,7 @@ export async function run(argv: string[]): Promise<number> {
   const path = positionals[0];
   if (!path) throw new InputError('plan: a scenario file is required (try scenarios/plan-next-year.yaml)');
   if (positionals.length > 1) throw new InputError(`plan: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
-  const sc = loadScenario(path, { onIntervalNote: null, calibration: values.calibration });
+  const sc = loadScenario(path, { onIntervalNote: null, calibration: values.calibration, overrides: overridesOf(values) });
   if (values.seed !== undefined) sc.seed = seedFlag(values.seed);
   if (values.out) checkOutputDir(values.out);
   if (sc.graph.kind === 'generate') checkGrowthForGraph(sc, options.growth, sc.graph.users);

@@ -18,7 +18,7 @@ import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
-import { asInputError, CALIBRATION_HELP, exitOptions, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 import { REPLAY } from '../replay/settings.js';
 import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
 import { stopKeys } from '../replay/stop-keys.js';
@@ -28,7 +28,7 @@ import type { Scenario } from '../../sim/scenario/types.js';
 export const summary = 'drive the reference server with a scenario and measure fan-out lag, Redis memory and p99 latency for real';
 
 const USAGE =
-  'feedlab replay SCENARIO [--policy P | --policies P1,P2,...] [--seed N] [--calibration FILE] [--users N] [--time-scale X] [--workers N] [--target URL [--no-load | --replace]] [--max] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet]';
+  'feedlab replay SCENARIO [--policy P | --policies P1,P2,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--users N] [--time-scale X] [--workers N] [--target URL [--no-load | --replace]] [--max] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet]';
 
 const HELP = `${USAGE}
 
@@ -45,6 +45,7 @@ everything removed at the end (also on Ctrl-C, q, or a crash).
                      (default: replay.policies when the scenario has them, else its policy section)
   --seed N           override the scenario's seed
 ${CALIBRATION_HELP}
+${OVERRIDE_HELP}
   --users N          accounts of the live graph (default: replay.users, else graph.generate.users)
   --time-scale X     simulated seconds per wall second (default: replay.timeScale, else 1)
   --workers N        fan-out worker processes (default: replay.workers, else infrastructure.fanoutWorkers; at most one per core)
@@ -87,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   if (positionals.length > 1) throw new InputError(`replay: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
-  const sc = readScenario(positionals, 'replay', values.seed, values.calibration);
+  const sc = readScenario(positionals, 'replay', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
   if (values.policy !== undefined && values.policies !== undefined) throw new InputError('replay: give --policy or --policies, not both');
   const specs =

@@ -10,17 +10,18 @@ import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, EXIT_OK } from '../errors.js';
 import { checkOutputDir, Progress, stoppedLine, writeReport, writtenLine } from '../output.js';
-import { asInputError, CALIBRATION_HELP, exitOptions, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
 
-const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--calibration FILE] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
+const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
 
 const HELP = `${USAGE}
 
   --seed N         override the scenario's seed
   --policy P       push | pull | threshold:T | rate | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers
 ${CALIBRATION_HELP}
+${OVERRIDE_HELP}
   --json           print the result document (schema feedlab.result/1) on stdout
   --out DIR        write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
 ${THRESHOLD_HELP}
@@ -45,7 +46,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return EXIT_OK;
   }
-  const sc = readScenario(positionals, 'run', values.seed, values.calibration);
+  const sc = readScenario(positionals, 'run', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
   const policy = asInputError(() => policyFor(sc, values.policy));
 

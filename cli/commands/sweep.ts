@@ -10,11 +10,11 @@ import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
-import { asInputError, CALIBRATION_HELP, exitOptions, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
 
-const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--calibration FILE] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
+const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
@@ -25,7 +25,7 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (values.help) {
     process.stdout.write(
-      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--out DIR writes DIR/report.json, DIR/report.md and a self-contained DIR/report.html.\n\n${CALIBRATION_HELP}\n${THRESHOLD_HELP}\n\n` +
+      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--out DIR writes DIR/report.json, DIR/report.md and a self-contained DIR/report.html.\n\n${CALIBRATION_HELP}\n${OVERRIDE_HELP}\n${THRESHOLD_HELP}\n\n` +
         `The recommendation is the cheapest policy that meets every SLO and threshold. Exit 1 when no policy meets every\n` +
         `threshold of slo.thresholds (unless --no-thresholds), or with --check when none meets every SLO and threshold\n` +
         `(no recommendation); the reason goes to stderr.\n\n` +
@@ -34,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
     );
     return EXIT_OK;
   }
-  const sc = readScenario(positionals, 'sweep', values.seed, values.calibration);
+  const sc = readScenario(positionals, 'sweep', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
   const specs = values.policies !== undefined ? values.policies.split(',').map((s) => s.trim()).filter(Boolean) : sc.sweep.policies;
   if (specs.length === 0) throw new InputError('sweep: --policies is empty');

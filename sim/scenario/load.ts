@@ -10,6 +10,7 @@ import { scenarioSchema } from './schema.js';
 import type { Activity, Interval, IntervalKey, Scenario } from './types.js';
 import { formatCount, formatDuration } from './units.js';
 import { Context, validate } from './validate.js';
+import { applyOverrides, attributeToOverride, type Override } from './overrides.js';
 
 const DAY = 86400;
 
@@ -28,10 +29,12 @@ export interface LoadOptions {
   onIntervalNote?: ((line: string) => void) | null;
   /** A calibration file given on the command line (--calibration): its keys win over the scenario's and its include's. */
   calibration?: string;
+  /** --set key=value (and --duration), written over the file's keys before validation. */
+  overrides?: readonly Override[];
 }
 
 export function loadScenario(path: string, options: LoadOptions = {}): Scenario {
-  const sc = parseScenario(readInputFile(path, 'scenario file'), path, { calibration: options.calibration });
+  const sc = parseScenario(readInputFile(path, 'scenario file'), path, { calibration: options.calibration, overrides: options.overrides });
   const note = options.onIntervalNote === undefined ? (line: string) => process.stderr.write(`${line}\n`) : options.onIntervalNote;
   if (sc.intervals && note) note(intervalNote(sc));
   return sc;
@@ -47,7 +50,18 @@ export function intervalNote(sc: Scenario): string {
  * Parses scenario text; `source` names it in errors and anchors relative graph.file and calibration
  * paths. `calibration`: a calibration file from the command line, applied over everything else.
  */
-export function parseScenario(text: string, source: string, options: { calibration?: string } = {}): Scenario {
+export function parseScenario(text: string, source: string, options: { calibration?: string; overrides?: readonly Override[] } = {}): Scenario {
+  const overrides = options.overrides ?? [];
+  if (overrides.length === 0) return parseDocumentText(text, source, options.calibration, []);
+  try {
+    return parseDocumentText(text, source, options.calibration, overrides);
+  } catch (err) {
+    throw err instanceof InputError ? attributeToOverride(err, overrides) : err;
+  }
+}
+
+function parseDocumentText(text: string, source: string, calibration: string | undefined, overrides: readonly Override[]): Scenario {
+  const options = { calibration };
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax = doc.errors[0];
@@ -55,6 +69,7 @@ export function parseScenario(text: string, source: string, options: { calibrati
     const { line, col } = lineCounter.linePos(syntax.pos[0]);
     throw new InputError(`invalid YAML: ${syntax.message.replace(/\s+/g, ' ').trim()}`, `${source}:${line}:${col}`);
   }
+  applyOverrides(doc, overrides);
   const ctx = new Context(doc, lineCounter, source, dirname(source), scenarioSchema);
   const { calibration: include, ...v } = validate(doc.contents ?? null, scenarioSchema, '', ctx) as Validated;
   // the included file's keys where the scenario writes none, then the command line's over both

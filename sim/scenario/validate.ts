@@ -384,8 +384,8 @@ function scalarValue(node: Scalar, spec: Spec, path: string, ctx: Context): unkn
   try {
     n = PARSE[spec.type](v);
   } catch (err) {
-    // a negative value where 0 is refused too: the key's own range, not the parser's ">= 0"
-    if (err instanceof InputError && / is negative \(/.test(err.message) && spec.above !== undefined) {
+    // a negative value: the key's own range (-5 and 0 once got different bounds), not the parser's ">= 0"
+    if (err instanceof InputError && / is negative \(/.test(err.message) && (spec.above !== undefined || (spec.min ?? 0) > 0)) {
       ctx.fail(path, `${shown(node)} is out of range (valid: ${rangeText(spec)})`, node);
     }
     if (err instanceof InputError) ctx.fail(path, err.message, node);

@@ -55,6 +55,14 @@ describe('feedlab run', () => {
     expect(ok.code).toBe(0);
   });
 
+  it('--set and --duration change the scenario for this run', () => {
+    const r = feedlab(['run', small, '--json', '--quiet', '--set', 'policy.threshold=1000', '--duration', '10m']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.policy).toBe('threshold:1000:skip-dormant');
+    expect(doc.scenario.durationSeconds).toBe(600);
+  });
+
   it('--out writes report.json (the same document) and report.md', () => {
     const out = join(dir, 'out-run');
     const r = feedlab(['run', small, '--json', '--quiet', '--out', out]);
@@ -79,6 +87,11 @@ describe('feedlab run', () => {
       // a 20-digit seed was rounded to another seed without a word
       [['run', small, '--seed', '12345678901234567890'], /--seed must be a whole number from 0 to 9007199254740991 \(2\^53 - 1, held exactly\), got "12345678901234567890"$/],
       [['run', small, small], /^feedlab: run: one scenario file at a time, got 2: /],
+      [['run', small, '--set', 'policy.treshold=5'], /^feedlab: --set policy\.treshold=5: policy has no key "treshold"; did you mean "policy\.threshold"\?$/],
+      // -5 and 0 get the same range (they once gave different bounds)
+      [['run', small, '--set', 'policy.timelineCap=-5'], /^feedlab: --set policy\.timelineCap=-5: policy\.timelineCap: -5 is out of range \(valid: 1 to 65535\)$/],
+      [['run', small, '--set', 'policy.timelineCap=0'], /^feedlab: --set policy\.timelineCap=0: policy\.timelineCap: 0 is out of range \(valid: 1 to 65535\)$/],
+      [['run', small, '--duration', '100'], /^feedlab: --set duration=100: duration: 100 has no unit/],
       [['run', small, '--frobnicate'], /Unknown option '--frobnicate'/],
       [['bogus'], /unknown command "bogus"/],
       [['run', small, '--out', join(small, 'sub')], /--out .*small\.yaml is not a directory/],
