@@ -1,5 +1,5 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { checkDirs, makeDirs } from '../sim/make-dirs.js';
 import { formatDuration } from '../sim/scenario/units.js';
 import { InputError } from './errors.js';
@@ -10,6 +10,24 @@ import { InputError } from './errors.js';
  */
 export function checkOutputDir(dir: string): void {
   checkDirs(dir, `--out ${dir}`);
+}
+
+/** --junit FILE: refused before the work when its directory cannot be made. */
+export function checkJunitFile(file: string | undefined): void {
+  if (file !== undefined) checkDirs(dirname(resolve(file)), `--junit ${file}`);
+}
+
+/** Write --junit FILE whole (a temporary name renamed into place). */
+export function writeJunit(file: string, xml: string): void {
+  makeDirs(dirname(resolve(file)), `--junit ${file}`);
+  const tmp = join(dirname(resolve(file)), `.${basename(file)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(tmp, xml);
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new InputError(`--junit ${file}: ${(err as Error).message}`);
+  }
 }
 
 /** Write several files into a directory so that either all of them land or none does. */
@@ -31,7 +49,7 @@ export function writeReport(dir: string, files: Record<string, string>): void {
 
 /** Where --out put the files, as the commands say it on stderr (`run --out` used to say nothing). */
 export function writtenLine(dir: string, files: Record<string, string>): string {
-  const names = Object.keys(files).filter((n) => n.startsWith('report.'));
+  const names = Object.keys(files).filter((n) => n.startsWith('report.') || n === 'series.csv');
   const others = Object.keys(files).length - names.length;
   const rest = names.slice(1);
   const list = rest.length <= 1 ? rest.join('') : `${rest.slice(0, -1).join(', ')} and ${rest.at(-1)}`;

@@ -24,12 +24,15 @@ export const SCENARIO_OPTIONS = {
 /** The options of the commands that check slo.thresholds and exit by them (run, sweep; replay when it comes). */
 export const THRESHOLD_OPTIONS = {
   'no-thresholds': { type: 'boolean' },
+  junit: { type: 'string' },
 } as const;
 
 /** The help lines of THRESHOLD_OPTIONS and --check, as run and sweep print them. */
 export const THRESHOLD_HELP = `  --check          exit 1 when an SLO (slo.fanoutLagP99, readP99, redisMemory) or a threshold is not met
   --no-thresholds  a failed threshold (slo.thresholds) is still checked and printed, but does not exit 1
-                   (with --check too: then only the SLOs set the exit code)`;
+                   (with --check too: then only the SLOs set the exit code)
+  --junit FILE     write every SLO and threshold check as JUnit XML (a test case each, a failure
+                   for each not met) for a CI system's test report`;
 
 /** What --check and --no-thresholds ask of the exit code (sim/slo.ts verdictExit). */
 export function exitOptions(values: { check?: boolean; 'no-thresholds'?: boolean }): { check: boolean; thresholds: boolean } {

@@ -1,4 +1,5 @@
-// The files `--out DIR` writes for a result document: report.json, report.md and report.html.
+// The files `--out DIR` writes for a result document: report.json, report.md and report.html, and
+// series.csv for a run's or a sweep's time series.
 //
 // Every renderer works from the document as report.json holds it (numbers cut to 6 significant
 // digits, parsed back), so `feedlab run --out` and `feedlab report report.json` write the same bytes.
@@ -16,6 +17,7 @@ import { htmlReport } from './html/index.js';
 import { planHtml } from './html/plan-page.js';
 import { markdownReport } from './markdown.js';
 import { planMarkdown } from './plan.js';
+import { seriesCsv } from './series-csv.js';
 import { sweepMarkdown } from './sweep.js';
 
 export type ReportDocument = RunResult | SweepResult | PlanDocument | CompareDocument;
@@ -23,11 +25,13 @@ export type ReportDocument = RunResult | SweepResult | PlanDocument | CompareDoc
 interface Renderers<D> {
   markdown(doc: D): string;
   html(doc: D): string;
+  /** The time series as CSV, for documents that have them. */
+  csv?(doc: D): string;
 }
 
 const RENDERERS: { [schema: string]: Renderers<never> } = {
-  [RESULT_SCHEMA]: { markdown: markdownReport, html: htmlReport } satisfies Renderers<RunResult>,
-  'feedlab.sweep/1': { markdown: sweepMarkdown, html: htmlReport } satisfies Renderers<SweepResult>,
+  [RESULT_SCHEMA]: { markdown: markdownReport, html: htmlReport, csv: seriesCsv } satisfies Renderers<RunResult>,
+  'feedlab.sweep/1': { markdown: sweepMarkdown, html: htmlReport, csv: seriesCsv } satisfies Renderers<SweepResult>,
   'feedlab.plan/1': { markdown: planMarkdown, html: planHtml } satisfies Renderers<PlanDocument>,
   [COMPARE_SCHEMA]: { markdown: compareMarkdown, html: compareHtml } satisfies Renderers<CompareDocument>,
 };
@@ -46,7 +50,7 @@ export function canonical<D>(doc: D): { json: string; doc: D } {
   return { json, doc: JSON.parse(json, reviveNonFinite) as D };
 }
 
-/** { 'report.json', 'report.md', 'report.html' } for a run, sweep, plan or compare document. */
+/** { 'report.json', 'report.md', 'report.html' } for a run, sweep, plan or compare document, and 'series.csv' for a run's or a sweep's time series. */
 export function reportFiles(doc: ReportDocument): Record<string, string> {
   const renderers = RENDERERS[doc.schema] as Renderers<ReportDocument> | undefined;
   if (!renderers) throw new Error(`no report for schema ${String(doc.schema)} (valid: ${REPORT_SCHEMAS.join(', ')})`);
@@ -55,5 +59,6 @@ export function reportFiles(doc: ReportDocument): Record<string, string> {
     'report.json': c.json + '\n',
     'report.md': renderers.markdown(c.doc),
     'report.html': renderers.html(c.doc),
+    ...(renderers.csv ? { 'series.csv': renderers.csv(c.doc) } : {}),
   };
 }

@@ -17,7 +17,8 @@ import { judgeResult, verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
-import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
+import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, writtenLine } from '../output.js';
+import { junitXml } from '../../reports/junit.js';
 import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 import { REPLAY } from '../replay/settings.js';
 import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
@@ -28,7 +29,7 @@ import type { Scenario } from '../../sim/scenario/types.js';
 export const summary = 'drive the reference server with a scenario and measure fan-out lag, Redis memory and p99 latency for real';
 
 const USAGE =
-  'feedlab replay SCENARIO [--policy P | --policies P1,P2,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--users N] [--time-scale X] [--workers N] [--target URL [--no-load | --replace]] [--max] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet]';
+  'feedlab replay SCENARIO [--policy P | --policies P1,P2,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--users N] [--time-scale X] [--workers N] [--target URL [--no-load | --replace]] [--max] [--json] [--out DIR] [--check] [--no-thresholds] [--junit FILE] [--quiet]';
 
 const HELP = `${USAGE}
 
@@ -90,6 +91,7 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new InputError(`replay: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
   const sc = readScenario(positionals, 'replay', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
+  checkJunitFile(values.junit);
   if (values.policy !== undefined && values.policies !== undefined) throw new InputError('replay: give --policy or --policies, not both');
   const specs =
     values.policies !== undefined
@@ -209,7 +211,7 @@ interface Reported {
 }
 
 /** The document of the replayed policies (a sweep for several), its text, its files and exit code; null when nothing finished. */
-function report(all: RunResult[], policies: FanoutPolicy[], scenario: Scenario, values: { json?: boolean; out?: string; check?: boolean; 'no-thresholds'?: boolean }, stopped: boolean): Reported | null {
+function report(all: RunResult[], policies: FanoutPolicy[], scenario: Scenario, values: { json?: boolean; out?: string; check?: boolean; 'no-thresholds'?: boolean; junit?: string }, stopped: boolean): Reported | null {
   const options = exitOptions(values);
   let doc: RunResult | SweepResult;
   let verdict: { exitCode: number; message: string | null };
@@ -239,6 +241,7 @@ function report(all: RunResult[], policies: FanoutPolicy[], scenario: Scenario, 
   }
   const files = values.out ? reportFiles(doc) : {};
   if (values.out) writeReport(values.out, files);
+  if (values.junit) writeJunit(values.junit, junitXml(doc));
   const text = values.json ? stringifyResult(doc) + '\n' : doc.schema === 'feedlab.sweep/1' ? sweepTable(doc) : terminalReport(doc);
   return { text, doc, ...verdict, stopped, files };
 }

@@ -9,12 +9,13 @@ import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, EXIT_OK } from '../errors.js';
-import { checkOutputDir, Progress, stoppedLine, writeReport, writtenLine } from '../output.js';
+import { checkJunitFile, checkOutputDir, Progress, stoppedLine, writeJunit, writeReport, writtenLine } from '../output.js';
+import { junitXml } from '../../reports/junit.js';
 import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
 
-const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
+const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--junit FILE] [--quiet] [--no-dashboard]';
 
 const HELP = `${USAGE}
 
@@ -48,6 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const sc = readScenario(positionals, 'run', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
+  checkJunitFile(values.junit);
   const policy = asInputError(() => policyFor(sc, values.policy));
 
   let result: RunResult | undefined;
@@ -87,6 +89,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(stoppedLine(result.partial.stoppedAtSeconds, result.scenario.durationSeconds, values.out));
     return EXIT_INTERRUPTED;
   }
+  if (values.junit) writeJunit(values.junit, junitXml(result));
   const verdict = verdictExit([result.summary.slo], exitOptions(values));
   if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
   return verdict.exitCode;

@@ -9,12 +9,13 @@ import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
-import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
+import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, writtenLine } from '../output.js';
+import { junitXml } from '../../reports/junit.js';
 import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
 export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
 
-const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--quiet] [--no-dashboard]';
+const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--junit FILE] [--quiet] [--no-dashboard]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(
@@ -36,6 +37,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const sc = readScenario(positionals, 'sweep', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
+  checkJunitFile(values.junit);
   const specs = values.policies !== undefined ? values.policies.split(',').map((s) => s.trim()).filter(Boolean) : sc.sweep.policies;
   if (specs.length === 0) throw new InputError('sweep: --policies is empty');
   // every policy is checked before the first (long) simulation starts
@@ -91,6 +93,7 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT_INTERRUPTED;
   }
   // a policy passes when run would exit 0 on it; with --check (and thresholds counted) that is the recommendation
+  if (values.junit) writeJunit(values.junit, junitXml(result));
   const verdict = verdictExit(runs.map((r) => r.summary.slo), exitOptions(values));
   if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
   return verdict.exitCode;

@@ -74,7 +74,7 @@ describe('feedlab run', () => {
     // without --quiet it says where the files went, last on stderr
     const said = feedlab(['run', small, '--json', '--out', out]);
     expect(said.code).toBe(0);
-    expect(said.stderr.trim().split('\n').at(-1)).toBe(`feedlab: report written to ${join(out, 'report.json')}, report.md and report.html`);
+    expect(said.stderr.trim().split('\n').at(-1)).toBe(`feedlab: report written to ${join(out, 'report.json')}, report.md, report.html and series.csv`);
   });
 
   it('bad input: one line, exit 2, and no output directory', () => {
@@ -158,7 +158,7 @@ describe('feedlab sweep', () => {
     expect(row.sloPass).toBe(true);
     for (const other of doc.rows) if (other.sloPass) expect(row.servers.total).toBeLessThanOrEqual(other.servers.total);
     expect(doc.recommended.reason).toMatch(/fewest servers/);
-    expect(readdirSync(out).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    expect(readdirSync(out).sort()).toEqual(['report.html', 'report.json', 'report.md', 'series.csv']);
   });
 
   it('uses the scenario sweep list by default and prints a table', () => {

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { create } from 'xmlbuilder2';
 import { fmtMs, fmtSeconds, fmtShare } from '../../reports/summary-lines.js';
 import { expectInputErrors, feedlab, scratchDir, SMALL, writeScenario } from './cli-helpers.js';
 
@@ -56,6 +57,28 @@ describe('feedlab run with thresholds', () => {
     expect(byId('backlogDrain < 10m')).toMatchObject({ actual: doc.summary.fanout.backlog.drainSeconds, target: 600, pass: true });
     // the objectives still pass: only the threshold fails
     expect(checks.filter((c) => !c.threshold).every((c) => c.pass)).toBe(true);
+  });
+
+  it('--junit writes every check as a JUnit test case, a failure for the one not met', () => {
+    const file = join(dir, 'ci', 'checks.xml');
+    const r = feedlab(['run', failing, '--json', '--quiet', '--junit', file]);
+    expect(r.code).toBe(1);
+    const checks: Check[] = JSON.parse(r.stdout).summary.slo.checks;
+    const xml = readFileSync(file, 'utf8');
+    expect(xml).toMatch(/^<\?xml version="1\.0" encoding="UTF-8"\?>/);
+    // read back with the same maintained library that wrote it
+    const doc = create(xml).end({ format: 'object' }) as unknown as {
+      testsuites: { '@tests': string; '@failures': string; testsuite: { '@name': string; testcase: { '@name': string; failure?: { '@message': string } }[] } };
+    };
+    expect(doc.testsuites['@tests']).toBe(String(checks.length));
+    expect(doc.testsuites['@failures']).toBe('1');
+    const cases = doc.testsuites.testsuite.testcase;
+    expect(cases).toHaveLength(checks.length);
+    expect(cases.filter((c) => c.failure)).toHaveLength(1);
+    // the one failure, its name and message escaped as XML requires
+    expect(xml).toMatch(/<testcase classname="feedlab\.small\.threshold:25000:skip-dormant" name="read max &lt; 100us">\s*<failure message="read max &lt; 100us: [\d.]+ ms \(threshold &lt; 100 us\)" type="threshold">/);
+    // refused before the run when the file's directory cannot be made
+    expectInputErrors([[['run', passing, '--junit', '/proc/feedlab-no/x.xml'], /^feedlab: --junit \/proc\/feedlab-no\/x\.xml: cannot make \/proc\/feedlab-no \(ENOENT\)$/]]);
   });
 
   it('--no-thresholds: the same document, exit 0; --check with it counts only the objectives', () => {

@@ -16,10 +16,10 @@ const { run, sweep } = smallDocs();
 const plans = planDocs();
 
 describe('reportFiles', () => {
-  it('writes report.json, report.md and report.html for a run and for a sweep', () => {
+  it('writes report.json, report.md, report.html and the series as CSV for a run and for a sweep', () => {
     for (const doc of [run, sweep]) {
       const files = reportFiles(doc);
-      expect(Object.keys(files)).toEqual(['report.json', 'report.md', 'report.html']);
+      expect(Object.keys(files)).toEqual(['report.json', 'report.md', 'report.html', 'series.csv']);
       expect(files['report.json']).toBe(stringifyResult(doc) + '\n');
       expect(files['report.html']).toMatch(/^<!doctype html>/);
     }
@@ -89,5 +89,24 @@ describe('followerDistribution', () => {
   it('is in every run result, the same for every policy over one graph', () => {
     expect(run.followers).toEqual(sweep.runs[0].followers);
     expect(JSON.parse(stringifyResult(run)).followers.bins.length).toBe(run.followers!.bins.length);
+  });
+});
+
+describe('series.csv', () => {
+  it('has a row per step of every run, in the header\'s units, and reads back to the series', () => {
+    const lines = reportFiles(run)['series.csv'].split('\r\n');
+    expect(lines.at(-1)).toBe('');
+    const header = lines[0].split(',');
+    expect(header.slice(0, 4)).toEqual(['policy', 'start_seconds', 'posts_per_second', 'timeline_writes_per_second']);
+    const rows = lines.slice(1, -1).map((l) => l.split(','));
+    expect(rows).toHaveLength(run.series.startSeconds.length);
+    const col = (name: string) => rows.map((r) => r[header.indexOf(name)]);
+    expect(col('policy').every((p) => p === run.policy)).toBe(true);
+    expect(col('lag_p99_seconds').map(Number)).toEqual(JSON.parse(reportFiles(run)['report.json']).series.lagP99Seconds);
+    expect(col('redis_memory_bytes').map(Number)).toEqual(JSON.parse(reportFiles(run)['report.json']).series.memoryBytes);
+    // a sweep: every run's rows, one after the other
+    const sweepRows = reportFiles(sweep)['series.csv'].split('\r\n').slice(1, -1);
+    expect(sweepRows).toHaveLength(sweep.runs.reduce((n, r) => n + r.series.startSeconds.length, 0));
+    expect(new Set(sweepRows.map((l) => l.split(',')[0]))).toEqual(new Set(sweep.runs.map((r) => r.policy)));
   });
 });

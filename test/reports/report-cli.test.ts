@@ -25,13 +25,13 @@ describe('feedlab report', () => {
   });
 
   it('run --out writes report.json, report.md and report.html, and report re-renders the same bytes', () => {
-    expect(readdirSync(runDir).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    expect(readdirSync(runDir).sort()).toEqual(['report.html', 'report.json', 'report.md', 'series.csv']);
     const html = readFileSync(join(runDir, 'report.html'), 'utf8');
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).toContain('data-chart="lag-backlog"');
     const again = join(dir, 'run-again');
     expect(feedlab(['report', join(runDir, 'report.json'), '--out', again]).code).toBe(0);
-    for (const f of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(again, f), 'utf8'), f).toBe(readFileSync(join(runDir, f), 'utf8'));
+    for (const f of ['report.json', 'report.md', 'report.html', 'series.csv']) expect(readFileSync(join(again, f), 'utf8'), f).toBe(readFileSync(join(runDir, f), 'utf8'));
   });
 
   it('never replaces another document beside RESULT.json: without --out a different report.json is refused', () => {
@@ -72,7 +72,7 @@ describe('feedlab report', () => {
     const r = feedlab(['report', join(runDir, 'report.json')]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['report.json', 'report.md', 'report.html'].map((f) => join(runDir, f)));
+    expect(r.stdout.trim().split('\n')).toEqual(['report.json', 'report.md', 'report.html', 'series.csv'].map((f) => join(runDir, f)));
     expect(readFileSync(join(runDir, 'report.json'), 'utf8')).toBe(json); // the same document, byte for byte
     const html = readFileSync(join(runDir, 'report.html'), 'utf8');
     expect(html).toMatch(/^<!doctype html>/);
