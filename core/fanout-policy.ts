@@ -97,6 +97,16 @@ export function parsePolicy(spec: string, base: FanoutPolicy): FanoutPolicy {
   return policy;
 }
 
+/**
+ * Why the reference server cannot run a policy, or null when it can: `rate` decides per (author,
+ * reader) pair from read rates no live process tracks (a simulator what-if). The API and the
+ * workers ask the same question (`serve --with-worker --policy rate` passed serve's check once).
+ */
+export function notLiveRunnable(policy: FanoutPolicy): string | null {
+  if (policy.kind !== 'rate') return null;
+  return `the rate policy decides per (author, reader) pair from read rates the server and its workers do not track; use one of ${POLICY_FORMS.filter((f) => f !== 'rate').join(', ')}`;
+}
+
 /** Whether a spec parses, for a list of policies checked where it is written (the settings it does not name are irrelevant here). */
 export function checkPolicySpec(spec: string): void {
   parsePolicy(spec, { kind: 'push', threshold: DEFAULT_CELEBRITY_THRESHOLD, skipDormant: true, readerCap: DEFAULT_READER_CAP, backlogBound: 0, minThreshold: 0 });

@@ -3,6 +3,8 @@
 
 /** Entries kept per home timeline; every push trims to it (Mastodon MAX_ITEMS, Twitter 2012). */
 export const DEFAULT_TIMELINE_CAP = 800;
+/** The largest timeline cap the reference server and its workers take (they once disagreed: 100,000 and 1,000,000). */
+export const MAX_LIVE_TIMELINE_CAP = 100_000;
 /** A timeline's TTL lease, renewed on read and on push. */
 export const DEFAULT_LEASE_DAYS = 7;
 /** Followers not seen within this window get no pushes and lose their cached timeline. */

@@ -25,7 +25,7 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DEFAULT_API_PG_POOL } from '../core/deployment.js';
-import { formatPolicy, parsePolicy, PolicySpecError, readPullThreshold, type FanoutPolicy } from '../core/fanout-policy.js';
+import { formatPolicy, notLiveRunnable, parsePolicy, PolicySpecError, readPullThreshold, type FanoutPolicy } from '../core/fanout-policy.js';
 import { PostIdGenerator, MAX_WORKER_ID } from '../core/post-id.js';
 import { redactUrl } from '../core/service-url.js';
 import {
@@ -37,6 +37,7 @@ import {
   DEFAULT_LEASE_DAYS,
   DEFAULT_READER_CAP,
   DEFAULT_TIMELINE_CAP,
+  MAX_LIVE_TIMELINE_CAP,
   SECONDS_PER_DAY,
 } from '../core/timeline-rules.js';
 import { checkTokenSecret, TOKEN_SECRET_ENV, TokenConfigError } from './auth/token.js';
@@ -190,6 +191,8 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     if (err instanceof PolicySpecError) throw new ServeConfigError(`${policySrc.where}: ${err.message}`);
     throw err;
   }
+  const notLive = notLiveRunnable(policy);
+  if (notLive) throw new ServeConfigError(`${policySrc.where}: ${notLive}`);
   if (thresholdSrc.value !== undefined && policySrc.value !== undefined && (policy.kind === 'threshold' || policy.kind === 'adaptive') && policy.threshold !== base.threshold) {
     throw new ServeConfigError(`${policySrc.where}=${policySrc.value} and ${thresholdSrc.where}=${thresholdSrc.value} disagree on the threshold: set one of them`);
   }
@@ -236,7 +239,7 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     keyPrefix: read.name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
     policy,
     readThreshold: readPullThreshold(policy),
-    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 100_000),
+    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, MAX_LIVE_TIMELINE_CAP),
     listLength: read.integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
     leaseDays: read.days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS),
     dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),

@@ -2,7 +2,7 @@
 // Redis and Postgres (or a running deployment), measured for real, written as the same result
 // document a simulation writes (source: replay); one document per policy, a sweep for several.
 import { availableParallelism } from 'node:os';
-import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { formatPolicy, notLiveRunnable, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { reportFiles } from '../../reports/files.js';
 import { sweepTable } from '../../reports/sweep.js';
 import { terminalReport } from '../../reports/terminal.js';
@@ -102,9 +102,8 @@ export async function run(argv: string[]): Promise<number> {
   if (specs.length === 0) throw new InputError('replay: --policies is empty');
   const policies: FanoutPolicy[] = specs.map((spec) => asInputError(() => policyFor(sc, spec ?? undefined)));
   for (const p of policies) {
-    if (p.kind === 'rate') {
-      throw new InputError('replay: the rate policy decides per (author, reader) pair from read rates the reference server does not track; replay push, pull, threshold:T, reader-cap:N or adaptive:T');
-    }
+    const why = notLiveRunnable(p);
+    if (why) throw new InputError(`replay: ${why}`);
   }
   const target = values.target !== undefined ? parseTarget(values.target) : null;
   if (!target && (values['no-load'] || values.replace || values.schema || values['key-prefix'] || values['stream-prefix'])) {

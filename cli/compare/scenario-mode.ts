@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import { formatPolicy, notLiveRunnable, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { buildComparison, type CompareDocument, type PolicyInput } from '../../sim/compare/compare.js';
 import { replayMapping } from '../../sim/replay/mapping.js';
 import { simulateMirror } from '../../sim/replay/mirror.js';
@@ -86,7 +86,10 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
     const specs = f.policies !== undefined ? f.policies.split(',').map((s) => s.trim()).filter(Boolean) : (sc.replay?.policies ?? [null]);
     if (specs.length === 0) throw new InputError('compare: --policies is empty');
     const policies: FanoutPolicy[] = specs.map((s) => asInputError(() => policyFor(sc, s ?? undefined)));
-    if (policies.some((p) => p.kind === 'rate')) throw new InputError('compare: the rate policy cannot be replayed (the reference server does not run it); compare push, pull, threshold:T, reader-cap:N or adaptive:T');
+    for (const p of policies) {
+      const why = notLiveRunnable(p);
+      if (why) throw new InputError(`compare: cannot replay it: ${why}`);
+    }
     const overrides = {
       users: f.users !== undefined ? numberFlag('users', f.users, 0, { min: 2, integer: true }) : undefined,
       timeScale: f['time-scale'] !== undefined ? numberFlag('time-scale', f['time-scale'], 1, { min: 1e-9 }) : undefined,

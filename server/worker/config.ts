@@ -23,9 +23,9 @@
 import { hostname } from 'node:os';
 import {
   formatPolicy,
+  notLiveRunnable,
   parsePolicy,
   PolicySpecError,
-  POLICY_FORMS,
   type FanoutPolicy,
 } from '../../core/fanout-policy.js';
 import { DEFAULT_EVENT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PARTITIONS, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
@@ -38,6 +38,7 @@ import {
   DEFAULT_MIN_THRESHOLD,
   DEFAULT_READER_CAP,
   DEFAULT_TIMELINE_CAP,
+  MAX_LIVE_TIMELINE_CAP,
   SECONDS_PER_DAY,
 } from '../../core/timeline-rules.js';
 import { DEFAULT_REDIS_URL, redactRedisUrl } from '../cache/redis.js';
@@ -186,7 +187,7 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
     relay: read.bool(flags.relay, get(null, 'FEED_RELAY')),
     migrate: read.bool(flags.migrate, get(null, 'FEED_MIGRATE')),
     policy,
-    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, 1_000_000),
+    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, MAX_LIVE_TIMELINE_CAP),
     listLength: read.integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
     leaseDays,
     dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
@@ -211,12 +212,8 @@ export function policyFromSpec(spec: string, base: FanoutPolicy, where = 'policy
     if (err instanceof PolicySpecError) throw new WorkerConfigError(`${where}: ${err.message}`);
     throw err;
   }
-  if (policy.kind === 'rate') {
-    throw new WorkerConfigError(
-      `${where}: the rate policy decides per (author, reader) pair from read rates the worker does not track; ` +
-        `use one of ${POLICY_FORMS.filter((f) => f !== 'rate').join(', ')}`,
-    );
-  }
+  const why = notLiveRunnable(policy);
+  if (why) throw new WorkerConfigError(`${where}: ${why}`);
   return policy;
 }
 

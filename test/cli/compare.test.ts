@@ -187,7 +187,7 @@ describe('feedlab compare SCENARIO', () => {
     expectInputErrors([
       [['compare', scenario, ...saved, '--runs', '2'], /^feedlab: compare: --replays gives the measured side; --runs would replay it again: give one of them$/],
       [['compare', scenario, '--calibration', 'c.yaml', '--no-calibrate'], /^feedlab: compare: --calibration and --no-calibrate contradict each other$/],
-      [['compare', scenario, ...saved, '--policies', 'rate'], /^feedlab: compare: the rate policy cannot be replayed/],
+      [['compare', scenario, ...saved, '--policies', 'rate'], /^feedlab: compare: cannot replay it: the rate policy decides per \(author, reader\) pair/],
       [['compare', scenario, ...saved, '--policies', 'push'], /^feedlab: compare: the replay documents hold none of the policies compared \(push:skip-dormant\)$/],
       [['compare', scenario, '--replays', join(dir, 'nope.json'), '--no-calibrate'], /^feedlab: .*nope\.json: no such file$/],
       [['compare', scenario, ...saved, '--seeds', '0'], /^feedlab: --seeds must be at least 1, got 0$/],

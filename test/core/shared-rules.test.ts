@@ -16,7 +16,7 @@ import { basePolicy } from '../../sim/policy.js';
 import { graphFromEdges, scenarioFrom } from '../model/fixtures.js';
 
 const ENV = { FEED_TOKEN_SECRET: 'x'.repeat(32) } as NodeJS.ProcessEnv;
-const SPECS = ['push', 'pull', 'threshold:0', 'threshold:3', 'threshold:25000', 'adaptive:3', 'rate', 'reader-cap:2'];
+const SPECS = ['push', 'pull', 'threshold:0', 'threshold:3', 'threshold:25000', 'adaptive:3', 'reader-cap:2'];
 
 describe('the pull decision', () => {
   it("the server's read path pulls exactly the authors the worker and the simulator pull, at every follower count", () => {
@@ -25,11 +25,13 @@ describe('the pull decision', () => {
       // the read path asks only of authors the reader follows: at least one follower each
       for (const followers of [1, 2, 3, 4, 24_999, 25_000, 25_001, 1e9]) {
         const decided = pullsAuthor(server.policy, followers, server.policy.threshold);
-        // rate decides per pair and never by count: nothing is pulled on read by count for it
         expect(followers > server.readThreshold, `${spec} at ${followers}`).toBe(decided);
         expect(server.readThreshold).toBe(readPullThreshold(server.policy));
       }
     }
+    // rate decides per pair from read rates no live process tracks: the API and the workers refuse it alike
+    expect(() => loadServeConfig({ policy: 'rate' }, ENV)).toThrow(/the rate policy decides per \(author, reader\) pair/);
+    expect(() => loadWorkerConfig({ policy: 'rate' }, ENV)).toThrow(/the rate policy decides per \(author, reader\) pair/);
   });
 
   it('a simulated run pulls the author over the threshold and pushes the one at it', () => {

@@ -69,6 +69,10 @@ describe('serve configuration', () => {
       [{ ...ENV, FEED_BUS: 'nats' }, {}, /FEED_BUS="nats": must be redis or kafka/],
       [{ ...ENV }, { bus: 'nats' }, /--bus="nats"/],
       [{ ...ENV, FEED_TIMELINE_CAP: '0' }, {}, /FEED_TIMELINE_CAP="0": must be a whole number from 1/],
+      // the same bound as the worker's (they once took 100,000 and 1,000,000)
+      [{ ...ENV, FEED_TIMELINE_CAP: '100001' }, {}, /FEED_TIMELINE_CAP="100001": must be a whole number from 1 to 100000/],
+      // refused here as the worker refuses it (serve --with-worker --policy rate passed serve's check)
+      [{ ...ENV }, { policy: 'rate' }, /^--policy: the rate policy decides per \(author, reader\) pair/],
       [{ ...ENV, FEED_LEASE_DAYS: '-1' }, {}, /FEED_LEASE_DAYS="-1": must be a number of days/],
       [{ ...ENV }, { 'node-id': '1024' }, /--node-id="1024": must be a whole number from 0 to 1023/],
       [{ ...ENV }, { port: '70000' }, /--port="70000"/],

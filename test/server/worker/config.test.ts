@@ -55,6 +55,7 @@ describe('worker configuration', () => {
     expect(error({ 'key-prefix': 'a{b}' })).toMatch(/no braces/);
     expect(error({ policy: 'sometimes' })).toMatch(/^--policy: unknown policy "sometimes"/);
     expect(error({ policy: 'rate' })).toMatch(/^--policy: the rate policy decides per \(author, reader\) pair/);
+    expect(error({}, { FEED_TIMELINE_CAP: '100001' })).toMatch(/^FEED_TIMELINE_CAP="100001": must be a whole number from 1 to 100000/);
     expect(error({ policy: 'threshold:10000' }, { FEED_THRESHOLD: '5000' })).toBe(
       '--policy=threshold:10000 and FEED_THRESHOLD=5000 disagree on the threshold: set one of them',
     );
