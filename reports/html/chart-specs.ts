@@ -41,6 +41,12 @@ function slo(r: RunResult, id: SloCheck['id']): SloCheck | undefined {
 
 const sloRef = (label: string, value: number): ReferenceSpec => ({ label, value, color: COLORS.vermilion, fit: 'note' });
 
+/** Whether a series' positive values span at least two decades (a log axis reads them better). */
+export function spansDecades(values: readonly number[]): boolean {
+  const positive = values.filter((v) => v > 0 && Number.isFinite(v));
+  return positive.length > 1 && Math.max(...positive) / Math.min(...positive) >= 100;
+}
+
 export function lagBacklogChart(r: RunResult): ChartSpec {
   const x = midpoints(r);
   const lag = slo(r, 'fanoutLagP99');
@@ -48,14 +54,17 @@ export function lagBacklogChart(r: RunResult): ChartSpec {
   const peak = r.summary.fanout.backlog.peakWrites;
   const sampledPeak = Math.max(0, ...r.series.backlogWrites);
   const peakRefs: ReferenceSpec[] = peak > 1.5 * sampledPeak ? [{ label: `peak ${formatCount(peak)}, mid-minute`, value: peak, color: COLORS.orange, dash: '2 3', fit: 'include' }] : [];
+  // lags that span decades (a burst's minutes of lag beside quiet minutes' tens of ms) on a linear
+  // axis flatten everything else, and the SLO line, onto zero: a log axis keeps both readable
+  const lagLog = spansDecades([...r.series.lagP99Seconds, ...(lag ? [lag.target] : [])]);
   return {
     x: TIME_AXIS(r),
     crosshair: true,
     markers: eventMarkers(r),
     panels: [
       {
-        title: 'Fan-out lag p99 per follower, by minute of posting',
-        y: { label: 'lag p99', unit: 'seconds' },
+        title: `Fan-out lag p99 per follower, by minute of posting${lagLog ? ' (log scale)' : ''}`,
+        y: { label: 'lag p99', unit: 'seconds', log: lagLog },
         series: [{ label: 'lag p99', color: COLORS.blue, x, y: r.series.lagP99Seconds }],
         refs: lag ? [sloRef(`SLO p99 ${fmtSeconds(lag.target)}`, lag.target)] : [],
       },

@@ -1,6 +1,6 @@
 // report.html: charts present for runs and sweeps, safe embedding, nothing fetched, same bytes each time.
 import { describe, expect, it } from 'vitest';
-import { commonSuffix, followersChart, tradeoffChart } from '../../reports/html/chart-specs.js';
+import { commonSuffix, followersChart, lagBacklogChart, spansDecades, tradeoffChart } from '../../reports/html/chart-specs.js';
 import { htmlReport } from '../../reports/html/index.js';
 import { scriptJson } from '../../reports/html/page.js';
 import type { RunResult } from '../../sim/result.js';
@@ -63,6 +63,19 @@ describe('htmlReport for a run', () => {
     expect(data['read-latency'].panels[0].refs[0]).toMatchObject({ label: 'SLO p99 100 ms', value: 0.1 });
     // read p99 is drawn in seconds, like every duration axis
     expect(data['read-latency'].panels[0].series[0].y[0]).toBeCloseTo(run.series.readP99Ms[0] / 1000, 6);
+  });
+
+  it('draws the lag on a log axis when it spans decades, so the SLO line is not on zero', () => {
+    expect(spansDecades([0, 0.05, 0.4])).toBe(false);
+    expect(spansDecades([0, 0.05, 5, 300])).toBe(true);
+    expect(spansDecades([0, 0, 7])).toBe(false);
+    const lagOf = (lags: number[]) => lagBacklogChart({ ...run, series: { ...run.series, lagP99Seconds: lags, startSeconds: lags.map((_, i) => i * 60) } }).panels[0];
+    // a burst of 300 s beside 50 ms minutes, against the 5 s SLO
+    const burst = lagOf([0.05, 0.06, 300, 120, 0.05]);
+    expect(burst.y.log).toBe(true);
+    expect(burst.title).toMatch(/\(log scale\)$/);
+    const quiet = lagOf([0.5, 0.6, 0.7, 0.5, 0.6]);
+    expect(quiet.y.log).toBe(false);
   });
 
   it('draws the follower CCDF on log-log axes with the fitted tail from xmin on', () => {
