@@ -155,7 +155,7 @@ describe('feedlab run dashboard', () => {
     stdin.write('q');
     await settle();
     expect(stops).toEqual([false]);
-    expect(lastFrame()).toContain('stopping at the end of this simulated minute');
+    expect(lastFrame()).toContain('stopping at the end of the minute the simulation has reached');
     expect(lastFrame()).toMatch(/wall \S+\s+stopping/);
     stdin.write('\x03'); // Ctrl-C
     await settle();
