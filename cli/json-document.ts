@@ -30,9 +30,9 @@ export function jsonProblem(message: string, text: string): string {
     .replace(/, (?:\.\.\.)?"[^]*" is not valid JSON$/, '')
     .replace(/\s+/g, ' ')
     .trim();
-  const at = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?$| at position (\d+)(?: \(line \d+ column \d+\))?$/.exec(m);
+  const at = /(?: in JSON)? at position (\d+)(?: \(line \d+ column \d+\))?$/.exec(m);
   if (!at) return m;
-  const position = Number(at[1] ?? at[2]);
+  const position = Number(at[1]);
   const before = text.slice(0, position);
   const line = before.split('\n').length;
   const column = position - before.lastIndexOf('\n');

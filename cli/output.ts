@@ -47,6 +47,11 @@ export function writeReport(dir: string, files: Record<string, string>): void {
   for (const [tmp, path] of staged) renameSync(tmp, path);
 }
 
+/** Say on stderr where --out put the files (run, sweep, plan, compare); nothing without --out or with --quiet. */
+export function sayWritten(values: { out?: string; quiet?: boolean }, files: Record<string, string>): void {
+  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
+}
+
 /** Where --out put the files, as the commands say it on stderr (`run --out` used to say nothing). */
 export function writtenLine(dir: string, files: Record<string, string>): string {
   const names = Object.keys(files).filter((n) => n.startsWith('report.') || n === 'series.csv');

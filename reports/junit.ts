@@ -3,11 +3,11 @@
 // check that did not pass, with its actual value and target.
 import { create } from 'xmlbuilder2';
 import type { RunResult } from '../sim/result.js';
-import type { SweepResult } from '../sim/sweep.js';
+import { runsOf, type SweepResult } from '../sim/sweep.js';
 import { sloTarget, sloValue } from './summary-lines.js';
 
 export function junitXml(doc: RunResult | SweepResult): string {
-  const runs = doc.schema === 'feedlab.sweep/1' ? doc.runs : [doc];
+  const runs = runsOf(doc);
   const checks = runs.flatMap((r) => r.summary.slo.checks);
   const failed = checks.filter((c) => !c.pass).length;
   const root = create({ version: '1.0', encoding: 'UTF-8' }).ele('testsuites', { name: `feedlab ${doc.scenario.name}`, tests: checks.length, failures: failed });

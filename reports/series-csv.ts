@@ -2,7 +2,7 @@
 // script: one row per series step, one column per figure, units in the header. Written by --out as
 // series.csv beside report.json.
 import type { RunResult } from '../sim/result.js';
-import type { SweepResult } from '../sim/sweep.js';
+import { runsOf, type SweepResult } from '../sim/sweep.js';
 
 /** Header and where each column comes from; a figure a document does not measure (null) is an empty cell. */
 const COLUMNS: [string, (s: RunResult['series'], i: number) => number | null | undefined][] = [
@@ -24,7 +24,7 @@ const cell = (v: number | null | undefined) => (v === null || v === undefined ||
 
 /** RFC 4180 rows: a policy spec has no comma, quote or line break, so no field needs quoting. */
 export function seriesCsv(doc: RunResult | SweepResult): string {
-  const runs = doc.schema === 'feedlab.sweep/1' ? doc.runs : [doc];
+  const runs = runsOf(doc);
   const lines = [['policy', ...COLUMNS.map(([name]) => name)].join(',')];
   for (const r of runs) {
     const s = r.series;

@@ -1,5 +1,5 @@
 // The sweep table: one row per policy, and the recommendation with its reason.
-import type { SweepResult } from '../sim/sweep.js';
+import { formatServers, type SweepResult } from '../sim/sweep.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { calibrationLine, fmtMs, fmtSeconds } from './summary-lines.js';
 
@@ -14,7 +14,7 @@ function cells(r: SweepResult['rows'][number]): string[] {
     // as the run's report says: reads on a saturated shard queue without bound
     (r.saturatedShards ?? 0) > 0 ? `${fmtMs(r.readP99Ms)} SATURATED` : fmtMs(r.readP99Ms),
     r.redisOpsPerRead.toFixed(2),
-    Number.isInteger(r.servers.total) ? String(r.servers.total) : r.servers.total.toFixed(1),
+    formatServers(r.servers.total),
     r.sloPass ? 'PASS' : `FAIL ${r.failed.join(',')}`,
   ];
 }

@@ -44,6 +44,16 @@ export interface ServerFigures {
   summary: { fanout: Pick<RunResult['summary']['fanout'], 'deliveries' | 'listWrites' | 'writesPerSecond'>; reads: Pick<RunResult['summary']['reads'], 'perSecond' | 'redisOpsPerRead'>; redis: Pick<RunResult['summary']['redis'], 'memoryBytes'> };
 }
 
+/** The runs of a document: a sweep's, or the one of a run. */
+export function runsOf(doc: RunResult | SweepResult): RunResult[] {
+  return doc.schema === 'feedlab.sweep/1' ? doc.runs : [doc];
+}
+
+/** A server count as printed: whole (older documents' fractions with one decimal). */
+export function formatServers(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(1);
+}
+
 /** The servers a run needs (the header's three counts and their sum), and the Redis commands per second behind the cores. */
 export function serversFor(r: ServerFigures, writesPerSecondPerWorker: number): SweepRow['servers'] & { redisCommandsPerSecond: number } {
   const f = r.summary.fanout;
@@ -85,20 +95,15 @@ export function recommend(rows: SweepRow[]): { policy: string; reason: string } 
   const best = ranked[0];
   const tied = ranked.filter((r) => r !== best && shown(r) === shown(best));
   const others = rows.filter((r) => r !== best);
-  const parts = [`meets every SLO with the fewest servers (${count(best.servers.total)}: ${count(best.servers.memoryHosts)} Redis memory hosts, ${count(best.servers.redisCores)} Redis cores, ${count(best.servers.fanoutWorkers)} fan-out workers)`];
+  const parts = [`meets every SLO with the fewest servers (${formatServers(best.servers.total)}: ${formatServers(best.servers.memoryHosts)} Redis memory hosts, ${formatServers(best.servers.redisCores)} Redis cores, ${formatServers(best.servers.fanoutWorkers)} fan-out workers)`];
   if (tied.length > 0) parts.push(`a tie with ${tied.map((r) => r.policy).join(', ')} at the same count, and ${best.policy} is the simpler`);
   const failing = others.filter((r) => !r.sloPass);
   if (failing.length > 0) parts.push(`${failing.map((r) => `${r.policy} fails ${r.failed.join(', ')}`).join('; ')}`);
   const dearer = ranked.find((r) => r !== best && !tied.includes(r));
-  if (dearer) parts.push(`the next cheapest passing policy, ${dearer.policy}, needs ${count(dearer.servers.total)}`);
+  if (dearer) parts.push(`the next cheapest passing policy, ${dearer.policy}, needs ${formatServers(dearer.servers.total)}`);
   const edge = edgeOfRange(best.policy, rows.map((r) => r.policy));
   if (edge) parts.push(edge);
   return { policy: best.policy, reason: parts.join('; ') };
-}
-
-/** A server count as printed: whole (older documents' fractions with one decimal). */
-function count(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toFixed(1);
 }
 
 /** How much a policy asks of its operators, for breaking ties: a fixed rule before a switch, a switch before a moving one. */

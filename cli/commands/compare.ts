@@ -8,7 +8,7 @@ import { pairDocuments, type ComparableDocument } from '../../sim/compare/pair.j
 import { RESULT_SCHEMA, stringifyResult } from '../../sim/result.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
-import { checkOutputDir, writeReport, writtenLine } from '../output.js';
+import { checkOutputDir, writeReport, sayWritten } from '../output.js';
 import { readJsonDocument } from '../json-document.js';
 import { compareScenario, DEFAULT_RUNS, DEFAULT_SEEDS, SCENARIO_MODE_FLAGS } from '../compare/scenario-mode.js';
 
@@ -172,7 +172,7 @@ function finish(doc: CompareDocument, values: { json?: boolean; out?: string; ch
     for (const w of doc.warnings) process.stderr.write(`feedlab: note: ${w}\n`);
     process.stdout.write(stringifyResult(doc) + '\n');
   } else process.stdout.write(compareTerminal(doc));
-  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
+  sayWritten(values, files);
   if (values.check && doc.counts.outside > 0) {
     process.stderr.write(`feedlab: ${outsideLine(doc)}\n`);
     return EXIT_SLO_FAILED;

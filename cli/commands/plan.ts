@@ -8,7 +8,7 @@ import { scenarioGraph } from '../../sim/run-scenario.js';
 import { loadScenario } from '../../sim/scenario/load.js';
 import { numberFlag, parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
-import { checkOutputDir, Progress, writeReport, writtenLine } from '../output.js';
+import { checkOutputDir, Progress, writeReport, sayWritten } from '../output.js';
 import { asInputError, CALIBRATION_HELP, OVERRIDE_HELP, overridesOf, SCENARIO_OPTIONS, seedFlag } from '../prepare-scenario.js';
 
 export const summary = 'a capacity plan: workers, Redis memory and shards, partitions, API instances, Postgres, with reasons';
@@ -77,6 +77,6 @@ export async function run(argv: string[]): Promise<number> {
   const files = values.out ? reportFiles(doc) : {};
   if (values.out) writeReport(values.out, files);
   process.stdout.write(values.json ? json + '\n' : planText(doc));
-  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
+  sayWritten(values, files);
   return values.check && !doc.satisfied ? EXIT_SLO_FAILED : EXIT_OK;
 }

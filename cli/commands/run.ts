@@ -9,7 +9,7 @@ import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, EXIT_OK } from '../errors.js';
-import { checkJunitFile, checkOutputDir, Progress, stoppedLine, writeJunit, writeReport, writtenLine } from '../output.js';
+import { checkJunitFile, checkOutputDir, Progress, stoppedLine, writeJunit, writeReport, sayWritten } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
 import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
 
@@ -84,7 +84,7 @@ export async function run(argv: string[]): Promise<number> {
   const text = values.json ? json + '\n' : terminalReport(result);
   if (live) await live.finish(text);
   else process.stdout.write(text);
-  if (values.out && !values.quiet) process.stderr.write(`feedlab: ${writtenLine(values.out, files)}\n`);
+  sayWritten(values, files);
   if (result.partial) {
     process.stderr.write(stoppedLine(result.partial.stoppedAtSeconds, result.scenario.durationSeconds, values.out));
     return EXIT_INTERRUPTED;

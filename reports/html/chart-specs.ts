@@ -4,7 +4,7 @@ import { logHurwitzZeta } from '../../sim/graph/powerlaw.js';
 import type { FollowerDistribution } from '../../sim/graph/follower-distribution.js';
 import type { RunResult } from '../../sim/result.js';
 import type { SloCheck } from '../../sim/slo.js';
-import type { SweepResult, SweepRow } from '../../sim/sweep.js';
+import { formatServers, type SweepResult, type SweepRow } from '../../sim/sweep.js';
 import { formatBytes, formatCount } from '../../sim/scenario/units.js';
 import { fmtMs, fmtSeconds } from '../summary-lines.js';
 import type { ChartSpec, MarkerSpec, PanelSpec, ReferenceSpec, SeriesSpec } from './spec.js';
@@ -278,7 +278,7 @@ export function tradeoffChart(s: SweepResult): ChartSpec | null {
         x: sorted.map((p) => p.t),
         y: sorted.map((p) => metric.value(p.row)),
         style: 'linepoints',
-        titles: sorted.map((p) => `${short(p.row.policy)}: ${metric.label} ${metric.text(metric.value(p.row))}, ${Number.isInteger(p.row.servers.total) ? p.row.servers.total : p.row.servers.total.toFixed(1)} servers, SLO ${p.row.sloPass ? 'PASS' : `FAIL ${p.row.failed.join(', ')}`}`),
+        titles: sorted.map((p) => `${short(p.row.policy)}: ${metric.label} ${metric.text(metric.value(p.row))}, ${formatServers(p.row.servers.total)} servers, SLO ${p.row.sloPass ? 'PASS' : `FAIL ${p.row.failed.join(', ')}`}`),
       });
       for (const p of sorted) {
         values.push(metric.value(p.row));

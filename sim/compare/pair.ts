@@ -6,7 +6,7 @@
 // each difference said in one warning line.
 import type { RunResult } from '../result.js';
 import { formatCount, formatDuration } from '../scenario/units.js';
-import type { SweepResult } from '../sweep.js';
+import { runsOf, type SweepResult } from '../sweep.js';
 import type { ComparisonInput, PolicyInput, Side } from './compare.js';
 
 export type ComparableDocument = RunResult | SweepResult;
@@ -17,7 +17,6 @@ export interface NamedDocument {
   doc: ComparableDocument;
 }
 
-const runsOf = (d: ComparableDocument): RunResult[] => (d.schema === 'feedlab.sweep/1' ? d.runs : [d]);
 
 /** "simulate", "replay", or both when a sweep mixes them. */
 export function sourceOf(d: ComparableDocument): string {
