@@ -88,7 +88,6 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return EXIT_OK;
   }
-  if (positionals.length > 1) throw new InputError(`replay: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
   const sc = readScenario(positionals, 'replay', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
   checkJunitFile(values.junit);

@@ -288,6 +288,7 @@ describe.skipIf(skip)('feedlab replay', () => {
     const events = writeScenario(dir, 'events-bad.yaml', EVENTS);
     const bad: [string[], RegExp][] = [
       [['replay', events, '--time-scale', '0'], /^feedlab: --time-scale must be a positive number, got "0"$/],
+      [['replay', events, events], /^feedlab: replay: one scenario file at a time, got 2: /],
       [['replay', events, '--policy', 'rate'], /^feedlab: replay: the rate policy decides per \(author, reader\) pair/],
       [['replay', events, '--no-load'], /^feedlab: replay: --no-load, --replace, --schema, --key-prefix and --stream-prefix go with --target/],
       [['replay', events, '--policy', 'push', '--policies', 'pull'], /^feedlab: replay: give --policy or --policies, not both$/],
