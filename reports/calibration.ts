@@ -48,6 +48,11 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
         ? `a running worker's, over ${w.statements.n} events (mean ${us(w.statements.mean)}); from calibrate's process ${spread(m.eventStatements)}`
         : spread(m.eventStatements);
     }
+    case 'costs.eventStatementsByIdle':
+    case 'costs.eventStatementsGap': {
+      const idle = m.statementsByIdle;
+      return idle ? `a running worker's posts at ${idle.points.length} paces, ${idle.points.map((p) => `n ${p.n}`).join(', ')}` : 'not measured';
+    }
     case 'costs.pickup': {
       const w = m.worker;
       return w ? `a running worker's mean over ${w.pickup.n} events, ms clocks (p50 ${us(w.pickup.points.find((q) => q.p === 0.5)?.value ?? NaN)}, p99 ${us(w.pickup.points.find((q) => q.p === 0.99)?.value ?? NaN)})` : 'not measured';

@@ -15,7 +15,7 @@ import { TimelineCache } from '../../server/cache/timelines.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
 import { probeDatabase, resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
-import type { Measurements, Provenance, Refusal, WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
+import type { Measurements, Provenance, Refusal, StatementsByIdle, WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { parseScenario } from '../../sim/scenario/load.js';
 import { InfrastructureError } from '../errors.js';
@@ -31,6 +31,7 @@ import { measureStoreCosts } from './costs.js';
 import { measurePostToLog } from './post-to-log.js';
 import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
+import { measureStatementsByIdle } from './statements-by-idle.js';
 import { CALIBRATE } from './settings.js';
 import { buildCalibrationWorld, loadCalibrationWorld, worldFigures, type CalibrationWorld } from './world.js';
 import { measureWorkerBySize } from './worker-by-size.js';
@@ -149,6 +150,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
     let postToLog: Awaited<ReturnType<typeof measurePostToLog>>;
     let workerFigures: WorkerStages;
     let workerBySize: WorkerBySize;
+    let statementsByIdle: StatementsByIdle;
     try {
       await workerReady(worker);
       contention.passingStart(worker.pid);
@@ -159,6 +161,21 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         () => probe.mark(),
       );
       workerFigures = await probe.since();
+      const paces = CALIBRATE.statementsByIdle.perSecond;
+      const paceRounds = steps.begin('statements by idle', `measuring a running worker's statement after idle time (posts at ${paces.join(', ')} a second beside the hop's ${CALIBRATE.postToLog.perSecond})`, 1, paces.length);
+      statementsByIdle = await measureStatementsByIdle({
+        host: stack.host,
+        port: stack.port,
+        token: stack.token,
+        authors: hopAuthors(world),
+        hop: workerFigures,
+        hopPerSecond: CALIBRATE.postToLog.perSecond,
+        samples: input.samples,
+        seed: CALIBRATE.world.seed,
+        stagesSince: () => probe.since(),
+        signal: hooks.signal,
+        onPace: () => paceRounds.onRound?.(),
+      });
       const sizes = world.workerBySizeAuthors;
       const sizeRounds = steps.begin('worker by size', `measuring a running worker's first page and writes by a post's followers (${sizes.map((a) => a.followers).join(', ')})`, 1, sizes.length);
       workerBySize = await measureWorkerBySize({
@@ -189,7 +206,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         samples: input.samples,
         world: { ...worldFigures(world), rebuiltTimelineEntries: rebuiltEntries },
       },
-      measurements: { ...costs, api: { ...api, write }, postToLog, worker: workerFigures, workerBySize },
+      measurements: { ...costs, api: { ...api, write }, postToLog, worker: workerFigures, workerBySize, statementsByIdle },
       refused,
     };
   } finally {

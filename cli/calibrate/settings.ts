@@ -77,6 +77,13 @@ export const CALIBRATE = {
   // the post before (with the ordinary authors' ~225 followers the mean came out 2.15 ms, p99 21 ms)
   postToLog: { postsPerSample: 60, perSecond: 10, relaySettleMs: 1_500, maxFollowers: 30 },
   /**
+   * A running worker's statement by its idle time before an event (statements-by-idle.ts): posts by
+   * the hop's authors at each of these paces a second beside the hop's, this many per sample
+   * (--samples) at each: 80 at the default 5, 32 s at 2.5 a second. A replay's workers took about 4
+   * events a second each (2026-12-03), between the two slowest.
+   */
+  statementsByIdle: { perSecond: [40, 20, 5, 2.5], postsPerSample: 16 },
+  /**
    * A running worker's first page and writes against the followers of a post: for each size, posts by
    * an author whose followers all have timelines filled to the cap (the write fit's targets), at
    * random times, then the worker's own histograms of those posts (the median a point). One block a

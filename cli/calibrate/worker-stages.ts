@@ -10,6 +10,7 @@
 import type { Redis } from 'ioredis';
 import { METRICS_INTERVAL_MS, type HistogramName } from '../../core/worker-metrics.js';
 import { QUANTILES, type WorkerStages } from '../../sim/calibration/document.js';
+import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
 import { eventBacklog, fleetDelta, fleetFigures, type FleetFigures } from '../../sim/replay/redis-figures.js';
 import { sleep } from './pace.js';
 
@@ -24,6 +25,9 @@ export interface WorkerLog {
   partitions: number;
   group: string;
 }
+
+/** The distributions' quantiles, with the p10 a fit's point gives beside its p90. */
+const STAGE_QUANTILES = [...QUANTILES.slice(0, 1), 0.1, ...QUANTILES.slice(1)];
 
 const STAGES: Record<keyof Omit<WorkerStages, 'events' | 'source'>, HistogramName> = {
   pickup: 'eventPickupMs',
@@ -40,7 +44,7 @@ export function workerStages(fleet: FleetFigures, source: WorkerStages['source']
     return {
       n,
       mean: n > 0 ? e!.sumMs / n / 1000 : NaN,
-      points: QUANTILES.map((p) => ({ p, value: n > 0 ? (p === 1 ? e!.h.maxValue : e!.h.getValueAtPercentile(p * 100)) / 1e6 : NaN })),
+      points: STAGE_QUANTILES.map((p) => ({ p, value: n > 0 ? (p === 1 ? e!.h.maxValue : e!.h.getValueAtPercentile(p * 100)) / 1e6 : NaN })),
     };
   };
   return {
@@ -88,4 +92,18 @@ export class WorkerStageProbe {
       await sleep(POLL_MS);
     }
   }
+}
+
+/** A distribution's p10, p50 and p90 and its count, as a fit's point. */
+export function point(d: WorkerStages['writes']) {
+  const at = (p: number) => d.points.find((q) => q.p === p)?.value ?? NaN;
+  return { median: at(0.5), p10: at(0.1), p90: at(0.9), n: d.n };
+}
+
+export type Point = ReturnType<typeof point>;
+
+/** The line through the points' medians (by default off by the least share of each); each point keeps its posts' p10-p90 and count. */
+export function fitPoints(points: ReadonlyMap<number, Point>, line: (samples: ReadonlyMap<number, readonly number[]>) => Fit = fitLineRelative): Fit {
+  const fit = line(new Map([...points].map(([x, p]) => [x, [p.median]])));
+  return { ...fit, points: fit.points.map((p) => ({ ...p, ...points.get(p.x)! })) };
 }

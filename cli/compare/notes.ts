@@ -86,14 +86,21 @@ function workerLoops(measured: RunResult[]): string {
  */
 function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureId, string>> {
   const c = sc.infrastructure.costs;
+  const w = sc.infrastructure;
   const stages = measured.map((r) => r.summary.fanout.stagesSeconds).filter((s) => s !== undefined);
   if (stages.length === 0) return {};
   const from = sc.calibration ? `calibrated (${sc.calibration.file}, ${sc.calibration.date})` : 'the scenario\'s';
   const runs = (of: 'postToLog' | 'pickup' | 'statements' | 'firstPage' | 'writes', k: 'p50' | 'p99' | 'mean') =>
     `the replays' ${stages.map((s) => ms(s![of][k])).join(', ')}`;
   const hop = (k: 'p50' | 'p99', p: number) => `${from} postToLog ${k} ${ms(quantileAt(sc.infrastructure.postToLog, p))}, drawn per post; ${runs('postToLog', k)}`;
-  const statements = (k: 'p50' | 'p99', p: number) => `${from} eventStatements ${k} ${ms(quantileAt(c.eventStatements, p))}, drawn per event; ${runs('statements', k)}`;
-  const w = sc.infrastructure;
+  // the draw is moved by the consumer's idle time before the event (sim/model/idle-wake.ts); the
+  // replay's world is simulated with the reference worker (sim/replay/mirror.ts), which it moves
+  const curve = c.eventStatementsByIdle;
+  const idle =
+    curve && curve.length > 0
+      ? `, moved by the worker's idle time before it (measured at ${ms(c.eventStatementsGap)}; median ${curve.map((p) => `${ms(p.statement)} after ${ms(p.gap)}`).join(', ')})`
+      : '';
+  const statements = (k: 'p50' | 'p99', p: number) => `${from} eventStatements ${k} ${ms(quantileAt(c.eventStatements, p))}, drawn per event${idle}; ${runs('statements', k)}`;
   return {
     stage_post_to_log_p50: hop('p50', 0.5),
     stage_post_to_log_p99: hop('p99', 0.99),

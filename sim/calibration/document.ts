@@ -77,6 +77,19 @@ export interface WorkerBySize {
   writes: Fit;
 }
 
+/**
+ * A running worker's statement after idle time before each event (sim/model/idle-wake.ts): per
+ * pace, the typical idle gap (seconds) and the median statement with its p10-p90 and count, ascending
+ * in gap; `referenceGap` the hop's, at which costs.eventStatements was measured.
+ */
+export interface StatementsByIdle {
+  points: ({ gap: number } & Spread)[];
+  referenceGap: number;
+}
+
+/** Fewest events a point of the statement by idle time is taken from. */
+export const MIN_IDLE_POINT_EVENTS = 40;
+
 export interface Measurements {
   /** One PING round trip from this process. */
   rtt: Spread;
@@ -98,6 +111,8 @@ export interface Measurements {
   worker?: WorkerStages | null;
   /** A running worker's first page and writes by a post's followers (null: not measured; absent from older files). */
   workerBySize?: WorkerBySize | null;
+  /** A running worker's statement by its idle time (null: not measured; absent from older files). */
+  statementsByIdle?: StatementsByIdle | null;
 }
 
 export interface Provenance {
@@ -136,7 +151,7 @@ export interface CalibrationDocument {
 
 export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
-  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild', string>> & { eventStatements?: string | Record<string, string> };
+  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string>; eventStatementsByIdle?: Record<string, string> };
   postToLog?: Record<string, string>;
   api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number> };
 }
@@ -200,6 +215,17 @@ function emptyListCost(full: Fit, quiet: Fit): number | string {
 /** Why a fit is not a sound line with a cost at zero (slope > 0, r² high, intercept >= 0), or null. */
 function soundLine(what: string, f: Fit, perUnit: string): string | null {
   return unsoundFit(what, f, perUnit) ?? (f.intercept < 0 ? `${what}: the fit's intercept is ${usText(f.intercept)}, negative` : null);
+}
+
+/** Why the statement by idle time is not sound (a point from too few events, or without a median), or null. */
+function unsoundIdleCurve(idle: StatementsByIdle): string | null {
+  const what = "a running worker's statement after idle time";
+  if (idle.points.length < 2) return `${what}: ${idle.points.length} pace measured, fewer than two`;
+  const few = idle.points.find((p) => p.n < MIN_IDLE_POINT_EVENTS);
+  if (few) return `${what}: ${few.n} events at the idle time ${durationText(few.gap)}, fewer than ${MIN_IDLE_POINT_EVENTS}`;
+  if (idle.points.some((p) => !(p.median > 0))) return `${what}: a median is not a positive duration`;
+  if (!idle.points.some((p) => p.gap === idle.referenceGap)) return `${what}: no point at the hop's idle time ${durationText(idle.referenceGap)}`;
+  return null;
 }
 
 function unsoundCost(what: string, s: Spread): string | null {
@@ -283,6 +309,12 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
   if (w && !unsoundDistribution("a worker's statements", w.statements) && medianOf(w.statements) > 0) {
     // drawn per event: its tail is part of the fan-out lag's
     if (!skip('costs.eventStatements')) costs.eventStatements = quantileMap(w.statements);
+    // and how its idle time before an event moves it, about the hop's gap those quantiles are of
+    const idle = m.statementsByIdle ?? null;
+    if (idle && !refuse(['costs.eventStatementsByIdle', 'costs.eventStatementsGap'], unsoundIdleCurve(idle))) {
+      costs.eventStatementsByIdle = Object.fromEntries(idle.points.map((p) => [durationText(p.gap), durationText(p.median)]));
+      costs.eventStatementsGap = durationText(idle.referenceGap);
+    }
   } else if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
   if (w && !refuse(['costs.pickup'], w.pickup.n < MIN_DISTRIBUTION_SAMPLES ? `the worker's pickup: ${w.pickup.n} events, fewer than ${MIN_DISTRIBUTION_SAMPLES}` : w.pickup.mean >= 0 ? null : "the worker's pickup: its mean is not a duration")) {
     // the mean: the log's clock and the worker's are read to the ms, and the mean of their difference is not rounded

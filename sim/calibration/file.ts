@@ -20,6 +20,8 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.expand': "a of a running worker's first follower page, a + b x followers (its eventFirstPageMs by size), else of calibrate's reads of followersPage with the worker's dormancy filter, a + b x rows",
   'costs.expandPerFollower': 'b of that fit: each row (follower) more',
   'costs.eventStatements': "the worker's statement per post event before its fan-out (followerCount): a running worker's own figure as quantiles when measured (measurements.worker; drawn per event), else the median from calibrate's process",
+  'costs.eventStatementsByIdle': "a running worker's median statement after each idle time before an event: the hop's posts and posts at other paces, each pace's typical idle time (e^-γ / its posts a second) to its median (measurements.statementsByIdle)",
+  'costs.eventStatementsGap': "the hop's typical idle time (e^-γ / its posts a second), at which costs.eventStatements was measured",
   'costs.pickup': "a post event in the log to a running worker starting on it (the stream entry id's ms to the worker's clock): the mean over the hop's posts",
   'costs.rebuild': 'one missing timeline rebuilt from Postgres (rebuildTimeline + TimelineCache.rebuild, as the read path does)',
   postToLog: "from a post's createdAt to its event entering the event log (the stream entry id's ms), not to a worker taking it",
@@ -89,6 +91,14 @@ function provenanceBlock(doc: CalibrationDocument): object {
       ...(m.postToLog ? { postToLog: distribution(m.postToLog) } : {}),
       ...(m.workerBySize
         ? { workerBySize: { events: m.workerBySize.events, firstPage: fit(m.workerBySize.firstPage, 'followers'), writes: fit(m.workerBySize.writes, 'followers') } }
+        : {}),
+      ...(m.statementsByIdle
+        ? {
+            statementsByIdle: {
+              referenceGap: durationText(m.statementsByIdle.referenceGap),
+              points: m.statementsByIdle.points.map((p) => ({ idleGap: durationText(p.gap), ...spread(p) })),
+            },
+          }
         : {}),
       ...(m.worker
         ? {

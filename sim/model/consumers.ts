@@ -89,6 +89,11 @@ export class ConsumerFleet {
     return { consumer: c, lane, start };
   }
 
+  /** How long consumer `c` was idle (done with everything it took) before `start`; <= 0 when busy, Infinity before its first event. */
+  idleBefore(c: number, start: number): number {
+    return start - this.busyUntil[c];
+  }
+
   /**
    * The writes of the event just taken by consumer `c`, ready at `ready` (its statements and first
    * page done): `writes` timeline writes (`landed` of them into existing timelines), in batches of

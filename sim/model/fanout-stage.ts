@@ -7,7 +7,8 @@
 //    (WorkerPool, first come, first served);
 //  - the reference worker (false): consumers of the event log that take events in batches, handle
 //    several at once and write a whole post each (ConsumerFleet, consumers.ts); a post is deferred
-//    to the moment the log has it, so that consumers take events in the log's order.
+//    to the moment the log has it, so that consumers take events in the log's order. Its statement
+//    is slower the longer its consumer was idle before it (idle-wake.ts).
 // A pulled post is one write into its author's recent list. Fan-out lag counts from the post's
 // commit, as the reference server's does. Each post's stages (its wait to be taken, statements,
 // first page, writes) are recorded as the server's workers record theirs.
@@ -22,6 +23,7 @@ import { ConsumerFleet } from './consumers.js';
 import { EV, minuteOf, type ModelContext } from './context.js';
 import { expansionSeconds } from './expansion.js';
 import { FluidLoad } from './fluid-load.js';
+import { statementAfterIdle } from './idle-wake.js';
 import { LoggedPosts } from './logged-posts.js';
 import type { SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
@@ -217,10 +219,12 @@ export class FanoutStage {
     const visible = lp.visible[i];
     lp.release(i);
     const pulledAuthor = this.pulledAuthor(a);
-    const statements = this.drawStatements();
-    const expansion = expansionSeconds(this.ctx.sc.infrastructure.costs, statements, this.firstPage(a, pulledAuthor), pulledAuthor);
     const fleet = this.isLarge(a) ? this.largeConsumers! : this.consumers!;
     const { consumer, lane, start } = fleet.take(now);
+    const costs = this.ctx.sc.infrastructure.costs;
+    // the consumer's statement is slower the longer it was idle before it
+    const statements = statementAfterIdle(costs, this.drawStatements(), fleet.idleBefore(consumer, start));
+    const expansion = expansionSeconds(costs, statements, this.firstPage(a, pulledAuthor), pulledAuthor);
     fleet.slowdown = this.machine.factor(start + expansion);
     const workerDone = this.handle(a, post, created, stands, visible, now, now, start, statements, expansion, fleet, consumer);
     fleet.finish(consumer, lane, workerDone);

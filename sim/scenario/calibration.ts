@@ -28,6 +28,8 @@ export const CALIBRATED_KEYS = [
   'costs.expand',
   'costs.expandPerFollower',
   'costs.eventStatements',
+  'costs.eventStatementsByIdle',
+  'costs.eventStatementsGap',
   'costs.pickup',
   'costs.rebuild',
   'postToLog',

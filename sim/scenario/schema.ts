@@ -2,7 +2,8 @@
 // is ../shared/scenario-format.yaml; validate.ts walks this tree over the parsed YAML and
 // load.ts adds the few checks that span several keys.
 import { isAbsolute, join } from 'node:path';
-import type { Distribution, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
+import { parseDuration } from './units.js';
+import type { Distribution, IdlePoint, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';
 import { InputError } from '../errors.js';
 import { checkPolicySpec, PolicySpecError } from '../../core/fanout-policy.js';
 import { DEFAULT_FANOUT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
@@ -119,6 +120,22 @@ function pageBuckets(entries: [string, number][], at: At): PagesPerSession {
     at.fail(`probabilities sum to ${Number(sum.toPrecision(6))}, they must sum to 1 (within 1e-6)`);
   }
   return { buckets: buckets.map(({ min, max, p }) => ({ min, max, p })) };
+}
+
+/** An idle time as a key: a positive duration with its unit. */
+const IDLE_TIME_KEY = /^\d+(\.\d+)?(us|ms|s)$/;
+
+/** { idle time: median statement } as points ascending in idle time, each idle time once; none: null. */
+function idleCurve(entries: [string, number][] | null, at: At): IdlePoint[] | null {
+  if (entries === null) return null;
+  const points = entries.map(([key, statement]) => {
+    const gap = parseDuration(key);
+    if (!(gap > 0)) at.fail(`"${key}" is not a valid idle time (a duration above 0)`, key);
+    return { key, gap, statement };
+  });
+  points.sort((a, b) => a.gap - b.gap);
+  for (let i = 1; i < points.length; i++) if (points[i].gap === points[i - 1].gap) at.fail(`"${points[i].key}" is the same idle time as "${points[i - 1].key}"`, points[i].key);
+  return points.map(({ gap, statement }) => ({ gap, statement }));
 }
 
 const window = (dflt: string) => duration('how long the event lasts', dflt, { above: 0 });
@@ -438,6 +455,18 @@ export const scenarioSchema: ObjectSpec = {
             expand: duration("reading an author's follower list to expand a post (per page of followers)", '1ms'),
             expandPerFollower: duration('reading one more follower of that list', '2us'),
             eventStatements: latencyDistribution("the worker's statement per post event before its fan-out (the author's follower count): one duration, or quantiles drawn per event", '2ms'),
+            eventStatementsByIdle: {
+              type: 'dict',
+              description:
+                "the worker's median statement after each idle time before an event, e.g. { 14ms: 0.81ms, 56ms: 0.79ms, 225ms: 1.35ms }: a drawn statement is moved by the difference between its worker's idle time and eventStatementsGap on this curve (linear in log2 of the idle time, held at the ends; the reference worker); none (the default): not moved",
+              default: 'none',
+              none: true,
+              keyPattern: IDLE_TIME_KEY,
+              keyDescription: 'idle times (14ms, 0.2s)',
+              values: { type: 'duration', description: 'the median statement after that idle time', min: 0 },
+              build: idleCurve,
+            },
+            eventStatementsGap: duration("the worker's idle time before an event at which eventStatements was measured (the typical gap of calibrate's hop posts)", '100ms', { above: 0 }),
             pickup: duration('a post event entering the log to an idle worker starting on it (a blocked read woken)', '0.5ms'),
             batch: duration('one pipelined batch of timeline writes beyond the round trip and its writes', '0s'),
           },

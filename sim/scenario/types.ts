@@ -69,10 +69,20 @@ export interface Costs {
   expandPerFollower: number;
   /** The worker's statement per post event before its fan-out (the author's follower count): a distribution, drawn per event. */
   eventStatements: QuantileDistribution;
+  /** The worker's median statement after each idle time before its event, ascending in idle time (sim/model/idle-wake.ts); null: not moved. */
+  eventStatementsByIdle: IdlePoint[] | null;
+  /** The idle time eventStatements was measured at. */
+  eventStatementsGap: number;
   /** A post event entering the log to an idle worker starting on it (a blocked read woken). */
   pickup: number;
   /** One pipelined batch of timeline writes beyond the round trip and its writes. */
   batch: number;
+}
+
+/** A worker's median statement (s) after an idle time (s) before its event. */
+export interface IdlePoint {
+  gap: number;
+  statement: number;
 }
 
 /** The fan-out worker's shape (core/fanout-worker.ts has the reference worker's defaults). */

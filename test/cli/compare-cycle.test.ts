@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALIBRATE } from '../../cli/calibrate/settings.js';
 import { closeRedis, connectRedis } from '../../server/cache/redis.js';
 import { createStore, type Store } from '../../server/store/pool.js';
-import type { CalibrationDocument } from '../../sim/calibration/document.js';
+import { durationText, type CalibrationDocument } from '../../sim/calibration/document.js';
 import type { CompareDocument } from '../../sim/compare/compare.js';
 import type { RunResult } from '../../sim/result.js';
 import { CALIBRATED_KEYS, parseCalibration } from '../../sim/scenario/calibration.js';
@@ -84,6 +84,17 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // a running worker took the hop's posts: its figures from after the warm-up round, every event once
     expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: 3 * CALIBRATE.postToLog.postsPerSample });
     for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(3 * CALIBRATE.postToLog.postsPerSample);
+    // then posts at the other paces: a point of the statement after idle time each, at the pace's
+    // typical idle time e^-γ / r (exponential gaps of mean 1 / r), every post of a pace in its own point
+    const idle = m.statementsByIdle!;
+    const typical = (r: number) => Math.exp(-0.5772156649015329) / r;
+    const hop = CALIBRATE.postToLog.perSecond;
+    const paces = [...CALIBRATE.statementsByIdle.perSecond, hop].sort((a, b) => b - a);
+    expect(idle.points.map((p) => p.n)).toEqual(paces.map((r) => 3 * (r === hop ? CALIBRATE.postToLog.postsPerSample : CALIBRATE.statementsByIdle.postsPerSample)));
+    // (the JSON document keeps six significant digits)
+    idle.points.forEach((p, i) => expect(Math.abs(p.gap / typical(paces[i]) - 1), String(paces[i])).toBeLessThan(1e-5));
+    expect(idle.referenceGap).toBeCloseTo(typical(hop), 6);
+    if (!refused.some((x) => x.key === 'costs.eventStatementsByIdle')) expect(Object.keys(doc.infrastructure.costs!.eventStatementsByIdle!)).toEqual(paces.map((r) => durationText(typical(r))));
     // then each size's posts apart: every post of a size in its own point, the writes growing with it
     const sizes = CALIBRATE.workerBySize;
     expect(m.workerBySize!.events).toBe(sizes.followers.length * 3 * sizes.postsPerSample);

@@ -51,6 +51,20 @@ describe('compare notes', () => {
     expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)$/);
   });
 
+  it("says how the worker's idle time moves the statement, with the curve's points", () => {
+    const sc = scenario();
+    sc.infrastructure.costs.eventStatementsByIdle = [
+      { gap: 0.014, statement: 0.0007 },
+      { gap: 0.056, statement: 0.0008 },
+      { gap: 0.225, statement: 0.0015 },
+    ];
+    sc.infrastructure.costs.eventStatementsGap = 0.056;
+    const notes = figureNotes([measured(0, 1, 0), measured(1, 2, 0)], sc);
+    expect(notes.stage_statements_p50).toBe(
+      "the scenario's eventStatements p50 0.50 ms, drawn per event, moved by the worker's idle time before it (measured at 56.0 ms; median 0.70 ms after 14.0 ms, 0.80 ms after 56.0 ms, 1.50 ms after 225.0 ms); the replays' 0.60 ms, 1.20 ms",
+    );
+  });
+
   it("quotes the server's and the workers' event-loop waits and the server's GC pauses beside the read and pickup tails", () => {
     const runs = [measured(0, 1, 0), measured(1, 1, 0)];
     runs.forEach((r, i) => {

@@ -48,6 +48,8 @@ function measurements(): Measurements {
       firstPage: { ...q([3e-6, 276e-6, 633e-6, 2.48e-3, 4.63e-3, 4.63e-3]), n: 300, mean: 359e-6 },
       writes: { ...q([200e-6, 600e-6, 1e-3, 3e-3, 5e-3, 5e-3]), n: 300, mean: 700e-6 },
     },
+    // the median statement at the typical idle times of 40, 10 and 2.5 posts a second
+    statementsByIdle: { points: [{ gap: 0.01404, ...spread(813e-6), n: 80 }, { gap: 0.05615, ...spread(787e-6), n: 300 }, { gap: 0.2246, ...spread(1.346e-3), n: 80 }], referenceGap: 0.05615 },
   };
 }
 
@@ -117,6 +119,9 @@ describe('the infrastructure block', () => {
       expandPerFollower: '1.004us',
       // a running worker's own statements, drawn per event, over calibrate's process's 435.5 us
       eventStatements: { min: '559us', p50: '1.251ms', p90: '2.813ms', p99: '9.383ms', 'p99.9': '29.49ms', max: '29.49ms' },
+      // the worker's median statement after each pace's idle time, and the hop's idle time
+      eventStatementsByIdle: { '14.04ms': '813us', '56.15ms': '787us', '224.6ms': '1.346ms' },
+      eventStatementsGap: '56.15ms',
       // the mean of the worker's ms clocks, not their p50 (1 ms)
       pickup: '923.3us',
       rebuild: '3.59ms',
@@ -126,6 +131,21 @@ describe('the infrastructure block', () => {
     // full list (the timeline) and one empty (the reader's own): 335.9 - 38.4 - 92.4 us
     expect(b.api).toMatchObject({ cpuPerList: '9.2us', cpuPerListEntry: '0.8us', cpuPerPost: '4.62us', cpuPerRead: '205.1us', cpuPerWrite: '812us', network: '35.5us' });
     expect(b.api!.spread).toEqual({ min: 0.502, p50: 0.882, p90: 1.17, p99: 4.63, 'p99.9': 8.13, max: 24.4 });
+  });
+
+  test("a running worker's statement after idle time is refused from too few events, or without the hop's point, and then neither key is written", () => {
+    const m = measurements();
+    const points = m.statementsByIdle!.points;
+    m.statementsByIdle = { points: points.map((p, i) => (i === 2 ? { ...p, n: 39 } : p)), referenceGap: 0.05615 };
+    const few = calibrationDocument(provenance, m, []);
+    expect(few.infrastructure.costs).not.toHaveProperty('eventStatementsByIdle');
+    expect(few.infrastructure.costs).not.toHaveProperty('eventStatementsGap');
+    expect(few.calibration.refused.map((r) => r.key)).toEqual(['costs.eventStatementsByIdle', 'costs.eventStatementsGap']);
+    expect(few.calibration.refused[0].why).toBe("a running worker's statement after idle time: 39 events at the idle time 224.6ms, fewer than 40");
+    m.statementsByIdle = { points: [points[0], points[2]], referenceGap: 0.05615 };
+    expect(calibrationDocument(provenance, m, []).calibration.refused[0].why).toBe("a running worker's statement after idle time: no point at the hop's idle time 56.15ms");
+    // the worker's statements themselves are still taken
+    expect(few.infrastructure.costs!.eventStatements).toMatchObject({ p50: '1.251ms' });
   });
 
   test("a running worker's writes and first page by a post's size win over calibrate's process's when sound", () => {
@@ -269,6 +289,7 @@ describe('the file', () => {
     // every value exactly as the block writes it
     for (const [k, v] of Object.entries(b.costs!)) {
       if (typeof v === 'string') expect(back.values.get(`costs.${k}` as never), k).toBe(parseDuration(v));
+      else if (k === 'eventStatementsByIdle') expect(back.values.get('costs.eventStatementsByIdle'), k).toEqual(Object.entries(v).map(([gap, statement]) => ({ gap: parseDuration(gap), statement: parseDuration(statement) })));
       else expect((back.values.get(`costs.${k}` as never) as { points: { value: number }[] }).points.map((p) => p.value), k).toEqual(Object.values(v).map((x) => parseDuration(x)));
     }
     expect(back.values.get('writesPerSecondPerWorker')).toBe(b.writesPerSecondPerWorker);

@@ -1,0 +1,52 @@
+// A running worker's statement after idle time before each event (sim/model/idle-wake.ts): the
+// hop's posts give one point, posts by the same authors at the paces of the settings table the
+// others. One worker taking Poisson posts at r a second is idle for exponential gaps of mean 1/r,
+// whose typical value e^E[ln gap] is e^-γ / r: a point is that idle time and the median statement of
+// the pace's events (the worker's own eventStatementsMs).
+import type { StatementsByIdle, WorkerStages } from '../../sim/calibration/document.js';
+import { Rng } from '../../sim/random.js';
+import { PacedPoster, type PostTarget } from './paced-posts.js';
+import { CalibrationStopped } from './rounds.js';
+import { CALIBRATE } from './settings.js';
+import { point } from './worker-stages.js';
+
+/** Euler's constant γ: the mean of ln x over an exponential of mean 1 is -γ. */
+const EULER_GAMMA = 0.5772156649015329;
+
+/** The typical idle gap (seconds) of one worker taking Poisson posts at `perSecond`. */
+export function typicalGap(perSecond: number): number {
+  return Math.exp(-EULER_GAMMA) / perSecond;
+}
+
+export async function measureStatementsByIdle(
+  o: PostTarget & {
+    authors: readonly number[];
+    /** The worker's stages of the hop's posts, posted at `hopPerSecond`. */
+    hop: WorkerStages;
+    hopPerSecond: number;
+    /** Posts at each other pace: this many samples' worth. */
+    samples: number;
+    seed: number;
+    /** The worker's stages of what was posted since the last call. */
+    stagesSince: () => Promise<WorkerStages>;
+    signal?: AbortSignal;
+    onPace?: (perSecond: number) => void;
+  },
+): Promise<StatementsByIdle> {
+  const s = CALIBRATE.statementsByIdle;
+  const points = [{ gap: typicalGap(o.hopPerSecond), ...point(o.hop.statements) }];
+  const poster = new PacedPoster(o, new Rng(o.seed));
+  let next = 0;
+  try {
+    await o.stagesSince();
+    for (const perSecond of s.perSecond) {
+      if (o.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
+      await poster.send(o.samples * s.postsPerSample, perSecond, () => o.authors[next++ % o.authors.length], 'measuring a running worker after idle time');
+      points.push({ gap: typicalGap(perSecond), ...point((await o.stagesSince()).statements) });
+      o.onPace?.(perSecond);
+    }
+  } finally {
+    poster.close();
+  }
+  return { points: points.sort((a, b) => a.gap - b.gap), referenceGap: typicalGap(o.hopPerSecond) };
+}
