@@ -7,11 +7,12 @@
 // writesPerSecondPerWorker) and first page (costs.expand, expandPerFollower) when it is sound
 // (sim/calibration/document.ts).
 import type { WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
+import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
 import { Rng } from '../../sim/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
 import { CalibrationStopped } from './rounds.js';
 import { CALIBRATE } from './settings.js';
-import { fitPoints, point, type Point } from './worker-stages.js';
+import { point } from './worker-stages.js';
 
 /** Posts a second for authors of `followers`: the setting's rate, or slower where writing one would keep the worker busy more than its share. */
 function postsPerSecond(followers: number, secondsPerWrite: number): number {
@@ -54,4 +55,12 @@ export async function measureWorkerBySize(
     poster.close();
   }
   return { events, firstPage: fitPoints(firstPage), writes: fitPoints(writes) };
+}
+
+type Point = ReturnType<typeof point>;
+
+/** The line through the points' medians, off by the least share of each; each point keeps its posts' p10-p90 and count. */
+function fitPoints(points: ReadonlyMap<number, Point>): Fit {
+  const fit = fitLineRelative(new Map([...points].map(([x, p]) => [x, [p.median]])));
+  return { ...fit, points: fit.points.map((p) => ({ ...p, ...points.get(p.x)! })) };
 }

@@ -10,7 +10,6 @@
 import type { Redis } from 'ioredis';
 import { METRICS_INTERVAL_MS, type HistogramName } from '../../core/worker-metrics.js';
 import { QUANTILES, type WorkerStages } from '../../sim/calibration/document.js';
-import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
 import { eventBacklog, fleetDelta, fleetFigures, type FleetFigures } from '../../sim/replay/redis-figures.js';
 import { sleep } from './pace.js';
 
@@ -98,12 +97,4 @@ export class WorkerStageProbe {
 export function point(d: WorkerStages['writes']) {
   const at = (p: number) => d.points.find((q) => q.p === p)?.value ?? NaN;
   return { median: at(0.5), p10: at(0.1), p90: at(0.9), n: d.n };
-}
-
-export type Point = ReturnType<typeof point>;
-
-/** The line through the points' medians (by default off by the least share of each); each point keeps its posts' p10-p90 and count. */
-export function fitPoints(points: ReadonlyMap<number, Point>, line: (samples: ReadonlyMap<number, readonly number[]>) => Fit = fitLineRelative): Fit {
-  const fit = line(new Map([...points].map(([x, p]) => [x, [p.median]])));
-  return { ...fit, points: fit.points.map((p) => ({ ...p, ...points.get(p.x)! })) };
 }
