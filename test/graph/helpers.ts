@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { FollowerGraph } from '../../sim/graph/graph.js';
 
-export const DATA = join(import.meta.dirname, '../../../shared/data');
+/** The real graphs shipped in the repository (data/README.md gives their sources and licences). */
+export const DATA = join(import.meta.dirname, '../../data');
 export const SLASHDOT = join(DATA, 'soc-Slashdot0902.txt.gz');
 export const EGO_TWITTER = join(DATA, 'out.ego-twitter');
 
