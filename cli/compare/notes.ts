@@ -38,6 +38,9 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     if (batched.length > 0) {
       notes.lag_p99 = tail;
       notes.lag_max = tail;
+      // a post's lag ends with its last follower's write: the largest posts' again
+      notes.post_lag_p99 = tail;
+      notes.post_lag_max = `one post: ${tail}`;
     }
   }
   Object.assign(notes, stageNotes(measured, sc));
@@ -90,9 +93,20 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
   const stages = measured.map((r) => r.summary.fanout.stagesSeconds).filter((s) => s !== undefined);
   if (stages.length === 0) return {};
   const from = sc.calibration ? `calibrated (${sc.calibration.file}, ${sc.calibration.date})` : 'the scenario\'s';
-  const runs = (of: 'postToLog' | 'pickup' | 'statements' | 'firstPage' | 'writes', k: 'p50' | 'p99' | 'mean') =>
-    `the replays' ${stages.map((s) => ms(s![of][k])).join(', ')}`;
-  const hop = (k: 'p50' | 'p99', p: number) => `${from} postToLog ${k} ${ms(quantileAt(sc.infrastructure.postToLog, p))}, drawn per post; ${runs('postToLog', k)}`;
+  type Stage = 'postToLog' | 'pickup' | 'statements' | 'firstPage' | 'writes';
+  const runs = (of: Stage, k: 'p50' | 'p99' | 'mean') => `the replays' ${stages.map((s) => ms(s![of][k])).join(', ')}`;
+  // where the model passes the calibrated figure straight through, a ratio outside 15% is this
+  // machine measuring the same stage differently in calibrate and in the replays: said in one figure
+  const against = (of: Stage, k: 'p50' | 'p99' | 'mean', input: number) => {
+    const x = mean(stages.map((s) => s![of][k])) / input;
+    return Number.isFinite(x) && x > 0 ? `, ${x.toFixed(2)}x the input, which the model draws from unchanged` : '';
+  };
+  // the log's entry ids and the worker's clock are whole milliseconds
+  const ticks = ' (millisecond clocks: a quantile is a whole number of ms)';
+  const hop = (k: 'p50' | 'p99', p: number) => {
+    const input = quantileAt(sc.infrastructure.postToLog, p);
+    return `${from} postToLog ${k} ${ms(input)}, drawn per post; ${runs('postToLog', k)}${against('postToLog', k, input)}${ticks}`;
+  };
   // the draw is moved by the consumer's idle time before the event (sim/model/idle-wake.ts); the
   // replay's world is simulated with the reference worker (sim/replay/mirror.ts), which it moves
   const curve = c.eventStatementsByIdle;
@@ -100,12 +114,15 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     curve && curve.length > 0
       ? `, moved by the worker's idle time before it (measured at ${ms(c.eventStatementsGap)}; median ${curve.map((p) => `${ms(p.statement)} after ${ms(p.gap)}`).join(', ')})`
       : '';
-  const statements = (k: 'p50' | 'p99', p: number) => `${from} eventStatements ${k} ${ms(quantileAt(c.eventStatements, p))}, drawn per event${idle}; ${runs('statements', k)}`;
+  const statements = (k: 'p50' | 'p99', p: number) => {
+    const input = quantileAt(c.eventStatements, p);
+    return `${from} eventStatements ${k} ${ms(input)}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;
+  };
   return {
     stage_post_to_log_p50: hop('p50', 0.5),
     stage_post_to_log_p99: hop('p99', 0.99),
     stage_pickup_mean: `${from} pickup ${ms(c.pickup)} to an idle worker, plus any wait behind its batch; ${runs('pickup', 'mean')}`,
-    stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${workerLoops(measured)}`,
+    stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${ticks}${workerLoops(measured)}`,
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
     stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip); ${runs('firstPage', 'p50')}`,

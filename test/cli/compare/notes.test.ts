@@ -20,6 +20,9 @@ function measured(i: 0 | 1, scale: number, waited: number): RunResult {
     writes: stage(0.0012 * scale, 0.02 * scale),
   };
   r.replay!.reads.counters = { ...r.replay!.reads.counters, followeeLoadsWaited: waited };
+  r.replay!.fanout.hop = { count: 40, mean: 0.005 * scale, p50: 0.004 * scale, p90: 0.01 * scale, p99: 0.03 * scale, max: 0.03 * scale };
+  r.replay!.fanout.workers.event = { count: 40, mean: 0.005 * scale, p50: 0.004 * scale, p90: 0.01 * scale, p99: 0.03 * scale, p999: 0.03 * scale, max: 0.03 * scale };
+  r.replay!.fanout.workers.batch = { count: 40, mean: 0.002 * scale, p50: 0.0011 * scale, p90: 0.01 * scale, p99: 0.029 * scale, p999: 0.03 * scale, max: 0.03 * scale };
   return r;
 }
 
@@ -40,13 +43,17 @@ const scenario = () =>
 describe('compare notes', () => {
   it("puts each stage's calibrated input beside each replay's own figure", () => {
     const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], scenario());
-    expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms");
-    expect(notes.stage_post_to_log_p99).toBe("the scenario's postToLog p99 40.0 ms, drawn per post; the replays' 30.0 ms, 60.0 ms");
-    expect(notes.stage_statements_p99).toBe("the scenario's eventStatements p99 3.00 ms, drawn per event; the replays' 4.00 ms, 8.00 ms");
+    expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms, 1.50x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
+    expect(notes.stage_post_to_log_p99).toBe("the scenario's postToLog p99 40.0 ms, drawn per post; the replays' 30.0 ms, 60.0 ms, 1.13x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
+    expect(notes.stage_statements_p99).toBe("the scenario's eventStatements p99 3.00 ms, drawn per event; the replays' 4.00 ms, 8.00 ms, 2.00x the input, which the model draws from unchanged");
     expect(notes.stage_pickup_mean).toBe("the scenario's pickup 1.00 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
     expect(notes.stage_first_page_p50).toBe("the scenario's 0.68 ms + 2.10 us a follower (at least a round trip); the replays' 1.00 ms, 2.00 ms");
     // a round trip and the batch's overhead, and 1 / 32,200 s a write
     expect(notes.stage_writes_p50).toMatch(/^the scenario's 0\.44 ms a batch \(up to \d+ followers, \d in flight\) \+ 31\.06 us a follower, behind the consumer's other writes; the replays' 1\.20 ms, 2\.40 ms$/);
+    // a post's lag tail and its one largest post are the large posts' writes
+    expect(notes.post_lag_p99).toBe(notes.lag_p99);
+    expect(notes.post_lag_max).toBe(`one post: ${notes.lag_max}`);
+    expect(notes.lag_p99).toMatch(/^the tail is the large posts' writes: measured, a worker's batch of timeline writes p50 /);
     // the reads that waited for Postgres, each run's
     expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)$/);
   });
