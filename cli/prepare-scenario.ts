@@ -1,4 +1,4 @@
-// Shared by run and sweep: read the scenario, apply command-line overrides, build the graph and
+// Shared by run, sweep, plan and replay: read the scenario, apply command-line overrides, build the graph and
 // population with progress on stderr, and turn every domain error into a one-line input error.
 import { loadScenario } from '../sim/scenario/load.js';
 import { parseOverride, type Override } from '../sim/scenario/overrides.js';
@@ -6,47 +6,6 @@ import type { Scenario } from '../sim/scenario/types.js';
 import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
 import { InputError } from './errors.js';
 import { Progress } from './output.js';
-
-/** The options run and sweep share. */
-export const SCENARIO_OPTIONS = {
-  seed: { type: 'string' },
-  set: { type: 'string', multiple: true },
-  duration: { type: 'string' },
-  calibration: { type: 'string' },
-  json: { type: 'boolean' },
-  out: { type: 'string' },
-  check: { type: 'boolean' },
-  quiet: { type: 'boolean' },
-  'no-dashboard': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-/** The options of the commands that check slo.thresholds and exit by them (run, sweep; replay when it comes). */
-export const THRESHOLD_OPTIONS = {
-  'no-thresholds': { type: 'boolean' },
-  junit: { type: 'string' },
-} as const;
-
-/** The help lines of THRESHOLD_OPTIONS and --check, as run and sweep print them. */
-export const THRESHOLD_HELP = `  --check          exit 1 when an SLO (slo.fanoutLagP99, readP99, redisMemory) or a threshold is not met
-  --no-thresholds  a failed threshold (slo.thresholds) is still checked and printed, but does not exit 1
-                   (with --check too: then only the SLOs set the exit code)
-  --junit FILE     write every SLO and threshold check as JUnit XML (a test case each, a failure
-                   for each not met) for a CI system's test report`;
-
-/** What --check and --no-thresholds ask of the exit code (sim/slo.ts verdictExit). */
-export function exitOptions(values: { check?: boolean; 'no-thresholds'?: boolean }): { check: boolean; thresholds: boolean } {
-  return { check: values.check === true, thresholds: values['no-thresholds'] !== true };
-}
-
-/** The help line of --calibration, as run, sweep, plan and replay print it. */
-export const CALIBRATION_HELP = `  --calibration FILE  apply a calibration file (feedlab calibrate): its measured costs win over the
-                   scenario's infrastructure keys and its own \`calibration:\` include`;
-
-/** The help lines of --set and --duration, as run, sweep, plan and replay print them. */
-export const OVERRIDE_HELP = `  --set KEY=VALUE  set a scenario key for this run, with the file's own key names and units
-                   (--set policy.threshold=10000 --set infrastructure.fanoutWorkers=16); repeatable
-  --duration D     the simulated time (--set duration=D)`;
 
 /** --set and --duration as overrides of the scenario's keys, checked against its schema. */
 export function overridesOf(values: { set?: string[]; duration?: string }): Override[] {

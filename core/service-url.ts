@@ -2,6 +2,9 @@
 // password hidden. Shared by the simulator's --measure and every server adapter.
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export const DEFAULT_DATABASE_URL = 'postgres://root@127.0.0.1:5432/postgres';
+/** The Redis Streams event log's key prefix. */
+export const DEFAULT_STREAM_PREFIX = 'feedlab:events';
 
 /** The variable's value (trimmed), else the default. */
 export function serviceUrl(env: Record<string, string | undefined>, name: string, fallback: string): string {

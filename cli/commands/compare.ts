@@ -6,62 +6,15 @@ import { reportFiles } from '../../reports/files.js';
 import { buildComparison, type CompareDocument } from '../../sim/compare/compare.js';
 import { pairDocuments, type ComparableDocument } from '../../sim/compare/pair.js';
 import { RESULT_SCHEMA, stringifyResult } from '../../sim/result.js';
-import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
 import { checkOutputDir, writeReport, sayWritten } from '../output.js';
 import { readJsonDocument } from '../json-document.js';
-import { compareScenario, DEFAULT_RUNS, DEFAULT_SEEDS, SCENARIO_MODE_FLAGS } from '../compare/scenario-mode.js';
-
-export const summary = 'hold two result documents against each other, figure by figure: ratio, noise and a verdict';
-
-const USAGE_SCENARIO =
-  'feedlab compare SCENARIO [--policies P1,...] [--seeds N] [--runs N | --replays A.json,...] [--calibration FILE | --no-calibrate] [--users N] [--time-scale X] [--workers N] [--json] [--out DIR] [--check] [--quiet]';
-const USAGE_DOCUMENTS = 'feedlab compare A.json B.json [--json] [--out DIR] [--check]';
-/** One line, for errors. */
-const USAGE = `${USAGE_SCENARIO} | ${USAGE_DOCUMENTS}`;
+import { compareScenario } from '../compare/scenario-mode.js';
+import { COMPARE_SCENARIO_OPTIONS, type COMPARE_OPTIONS } from '../spec/live.js';
+import type { Values } from '../spec/options.js';
 
 const SCHEMAS = [RESULT_SCHEMA, 'feedlab.sweep/1'];
 
-const HELP = `${USAGE_SCENARIO}
-       ${USAGE_DOCUMENTS}
-
-feedlab compare SCENARIO: the estimate, the calibrated simulation and the replay of one scenario,
-on this machine. The scenario is replayed on the live stack (feedlab replay, --runs times, or the
-documents of earlier replays with --replays), the very world the replay ran is simulated with the
-calibrated costs and the replayed schedule (--seeds times, the model's own draws of hops, spreads
-and waits seeded anew), and the design documents' estimate is worked with that world's inputs.
-
-  --policies P1,...   the policies compared (default: replay.policies, else the policy section)
-  --seeds N           simulations per policy, each with the model's draws seeded anew (default ${DEFAULT_SEEDS})
-  --runs N            replays (default ${DEFAULT_RUNS}; each replays every policy)
-  --replays A,B       saved replay documents (feedlab replay --json or report.json) instead of replaying
-  --calibration FILE  the costs the simulation runs with; without it (and without the scenario's own
-                      calibration: key), feedlab calibrate runs first (about a minute)
-  --no-calibrate      simulate with the scenario's costs as they are
-  --users N, --time-scale X, --workers N   as feedlab replay takes them
-  --quiet             no progress on stderr
-
-feedlab compare A.json B.json: two saved documents held against each other.
-
-  A.json    the simulated side: a document of feedlab run or sweep (or any ${SCHEMAS.join(' or ')})
-  B.json    the measured side, that A is held against: a document of feedlab replay (or any result or sweep)
-  --json    print the comparison (schema feedlab.compare/1) on stdout
-  --out DIR write DIR/report.json (the comparison), DIR/report.md and a self-contained DIR/report.html
-  --check   exit 1 when any figure is outside 15% of the measured value and outside the noise
-
-For every policy both documents have (a sweep's runs are paired by policy; a policy only one side
-has is listed, not compared), each figure's simulated and measured value, their ratio
-(simulated / measured), the noise (the spread of A's documents plus that of B's) and a verdict:
-within 15%, inside the noise, outside, or n/a where a side does not measure or model it.
-Lags: fan-out lag per follower (lag_p50, lag_p99, lag_max) and per post; writes/s mean and peak;
-Redis memory, in total and by key class; read p50 and p99; Redis commands per read.
-
-Examples:
-  feedlab compare scenarios/celebrity-burst.yaml --out compare/
-  feedlab compare scenarios/threshold-sweep.yaml --calibration calibration.yaml --replays live1.json,live2.json
-  feedlab run scenarios/celebrity-burst.yaml --out sim/ && feedlab replay scenarios/celebrity-burst.yaml --out live/
-  feedlab compare sim/report.json live/report.json --out compare/
-`;
 
 /** The comparable document in a file, or one line naming the file and what is wrong with it. */
 function readComparable(path: string): ComparableDocument {
@@ -111,42 +64,16 @@ function outsideLine(doc: CompareDocument): string {
   return `${outside.length} ${outside.length === 1 ? 'figure is' : 'figures are'} outside 15% of the measured value and outside the noise: ${named.join(', ')}${more}`;
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'compare',
-    argv,
-    {
-      json: { type: 'boolean' },
-      out: { type: 'string' },
-      check: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-      policies: { type: 'string' },
-      seeds: { type: 'string' },
-      runs: { type: 'string' },
-      replays: { type: 'string' },
-      calibration: { type: 'string' },
-      'no-calibrate': { type: 'boolean' },
-      users: { type: 'string' },
-      'time-scale': { type: 'string' },
-      workers: { type: 'string' },
-      quiet: { type: 'boolean', short: 'q' },
-    },
-    USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
+export async function run(values: Values<typeof COMPARE_OPTIONS>, positionals: string[]): Promise<number> {
   if (positionals.length === 1) {
     if (values.out) checkOutputDir(values.out);
     const { doc, files } = await compareScenario(positionals[0], values);
     return finish(doc, values, files);
   }
   if (positionals.length !== 2) {
-    const got = positionals.length === 0 ? '' : `, got ${positionals.length}`;
-    throw new InputError(`compare: a scenario, or two result documents, are needed${got} (usage: ${USAGE})`);
+    throw new InputError(`compare: a scenario, or two result documents (simulated, then measured), got ${positionals.length} arguments`);
   }
-  const scenarioOnly = SCENARIO_MODE_FLAGS.filter((k) => values[k] !== undefined);
+  const scenarioOnly = (Object.keys(COMPARE_SCENARIO_OPTIONS) as (keyof typeof COMPARE_SCENARIO_OPTIONS)[]).filter((k) => values[k] !== undefined);
   if (scenarioOnly.length > 0) throw new InputError(`compare: --${scenarioOnly[0]} goes with compare SCENARIO, not with two documents`);
   const [pathA, pathB] = positionals;
   const a = readComparable(pathA);

@@ -9,39 +9,13 @@ import { INPUTS } from '../../sim/estimate/inputs.js';
 import { PRESETS } from '../../sim/estimate/presets.js';
 import { stringifyResult } from '../../sim/result.js';
 import { loadScenario } from '../../sim/scenario/load.js';
-import { numberFlag, parseCommandArgs } from '../args.js';
+import { numberFlag } from '../args.js';
+import type { Values } from '../spec/options.js';
+import { MEASURE_TIMELINES, type ESTIMATE_OPTIONS } from '../spec/simulate.js';
 import { Progress } from '../output.js';
-import { EXIT_OK, InputError } from '../errors.js';
+import { EXIT_OK } from '../errors.js';
 
-export const summary = "the documents' back-of-envelope math, reproduced and explained step by step";
-
-const USAGE = 'feedlab estimate [SCENARIO] [--preset NAME] [--set name=value ...] [--explain] [--json] [--list] [--inputs] [--measure [--timelines N]]';
-
-/** Timelines written by --measure: enough for used_memory to rise well above its noise. */
-const MEASURE_TIMELINES = 1000;
-
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'estimate',
-    argv,
-    {
-      preset: { type: 'string' },
-      set: { type: 'string', multiple: true },
-      explain: { type: 'boolean' },
-      json: { type: 'boolean' },
-      list: { type: 'boolean' },
-      inputs: { type: 'boolean' },
-      measure: { type: 'boolean' },
-      timelines: { type: 'string' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n\n  --preset NAME   a design document's numbers (--list shows them)\n  --set n=v       change one input (--inputs lists them); sizes take MB/GB, times ms/s/d\n  --explain       each figure as formula, numbers, result\n  --json          the feedlab.estimate/1 document\n  --measure       write timelines of the configured shape to Redis (REDIS_URL) under a scratch prefix,\n                  read MEMORY USAGE and INFO memory, print them beside the model, remove every key\n  --timelines N   how many timelines --measure writes (default ${MEASURE_TIMELINES})\n`);
-    return EXIT_OK;
-  }
+export async function run(values: Values<typeof ESTIMATE_OPTIONS>, positionals: string[]): Promise<number> {
   if (values.list) {
     const w = Math.max(...PRESETS.map((p) => p.name.length));
     for (const p of PRESETS) process.stdout.write(`${p.name.padEnd(w)}  ${p.summary}\n`);
@@ -52,7 +26,6 @@ export async function run(argv: string[]): Promise<number> {
     for (const i of INPUTS) process.stdout.write(`${i.name.padEnd(w)}  ${formatFigure(i.default, i.unit).padEnd(10)}  ${i.description}\n`);
     return EXIT_OK;
   }
-  if (positionals.length > 1) throw new InputError(`estimate: one scenario at most, got ${positionals.length} (usage: ${USAGE})`);
   const sets = (values.set ?? []).map(parseSet);
   const scenario = positionals[0] ? scenarioInputs(loadScenario(positionals[0])) : undefined;
   const result = runEstimate({ preset: values.preset, scenarioInputs: scenario, source: positionals[0], sets });

@@ -1,79 +1,18 @@
-// feedlab graph generate | import | stats: make, convert and describe follower graphs.
+// feedlab graph generate | import | stats: make, convert and describe follower graphs (cli/spec/graph.ts).
 import { basename, dirname, resolve } from 'node:path';
 import { isGraphFile, loadGraph, saveGraph } from '../../sim/graph/file.js';
 import { GENERATE_DEFAULTS, generateGraph, validateGenerateParams, type CelebrityParams, type GenerateParams } from '../../sim/graph/generate.js';
 import type { FollowerGraph } from '../../sim/graph/graph.js';
 import { importCounts, importEdgeList } from '../../sim/graph/import.js';
 import { DEFAULT_THRESHOLDS, graphStats, type DegreeSummary, type GraphStats } from '../../sim/graph/stats.js';
-import { numberFlag, parseCommandArgs } from '../args.js';
-import { EXIT_BAD_INPUT, EXIT_OK, InputError } from '../errors.js';
+import { numberFlag } from '../args.js';
+import type { GENERATE_OPTIONS, IMPORT_OPTIONS, STATS_OPTIONS } from '../spec/graph.js';
+import type { Values } from '../spec/options.js';
+import { EXIT_OK, InputError } from '../errors.js';
 import { Progress } from '../output.js';
 import { checkDirs } from '../../sim/make-dirs.js';
 
-export const summary = 'generate, import and describe follower graphs (.fgraph)';
-
-const GENERATE_USAGE =
-  'feedlab graph generate --users N --avg-follows K --alpha A --out FILE [--seed S] [--max-follows M] [--follows-sigma X] [--celebrity NAME=F ...] [--celebrities COUNT=F ...] [--quiet]';
-const IMPORT_USAGE = 'feedlab graph import FILE [--out OUT] [--undirected] [--quiet]';
-const STATS_USAGE = 'feedlab graph stats FILE [--json] [--thresholds 100,1000,...] [--top N] [--undirected] [--quiet]';
-
-const HELP = `usage:
-  ${GENERATE_USAGE}
-  ${IMPORT_USAGE}
-  ${STATS_USAGE}
-
-generate: a directed power-law follower graph. Follower counts have a power-law tail of exponent
-  --alpha; followee counts are lognormal with mean --avg-follows and sigma --follows-sigma
-  (default ${GENERATE_DEFAULTS.followsSigma}), capped at --max-follows (default ${GENERATE_DEFAULTS.maxFollows}). --seed defaults to 1.
-  --celebrity NAME=F adds an account named NAME followed by F users (F <= 1: a share of the users);
-  --celebrities COUNT=F adds COUNT such accounts. Same arguments and seed, same bytes.
-import: a SNAP/KONECT edge list ("source target" per line, plain or gzip, # and % comments) to
-  .fgraph; --out defaults to the input's name with .fgraph, in the current directory.
-  --undirected adds both directions of every line.
-stats: nodes, edges, reciprocity, follower and followee percentiles, accounts over each follower
-  threshold, the top accounts, and the power-law tail of follower counts. FILE is a .fgraph or an
-  edge list. --json prints the feedlab.graph-stats/1 document.
-`;
-
-export async function run(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === 'generate') return generate(rest);
-  if (sub === 'import') return importCommand(rest);
-  if (sub === 'stats') return stats(rest);
-  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    process.stdout.write(HELP);
-    return sub === undefined ? EXIT_BAD_INPUT : EXIT_OK;
-  }
-  throw new InputError(`graph: unknown subcommand "${sub}" (valid: generate, import, stats)`);
-}
-
-async function generate(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'graph generate',
-    argv,
-    {
-      users: { type: 'string' },
-      'avg-follows': { type: 'string' },
-      alpha: { type: 'string' },
-      seed: { type: 'string' },
-      out: { type: 'string' },
-      'max-follows': { type: 'string' },
-      'follows-sigma': { type: 'string' },
-      celebrity: { type: 'string', multiple: true },
-      celebrities: { type: 'string', multiple: true },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    GENERATE_USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
-  if (positionals.length > 0) throw new InputError(`graph generate: unexpected argument "${positionals[0]}"`);
-  for (const flag of ['users', 'avg-follows', 'alpha', 'out'] as const) {
-    if (values[flag] === undefined) throw new InputError(`graph generate: --${flag} is required (usage: ${GENERATE_USAGE})`);
-  }
+export async function generate(values: Values<typeof GENERATE_OPTIONS>): Promise<number> {
   const users = numberFlag('users', values.users, 0, { min: 2, max: 0xfffffffe, integer: true });
   const params: GenerateParams = {
     users,
@@ -125,23 +64,8 @@ function celebrityFlag(flag: 'celebrity' | 'celebrities', spec: string, users: n
   return { count, followers };
 }
 
-async function importCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'graph import',
-    argv,
-    {
-      out: { type: 'string' },
-      undirected: { type: 'boolean' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    IMPORT_USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
-  const file = onePath(positionals, IMPORT_USAGE);
+export async function importCommand(values: Values<typeof IMPORT_OPTIONS>, positionals: string[]): Promise<number> {
+  const file = positionals[0];
   // its bytes read as an edge list made a 300-character line of binary in the error
   if (isGraphFile(file)) throw new InputError(`already a .fgraph file: graph stats reads it, and a scenario takes it as graph: { file: ${file} }`, file);
   const out = values.out ?? defaultOutput(file);
@@ -152,25 +76,8 @@ async function importCommand(argv: string[]): Promise<number> {
   return EXIT_OK;
 }
 
-async function stats(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'graph stats',
-    argv,
-    {
-      json: { type: 'boolean' },
-      thresholds: { type: 'string' },
-      top: { type: 'string' },
-      undirected: { type: 'boolean' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    STATS_USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
-  const file = onePath(positionals, STATS_USAGE);
+export async function stats(values: Values<typeof STATS_OPTIONS>, positionals: string[]): Promise<number> {
+  const file = positionals[0];
   const thresholds = values.thresholds === undefined ? DEFAULT_THRESHOLDS : parseThresholds(values.thresholds);
   const top = numberFlag('top', values.top, 10, { min: 0, max: 10000, integer: true });
   const g = isGraphFile(file) ? loadGraph(file) : await importWithProgress(file, values.undirected === true, !values.quiet);
@@ -201,12 +108,6 @@ function save(g: FollowerGraph, out: string): void {
     if (typeof e.code === 'string') throw new InputError(`cannot write the graph (${e.code}: ${e.message.replace(/^[A-Z]+: /, '')})`, out);
     throw err;
   }
-}
-
-function onePath(positionals: string[], usage: string): string {
-  if (positionals.length === 0) throw new InputError(`a FILE is required (usage: ${usage})`);
-  if (positionals.length > 1) throw new InputError(`one FILE only, got ${positionals.length} (usage: ${usage})`);
-  return positionals[0];
 }
 
 /** soc-Slashdot0902.txt.gz -> soc-Slashdot0902.fgraph, out.ego-twitter -> out.ego-twitter.fgraph (in the current directory). */

@@ -2,45 +2,13 @@
 import { loadGraph } from '../../sim/graph/file.js';
 import { bulkLoadGraph } from '../../server/store/bulk-load.js';
 import { migrate } from '../../server/store/migrate.js';
-import { DEFAULT_DATABASE_URL } from '../../server/store/pool.js';
-import { parseCommandArgs } from '../args.js';
+import type { Values } from '../spec/options.js';
+import type { LOAD_GRAPH_OPTIONS } from '../spec/service.js';
 import { EXIT_OK, InputError } from '../errors.js';
 import { Progress } from '../output.js';
-import { DATABASE_OPTIONS, storeFromFlags, withStoreErrors } from './migrate.js';
+import { storeFromFlags, withStoreErrors } from './migrate.js';
 
-export const summary = 'bulk-load a follower graph (.fgraph) into Postgres users and follows';
-
-const USAGE = 'feedlab load-graph GRAPH [--database-url URL] [--schema S] [--truncate] [--json] [--quiet]';
-
-const HELP = `${USAGE}
-
-Loads a generated or imported graph into the reference server's tables with COPY: account a
-becomes user id a, with handle "u<a>" (or the celebrity's name) and its follower and followee
-counts. Migrates the schema first. The load is one transaction: if it fails or is interrupted,
-the database is left as it was.
-
-  --database-url URL  Postgres to load (default $DATABASE_URL, else ${DEFAULT_DATABASE_URL})
-  --schema S          Postgres schema to work in (default public)
-  --truncate          replace the users and follows already there (and the posts and outbox
-                      rows that belong to them); without it the tables must be empty
-  --json              print a feedlab.load-graph/1 document on stdout
-  --quiet             no progress on stderr
-`;
-
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'load-graph',
-    argv,
-    { ...DATABASE_OPTIONS, truncate: { type: 'boolean' }, json: { type: 'boolean' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
-  if (positionals.length !== 1) {
-    throw new InputError(`load-graph: ${positionals.length === 0 ? 'GRAPH is required' : `unexpected argument "${positionals[1]}"`} (usage: ${USAGE})`);
-  }
+export async function run(values: Values<typeof LOAD_GRAPH_OPTIONS>, positionals: string[]): Promise<number> {
   const path = positionals[0];
   const store = await storeFromFlags(values, 1);
   try {

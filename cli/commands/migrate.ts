@@ -1,30 +1,10 @@
 // feedlab migrate: bring the reference server's Postgres schema up to date (idempotent).
 import { DatabaseUnavailableError, SchemaMismatchError, StoreInputError } from '../../server/store/errors.js';
 import { migrate } from '../../server/store/migrate.js';
-import { createStore, DEFAULT_DATABASE_URL, type Store } from '../../server/store/pool.js';
-import { parseCommandArgs } from '../args.js';
+import { createStore, type Store } from '../../server/store/pool.js';
+import type { Values } from '../spec/options.js';
+import type { MIGRATE_OPTIONS } from '../spec/service.js';
 import { EXIT_OK, InfrastructureError, InputError } from '../errors.js';
-
-export const summary = 'create or update the reference server\'s Postgres tables (idempotent)';
-
-const USAGE = 'feedlab migrate [--database-url URL] [--schema S] [--json]';
-
-const HELP = `${USAGE}
-
-Applies the pending migrations (users, follows, posts, outbox) in order, each in its own
-transaction; a second run applies nothing. Several processes may migrate at once: they take turns
-on an advisory lock.
-
-  --database-url URL  Postgres to migrate (default $DATABASE_URL, else ${DEFAULT_DATABASE_URL})
-  --schema S          Postgres schema to work in, created if missing (default public)
-  --json              print a feedlab.migrate/1 document on stdout
-`;
-
-/** Options every database command takes. */
-export const DATABASE_OPTIONS = {
-  'database-url': { type: 'string' },
-  schema: { type: 'string' },
-} as const;
 
 /** Run a store operation with its errors turned into the CLI's: bad input exits 2, an unusable database 3. */
 export async function withStoreErrors<T>(fn: () => Promise<T> | T): Promise<T> {
@@ -42,18 +22,7 @@ export function storeFromFlags(values: { 'database-url'?: string; schema?: strin
   return withStoreErrors(() => createStore({ databaseUrl: values['database-url'], schema: values.schema, max }));
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'migrate',
-    argv,
-    { ...DATABASE_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
-  if (positionals.length > 0) throw new InputError(`migrate: unexpected argument "${positionals[0]}" (usage: ${USAGE})`);
+export async function run(values: Values<typeof MIGRATE_OPTIONS>): Promise<number> {
   const store = await storeFromFlags(values, 1);
   try {
     const result = await withStoreErrors(() => migrate(store));

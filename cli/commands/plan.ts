@@ -6,52 +6,20 @@ import { buildPlan } from '../../sim/plan/plan.js';
 import { stringifyResult } from '../../sim/result.js';
 import { scenarioGraph } from '../../sim/run-scenario.js';
 import { loadScenario } from '../../sim/scenario/load.js';
-import { numberFlag, parseCommandArgs } from '../args.js';
-import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
+import { numberFlag } from '../args.js';
+import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
 import { checkOutputDir, Progress, writeReport, sayWritten } from '../output.js';
-import { asInputError, CALIBRATION_HELP, OVERRIDE_HELP, overridesOf, SCENARIO_OPTIONS, seedFlag } from '../prepare-scenario.js';
+import { asInputError, overridesOf, seedFlag } from '../prepare-scenario.js';
+import type { Values } from '../spec/options.js';
+import type { PLAN_OPTIONS } from '../spec/simulate.js';
 
-export const summary = 'a capacity plan: workers, Redis memory and shards, partitions, API instances, Postgres, with reasons';
-
-const USAGE = 'feedlab plan SCENARIO [--growth 1.5] [--headroom 0.3] [--samples N] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--quiet]';
-
-const HELP = `${USAGE}
-
-  --growth G    multiply the users (so posts/s, reads/s, timelines) by G; default ${DEFAULT_GROWTH} (today's load)
-  --headroom H  keep this share of every resource spare at the peak; default ${DEFAULT_HEADROOM}
-  --samples N   draws of the scenario's [low, likely, high] intervals; default ${DEFAULT_SAMPLES}
-  --seed N      override the scenario's seed (it seeds the draws and the simulation check)
-${CALIBRATION_HELP}
-${OVERRIDE_HELP}
-  --json        print the plan document (schema feedlab.plan/1) on stdout
-  --out DIR     write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
-  --check       exit 1 when no plan meets every objective within the limits
-  --quiet       no progress on stderr
-
-The plan sizes for the scenario's slo.fanoutLagP99, readP99 and redisMemory. Thresholds
-(slo.thresholds) are out of the plan's scope for now: they size nothing and never set its exit
-code (there is no --no-thresholds here); only the simulation check's sloPass in the JSON counts them.
-`;
-
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'plan',
-    argv,
-    { ...SCENARIO_OPTIONS, growth: { type: 'string' }, headroom: { type: 'string' }, samples: { type: 'string' } },
-    USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
+export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: string[]): Promise<number> {
   const options = checkPlanOptions({
     growth: numberFlag('growth', values.growth, DEFAULT_GROWTH),
     headroom: numberFlag('headroom', values.headroom, DEFAULT_HEADROOM, { min: 0 }),
     samples: numberFlag('samples', values.samples, DEFAULT_SAMPLES, { min: 1, integer: true }),
   });
   const path = positionals[0];
-  if (!path) throw new InputError('plan: a scenario file is required (try scenarios/plan-next-year.yaml)');
-  if (positionals.length > 1) throw new InputError(`plan: one scenario at a time, got ${positionals.length} (usage: ${USAGE})`);
   const sc = loadScenario(path, { onIntervalNote: null, calibration: values.calibration, overrides: overridesOf(values) });
   if (values.seed !== undefined) sc.seed = seedFlag(values.seed);
   if (values.out) checkOutputDir(values.out);

@@ -15,79 +15,20 @@ import { policyFor } from '../../sim/run-scenario.js';
 import { formatCount, formatDuration } from '../../sim/scenario/units.js';
 import { judgeResult, verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
-import { numberFlag, parseCommandArgs } from '../args.js';
+import { numberFlag } from '../args.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, writtenLine } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
-import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, overridesOf, readScenario } from '../prepare-scenario.js';
+import type { REPLAY_OPTIONS } from '../spec/live.js';
+import { exitOptions, type Values } from '../spec/options.js';
 import { REPLAY } from '../replay/settings.js';
 import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
 import { stopKeys } from '../replay/stop-keys.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 
-export const summary = 'drive the reference server with a scenario and measure fan-out lag, Redis memory and p99 latency for real';
-
-const USAGE =
-  'feedlab replay SCENARIO [--policy P | --policies P1,P2,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--users N] [--time-scale X] [--workers N] [--target URL [--no-load | --replace]] [--max] [--json] [--out DIR] [--check] [--no-thresholds] [--junit FILE] [--quiet]';
-
-const HELP = `${USAGE}
-
-Replays the scenario's seeded workload (the arrival schedule \`feedlab run\` simulates) against the
-reference server and measures it: fan-out lag per post and per follower (the workers' histograms and
-probes in Redis), timeline writes per second at Redis, Redis memory by key class beside the
-simulator's model, read latency from the intended send time (open model), Redis commands per read,
-CPU per process. Self-contained by default: a scratch schema and key prefix on this machine's Redis
-and Postgres (REDIS_URL, DATABASE_URL), \`feedlab serve\` and \`feedlab worker\` started and stopped,
-everything removed at the end (also on Ctrl-C, q, or a crash).
-
-  --policy P         one policy
-  --policies P1,...  a live sweep: the same schedule once per policy from the same starting state
-                     (default: replay.policies when the scenario has them, else its policy section)
-  --seed N           override the scenario's seed
-${CALIBRATION_HELP}
-${OVERRIDE_HELP}
-  --users N          accounts of the live graph (default: replay.users, else graph.generate.users)
-  --time-scale X     simulated seconds per wall second (default: replay.timeScale, else 1)
-  --workers N        fan-out worker processes (default: replay.workers, else infrastructure.fanoutWorkers; at most one per core)
-  --target URL       replay against a running deployment (its REDIS_URL and DATABASE_URL, FEED_TOKEN_SECRET, and
-                     --schema/--key-prefix/--stream-prefix where it uses other than the defaults)
-  --no-load          with --target: the graph is already loaded
-  --replace          with --target: replace the users, follows and posts its tables hold
-  --max              only measure the server's closed-loop maximum read rate (feedlab's client and autocannon)
-  --json             print the result document (feedlab.result/1, source replay; feedlab.sweep/1 for --policies)
-  --out DIR          write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
-${THRESHOLD_HELP}
-  --quiet            no progress on stderr
-
-A mapping this machine cannot carry (more feed reads/s than the server sustains, a graph that does
-not fit) is refused in one line with the largest that fits (exit 2). q or Ctrl-C stops the window,
-writes the partial report and exits 130; a second Ctrl-C quits after cleaning up.
-`;
-
-const OPTIONS = {
-  ...SCENARIO_OPTIONS,
-  ...THRESHOLD_OPTIONS,
-  policy: { type: 'string' },
-  policies: { type: 'string' },
-  users: { type: 'string' },
-  'time-scale': { type: 'string' },
-  workers: { type: 'string' },
-  target: { type: 'string' },
-  'no-load': { type: 'boolean' },
-  replace: { type: 'boolean' },
-  schema: { type: 'string' },
-  'key-prefix': { type: 'string' },
-  'stream-prefix': { type: 'string' },
-  max: { type: 'boolean' },
-} as const;
-
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('replay', argv, OPTIONS, USAGE);
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
+export async function run(values: Values<typeof REPLAY_OPTIONS>, positionals: string[]): Promise<number> {
   const sc = readScenario(positionals, 'replay', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
   checkJunitFile(values.junit);

@@ -3,20 +3,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { reportFiles, REPORT_SCHEMAS, type ReportDocument } from '../../reports/files.js';
-import { parseCommandArgs } from '../args.js';
+import type { Values } from '../spec/options.js';
+import type { REPORT_OPTIONS } from '../spec/simulate.js';
 import { EXIT_OK, InputError } from '../errors.js';
 import { checkOutputDir, writeReport } from '../output.js';
 import { readJsonDocument } from '../json-document.js';
-
-export const summary = 'render a saved report.json (run, sweep, plan or compare) again as report.md and a self-contained report.html';
-
-const USAGE = 'feedlab report RESULT.json [--out DIR]';
-
-const HELP = `${USAGE}
-
-  RESULT.json   a document written by feedlab run, sweep, plan or compare (--json or --out): ${REPORT_SCHEMAS.join(', ')}
-  --out DIR     where to write report.json, report.md and report.html (default: RESULT.json's directory)
-`;
 
 /** The keys (dotted paths) each document must have for its reports to be drawn. */
 const REQUIRED: Record<string, string[]> = {
@@ -87,15 +78,8 @@ function refuseOverwrite(source: string, out: string, files: Record<string, stri
   }
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('report', argv, { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, USAGE);
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
+export async function run(values: Values<typeof REPORT_OPTIONS>, positionals: string[]): Promise<number> {
   const path = positionals[0];
-  if (!path) throw new InputError(`report: a result document is required (usage: ${USAGE})`);
-  if (positionals.length > 1) throw new InputError(`report: one result document at a time, got ${positionals.length} (usage: ${USAGE})`);
   const doc = readDocument(path);
   const out = values.out ?? dirname(path);
   checkOutputDir(out);

@@ -5,48 +5,16 @@ import { terminalReport } from '../../reports/terminal.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { verdictExit } from '../../sim/slo.js';
-import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
-import { EXIT_INTERRUPTED, EXIT_OK } from '../errors.js';
+import { EXIT_INTERRUPTED } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, stoppedLine, writeJunit, writeReport, sayWritten } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
-import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, overridesOf, prepareWithProgress, readScenario } from '../prepare-scenario.js';
+import { exitOptions, type Values } from '../spec/options.js';
+import type { RUN_OPTIONS } from '../spec/simulate.js';
 
-export const summary = 'simulate a scenario: fan-out lag, writes/s, Redis memory, read latency, SLOs';
-
-const USAGE = 'feedlab run SCENARIO [--seed N] [--policy P] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--junit FILE] [--quiet] [--no-dashboard]';
-
-const HELP = `${USAGE}
-
-  --seed N         override the scenario's seed
-  --policy P       push | pull | threshold:T | rate | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers
-${CALIBRATION_HELP}
-${OVERRIDE_HELP}
-  --json           print the result document (schema feedlab.result/1) on stdout
-  --out DIR        write DIR/report.json, DIR/report.md and a self-contained DIR/report.html
-${THRESHOLD_HELP}
-  --quiet          no progress on stderr
-  --no-dashboard   plain progress and report even on a terminal
-
-Exit 1 when a threshold of slo.thresholds fails (unless --no-thresholds), or with --check when an
-SLO or a threshold fails; the reason goes to stderr.
-
-On a terminal (and not under CI, --json or --quiet) the run is shown on a live dashboard; q or
-Ctrl-C stops it at the current simulated minute, writes the partial report and exits 130.
-`;
-
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'run',
-    argv,
-    { ...SCENARIO_OPTIONS, ...THRESHOLD_OPTIONS, policy: { type: 'string' } },
-    USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(HELP);
-    return EXIT_OK;
-  }
+export async function run(values: Values<typeof RUN_OPTIONS>, positionals: string[]): Promise<number> {
   const sc = readScenario(positionals, 'run', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
   checkJunitFile(values.junit);

@@ -5,36 +5,16 @@ import { stringifyResult, type RunResult } from '../../sim/result.js';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
-import { parseCommandArgs } from '../args.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
-import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
+import { EXIT_INTERRUPTED, InputError } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, sayWritten } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
-import { asInputError, CALIBRATION_HELP, exitOptions, OVERRIDE_HELP, overridesOf, prepareWithProgress, readScenario, SCENARIO_OPTIONS, THRESHOLD_HELP, THRESHOLD_OPTIONS } from '../prepare-scenario.js';
+import { asInputError, overridesOf, prepareWithProgress, readScenario } from '../prepare-scenario.js';
+import { exitOptions, type Values } from '../spec/options.js';
+import type { SWEEP_OPTIONS } from '../spec/simulate.js';
 
-export const summary = 'simulate several fan-out policies and recommend the cheapest that meets every SLO';
-
-const USAGE = 'feedlab sweep SCENARIO [--policies push,pull,threshold:10000,...] [--seed N] [--calibration FILE] [--set KEY=VALUE ...] [--duration D] [--json] [--out DIR] [--check] [--no-thresholds] [--junit FILE] [--quiet] [--no-dashboard]';
-
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'sweep',
-    argv,
-    { ...SCENARIO_OPTIONS, ...THRESHOLD_OPTIONS, policies: { type: 'string' } },
-    USAGE,
-  );
-  if (values.help) {
-    process.stdout.write(
-      `${USAGE}\n\nWithout --policies, the scenario's sweep.policies list is used.\n--out DIR writes DIR/report.json, DIR/report.md and a self-contained DIR/report.html.\n\n${CALIBRATION_HELP}\n${OVERRIDE_HELP}\n${THRESHOLD_HELP}\n\n` +
-        `The recommendation is the cheapest policy that meets every SLO and threshold. Exit 1 when no policy meets every\n` +
-        `threshold of slo.thresholds (unless --no-thresholds), or with --check when none meets every SLO and threshold\n` +
-        `(no recommendation); the reason goes to stderr.\n\n` +
-        `On a terminal (not under CI, --json, --quiet or --no-dashboard) a live dashboard shows each policy as it runs; q or Ctrl-C\n` +
-        `stops the current policy, reports the policies finished and exits 130.\n`,
-    );
-    return EXIT_OK;
-  }
+export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: string[]): Promise<number> {
   const sc = readScenario(positionals, 'sweep', values.seed, values.calibration, overridesOf(values));
   if (values.out) checkOutputDir(values.out);
   checkJunitFile(values.junit);

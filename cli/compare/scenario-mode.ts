@@ -26,28 +26,13 @@ import { estimateSide } from './estimate-side.js';
 import { calibrationChecks } from './calibration-checks.js';
 import { figureNotes } from './notes.js';
 import { readReplays, runReplays, type ReplayRuns } from './replay-side.js';
+import { DEFAULT_RUNS, DEFAULT_SEEDS, type COMPARE_SCENARIO_OPTIONS } from '../spec/live.js';
+import type { Values } from '../spec/options.js';
 
-export interface ScenarioModeFlags {
-  policies?: string;
-  seeds?: string;
-  runs?: string;
-  replays?: string;
-  calibration?: string;
-  'no-calibrate'?: boolean;
-  users?: string;
-  'time-scale'?: string;
-  workers?: string;
-  quiet?: boolean;
-}
-
-/** The flags only the scenario mode takes (the two-document mode refuses them). */
-export const SCENARIO_MODE_FLAGS = ['policies', 'seeds', 'runs', 'replays', 'calibration', 'no-calibrate', 'users', 'time-scale', 'workers', 'quiet'] as const;
+export type ScenarioModeFlags = Values<typeof COMPARE_SCENARIO_OPTIONS>;
 
 /** About how long feedlab calibrate takes at its default samples, for the ETA: its own steps' expected seconds. */
 const CALIBRATE_SECONDS = Object.values(expectedSeconds(CALIBRATE.samples, true)).reduce((a, b) => a + b, 0);
-
-export const DEFAULT_SEEDS = 3;
-export const DEFAULT_RUNS = 2;
 
 export interface ScenarioComparison {
   doc: CompareDocument;

@@ -27,7 +27,7 @@ import { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service
 import { keySlot } from '../../core/keys.js';
 import { isCluster, masters, type RedisLike } from './redis-like.js';
 
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export { DEFAULT_REDIS_URL } from '../../core/service-url.js';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 /** Longest pause between reconnect attempts after a connection was lost. */

@@ -60,8 +60,9 @@ import {
   type PostEvent,
 } from './event-log.js';
 
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
-export const DEFAULT_STREAM_PREFIX = 'feedlab:events';
+import { DEFAULT_REDIS_URL, DEFAULT_STREAM_PREFIX } from '../../core/service-url.js';
+
+export { DEFAULT_REDIS_URL, DEFAULT_STREAM_PREFIX };
 
 export interface RedisStreamsOptions {
   /** Defaults to $REDIS_URL, then redis://127.0.0.1:6379. Ignored when `redis` is given. */

@@ -5,7 +5,9 @@ import pg from 'pg';
 import { DatabaseUnavailableError, StoreInputError } from './errors.js';
 import { redactUrl } from '../../core/service-url.js';
 
-export const DEFAULT_DATABASE_URL = 'postgres://root@127.0.0.1:5432/postgres';
+import { DEFAULT_DATABASE_URL } from '../../core/service-url.js';
+
+export { DEFAULT_DATABASE_URL };
 export const DEFAULT_SCHEMA = 'public';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
 

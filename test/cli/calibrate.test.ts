@@ -35,7 +35,7 @@ describe('feedlab calibrate: bad usage', () => {
   it('refuses in one line, before anything is measured', () => {
     expectInputErrors([
       [['calibrate', '--samples', '1'], /^feedlab: --samples must be at least 2, got 1$/],
-      [['calibrate', 'scenarios/celebrity-burst.yaml'], /^feedlab: calibrate: takes no scenario/],
+      [['calibrate', 'scenarios/celebrity-burst.yaml'], /^feedlab: calibrate: too many arguments for 'calibrate'/],
       [['calibrate', '--schema', 'x'], /^feedlab: calibrate: --schema, --stream-prefix and --key-prefix go with --target/],
       [['calibrate', '--key-prefix', ''], /^feedlab: calibrate: --schema, --stream-prefix and --key-prefix go with --target/],
       [['calibrate', '--target', 'ftp://x'], /^feedlab: calibrate: --target must be an http:\/\/ URL/],

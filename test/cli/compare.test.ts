@@ -28,10 +28,10 @@ describe('feedlab compare', () => {
     const result = JSON.parse(readFileSync(sim, 'utf8'));
     const noSummary = { ...result, summary: { ...result.summary, reads: undefined } };
     expectInputErrors([
-      [['compare'], /^feedlab: compare: a scenario, or two result documents, are needed \(usage: feedlab compare SCENARIO/],
-      [['compare', sim, REPLAY, sim], /^feedlab: compare: a scenario, or two result documents, are needed, got 3 /],
+      [['compare'], /^feedlab: compare: missing required argument 'inputs'/],
+      [['compare', sim, REPLAY, sim], /^feedlab: compare: a scenario, or two result documents \(simulated, then measured\), got 3 arguments$/],
       [['compare', sim, REPLAY, '--seeds', '2'], /^feedlab: compare: --seeds goes with compare SCENARIO, not with two documents$/],
-      [['compare', sim, REPLAY, '--bogus'], /^feedlab: compare: Unknown option '--bogus' \(usage: /],
+      [['compare', sim, REPLAY, '--bogus'], /^feedlab: compare: unknown option '--bogus'/],
       [['compare', join(dir, 'missing.json'), REPLAY], /^feedlab: .*missing\.json: no such file$/],
       [['compare', sim, dir], /^feedlab: .*: is a directory, not a result document$/],
       [['compare', sim, bad('text.json', 'lag p99 5 s\n')], /^feedlab: .*text\.json: not valid JSON: /],
@@ -144,15 +144,15 @@ describe('feedlab compare', () => {
     expect(different.stderr).toContain('feedlab: note: different policies: threshold:100000:skip-dormant (sim.json) against pull:skip-dormant (pull.json), compared as one');
   });
 
-  it('is listed in the help', () => {
+  it('is listed in the help, with both forms', () => {
     const r = feedlab(['--help']);
-    expect(r.stdout).toMatch(/^ {2}compare SCENARIO {4}the estimate, the calibrated simulation and the replay of one scenario/m);
-    expect(r.stdout).toMatch(/^ {2}compare A B {9}hold result document A \(simulated\) against B \(measured\)/m);
+    expect(r.stdout).toMatch(/^ {2}compare \[options\] <inputs\.\.\.> +the estimate, the calibrated simulation and the replay of one\s+scenario side by side, or two result documents/m);
     const help = feedlab(['compare', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^feedlab compare SCENARIO \[--policies P1,\.\.\.\] /);
-    expect(help.stdout).toMatch(/\n {7}feedlab compare A\.json B\.json \[--json\] \[--out DIR\] \[--check\]\n/);
-    expect(help.stdout).toContain('B.json    the measured side, that A is held against');
+    expect(help.stdout).toMatch(/^Usage: feedlab compare \[options\] <inputs\.\.\.>/);
+    expect(help.stdout).toContain('feedlab compare SCENARIO: the estimate, the calibrated simulation and the replay');
+    expect(help.stdout).toContain('feedlab compare A.json B.json: two saved documents held against each other');
+    expect(help.stdout).toMatch(/\$ feedlab compare sim\/report\.json live\/report\.json/);
   });
 });
 

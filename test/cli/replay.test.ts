@@ -288,13 +288,13 @@ describe.skipIf(skip)('feedlab replay', () => {
     const events = writeScenario(dir, 'events-bad.yaml', EVENTS);
     const bad: [string[], RegExp][] = [
       [['replay', events, '--time-scale', '0'], /^feedlab: --time-scale must be a positive number, got "0"$/],
-      [['replay', events, events], /^feedlab: replay: one scenario file at a time, got 2: /],
+      [['replay', events, events], /^feedlab: replay: too many arguments for 'replay'/],
       [['replay', events, '--policy', 'rate'], /^feedlab: replay: the rate policy decides per \(author, reader\) pair/],
       [['replay', events, '--no-load'], /^feedlab: replay: --no-load, --replace, --schema, --key-prefix and --stream-prefix go with --target/],
       [['replay', events, '--policy', 'push', '--policies', 'pull'], /^feedlab: replay: give --policy or --policies, not both$/],
       [['replay', events, '--target', 'ftp://x'], /^feedlab: replay: --target must be an http:\/\/ URL/],
       [['replay', events, '--users', '1'], /^feedlab: --users must be at least 2/],
-      [['replay'], /^feedlab: replay: a scenario file is required/],
+      [['replay'], /^feedlab: replay: missing required argument 'scenario'/],
       [['replay', events, '--time-scale', '1e-9'], /^feedlab: replay: at time scale 1e-9 the 10 min scenario takes .* a replay runs 5 s to 7 days: choose --time-scale from 0\.000992 to 120$/],
       [['replay', events, '--time-scale', '-1'], /^feedlab: --time-scale must be a positive number, got "-1"$/],
       [['replay', events, '--max', '--policies', 'push,pull'], /^feedlab: replay --max measures one stack/],

@@ -147,7 +147,7 @@ describe('feedlab run with thresholds', () => {
     expectInputErrors([
       [['run', bad], /bad\.yaml:22:26: slo\.thresholds\.read\[1\]: the percentile "p95" is not one the results keep \(valid statistics: p50, p90, p99, p99\.9, max, mean\)$/],
       [['sweep', unit], /unit\.yaml:22:20: slo\.thresholds\.backlogDrain\[0\]: "600" needs a unit: backlogDrain takes a duration like 500ms, 5s, 2h \(valid units: us, ms, s, m, min, h, d\)$/],
-      [['run', failing, '--no-threshold'], /Unknown option '--no-threshold'/],
+      [['run', failing, '--no-threshold'], /unknown option '--no-threshold' \(did you mean --no-thresholds\?\)/],
     ]);
   });
 

@@ -62,7 +62,7 @@ describe('feedlab graph generate', () => {
 
   it('refuses bad arguments with one line and exit 2', () => {
     // one prefix (it was "feedlab: feedlab graph generate: ...")
-    failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--out', 'x.fgraph'], /^feedlab: graph generate: --alpha is required/);
+    failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--out', 'x.fgraph'], /^feedlab: graph generate: required option '--alpha <A>' not specified/);
     failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '0.5', '--out', 'x.fgraph'], /--alpha must be greater than 1/);
     failsWith(['generate', '--users', 'many', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph'], /--users must be a number, got "many"/);
     failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph', '--celebrity', 'star'], /--celebrity "star" must be NAME=F/);
@@ -120,10 +120,10 @@ describe('feedlab graph import and stats', () => {
     failsWith(['stats', 'flipped.fgraph'], /^feedlab: flipped\.fgraph: corrupt graph file: checksum mismatch/);
     writeFileSync(join(dir, 'short.fgraph'), bytes.subarray(0, 5000));
     failsWith(['stats', 'short.fgraph'], /^feedlab: short\.fgraph: corrupt graph file: truncated/);
-    failsWith(['stats'], /a FILE is required/);
+    failsWith(['stats'], /^feedlab: graph stats: missing required argument 'file'/);
     failsWith(['import', 'a.fgraph'], /^feedlab: a\.fgraph: already a \.fgraph file: graph stats reads it, and a scenario takes it as graph: \{ file: a\.fgraph \}$/);
     // a directory where a file belongs: said, exit 2 (was "internal error: EISDIR", exit 70)
     failsWith(['stats', dir], new RegExp(`^feedlab: ${dir}: is a directory, not a file$`));
-    failsWith(['shuffle'], /^feedlab: graph: unknown subcommand "shuffle"/);
+    failsWith(['shuffle'], /^feedlab: graph: unknown command 'shuffle'/);
   });
 });

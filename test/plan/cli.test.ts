@@ -67,7 +67,7 @@ describe('feedlab plan', () => {
   it('bad input: one line, exit 2, nothing on stdout, no output directory', () => {
     const out = join(dir, 'never');
     const cases: Array<[string[], RegExp]> = [
-      [['plan'], /plan: a scenario file is required/],
+      [['plan'], /^feedlab: plan: missing required argument 'scenario'/],
       [['plan', join(dir, 'missing.yaml'), '--out', out], /cannot read scenario file .*missing\.yaml.*no such file/],
       [['plan', push, '--growth', 'lots'], /--growth must be a number, got "lots"/],
       [['plan', push, '--growth', '0'], /--growth must be a multiplier above 0/],
@@ -82,8 +82,8 @@ describe('feedlab plan', () => {
       [['plan', push, '--growth', '-1'], /--growth must be a multiplier above 0 and at most 1000 .*got -1$/],
       [['plan', push, '--headroom', '-0.1'], /--headroom must be at least 0, got -0\.1$/],
       [['plan', push, '--seed', '-1'], /--seed must be a whole number from 0 to 9007199254740991 \(2\^53 - 1, held exactly\), got "-1"$/],
-      [['plan', push, '--out', '-x'], /plan: Option '--out' argument is ambiguous\. Did you forget .* use '--out=-XYZ'\. \(usage: /],
-      [['plan', push, '--frobnicate'], /Unknown option '--frobnicate'/],
+      [['plan', push, '--out'], /^feedlab: plan: option '-o, --out <DIR>' argument missing/],
+      [['plan', push, '--frobnicate'], /^feedlab: plan: unknown option '--frobnicate'/],
       [['plan', writeScenario(dir, 'bad.yaml', readFileSync(small, 'utf8').replace('[4, 5, 7]', '[4, 9, 7]')), '--out', out], /bad\.yaml:11:26: activity\.sessionsPerUserPerDay: \[4, 9, 7\] is not in order: an interval needs low <= likely <= high/],
     ];
     expectInputErrors(cases);

@@ -125,6 +125,6 @@ describe('feedlab report', () => {
     expect(oneLine(missing.stderr)).toMatch(/missing\.json: no such file/);
     const usage = feedlab(['report']);
     expect(usage.code).toBe(2);
-    expect(oneLine(usage.stderr)).toMatch(/report: a result document is required/);
+    expect(oneLine(usage.stderr)).toMatch(/^feedlab: report: missing required argument 'document'/);
   });
 });

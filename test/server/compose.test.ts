@@ -8,9 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseCommandArgs } from '../../cli/args.js';
-import { OPTIONS as SERVE_OPTIONS } from '../../cli/commands/serve.js';
-import { OPTIONS as WORKER_OPTIONS } from '../../cli/commands/worker.js';
+import { parseCommandLine } from '../../cli/program.js';
 import { loadServeConfig, type ServeFlags } from '../../server/serve.js';
 import { loadWorkerConfig, type WorkerFlags } from '../../server/worker/config.js';
 import { CI } from './services.js';
@@ -50,17 +48,19 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('gives the API and the workers commands and settings feedlab accepts, pointing at the services of the file', () => {
+  it('gives the API and the workers commands and settings feedlab accepts, pointing at the services of the file', async () => {
     const [serveCmd, ...serveArgs] = services.api.command ?? [];
     expect(serveCmd).toBe('serve');
-    const serve = loadServeConfig(parseCommandArgs('serve', serveArgs, SERVE_OPTIONS, 'serve').values as ServeFlags, env(services.api));
+    const serveLine = await parseCommandLine([serveCmd, ...serveArgs]);
+    expect([serveLine.command, serveLine.args]).toEqual(['serve', []]);
+    const serve = loadServeConfig(serveLine.values as ServeFlags, env(services.api));
     expect([serve.host, serve.port, serve.bus, serve.kafkaBrokers]).toEqual(['0.0.0.0', 8080, 'kafka', ['kafka:9092']]);
     expect(new URL(serve.redisUrl).host).toBe('redis:6379');
     expect(new URL(serve.databaseUrl).host).toBe('postgres:5432');
 
     const [workerCmd, ...workerArgs] = services.worker.command ?? [];
     expect(workerCmd).toBe('worker');
-    const worker = loadWorkerConfig(parseCommandArgs('worker', workerArgs, WORKER_OPTIONS, 'worker').values as WorkerFlags, env(services.worker));
+    const worker = loadWorkerConfig((await parseCommandLine([workerCmd, ...workerArgs])).values as WorkerFlags, env(services.worker));
     expect([worker.bus, worker.kafkaBrokers, worker.concurrency]).toEqual(['kafka', ['kafka:9092'], 4]);
     expect(new URL(worker.databaseUrl).host).toBe('postgres:5432');
 

@@ -1,0 +1,159 @@
+// The reference server's commands: serve, worker, migrate, load-graph, token.
+import { TOKEN_SECRET_ENV } from '../../server/auth/token.js';
+import { DEFAULT_DATABASE_URL, DEFAULT_STREAM_PREFIX } from '../../core/service-url.js';
+import { command } from './command-spec.js';
+
+/** Where a database command works. */
+export const DATABASE_OPTIONS = {
+  'database-url': { type: 'string', arg: 'URL', help: `Postgres (default $DATABASE_URL, else ${DEFAULT_DATABASE_URL})` },
+  schema: { type: 'string', arg: 'S', help: 'Postgres schema to work in, created if missing (default public)' },
+} as const;
+
+/** The flags that point serve and worker at the same services and timeline rules. */
+export const SERVICE_OPTIONS = {
+  policy: {
+    type: 'string',
+    arg: 'P',
+    short: 'p',
+    help: "push | pull | threshold:T | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers (FEED_POLICY, default threshold). At run time, SET the Redis key feed:config:policy (under the key prefix) to a spec to switch every worker",
+  },
+  threshold: { type: 'string', arg: 'T', help: 'pull authors with more followers than T (FEED_THRESHOLD, default 25000)' },
+  'timeline-cap': { type: 'string', arg: 'N', help: 'entries per timeline (FEED_TIMELINE_CAP, default 800)' },
+  'lease-days': { type: 'string', arg: 'D', help: 'timeline TTL lease (FEED_LEASE_DAYS, default 7)' },
+  'dormant-days': { type: 'string', arg: 'D', help: 'readers unseen for D days are dormant (FEED_DORMANT_DAYS, default 14)' },
+  bus: { type: 'string', arg: 'redis|kafka', help: 'the event log (FEED_BUS, default redis; Kafka at KAFKA_BROKERS)' },
+  'redis-url': { type: 'string', arg: 'URL', help: '(REDIS_URL, default redis://127.0.0.1:6379)' },
+  'redis-cluster': {
+    type: 'string',
+    arg: 'H:P,H:P',
+    help: 'put the caches on a Redis Cluster with these seed nodes (REDIS_CLUSTER_NODES; entries may be redis://[:password@]host:port); the Redis Streams event log stays on the standalone Redis at REDIS_URL (or FEED_BUS=kafka)',
+  },
+  'database-url': { type: 'string', arg: 'URL', help: `(DATABASE_URL, default ${DEFAULT_DATABASE_URL})` },
+  schema: { type: 'string', arg: 'S', help: 'Postgres schema (FEED_PG_SCHEMA, default public)' },
+  'key-prefix': { type: 'string', arg: 'P', help: 'prefix of every cache key (FEED_KEY_PREFIX, default none)' },
+  'stream-prefix': { type: 'string', arg: 'P', help: `Redis Streams key prefix (FEED_STREAM_PREFIX, default ${DEFAULT_STREAM_PREFIX})` },
+  quiet: { type: 'boolean', short: 'q', help: 'no configuration or status lines on stderr (errors still)' },
+} as const;
+
+export const SERVE_OPTIONS = {
+  port: { type: 'string', arg: 'N', help: '(FEED_PORT, default 8080; 0 picks a free port)' },
+  host: { type: 'string', arg: 'H', help: '(FEED_HOST, default 127.0.0.1; 0.0.0.0 for every interface)' },
+  'with-worker': { type: 'boolean', help: 'also run a fan-out worker in this process (one machine, one process)' },
+  concurrency: { type: 'string', arg: 'N', help: 'with --with-worker: its consumers (FEED_CONCURRENCY, default 1)' },
+  'batch-size': { type: 'string', arg: 'N', help: 'with --with-worker: timelines per pipelined batch (FEED_BATCH_SIZE)' },
+  'node-id': { type: 'string', arg: 'N', help: "this instance's id in post ids, 0..1023, distinct per instance (FEED_NODE_ID, 0)" },
+  ...SERVICE_OPTIONS,
+} as const;
+
+export const serve = command({
+  name: 'serve',
+  summary: 'run the reference server: HTTP API, outbox relay, optionally the fan-out worker (--with-worker)',
+  description: `Serves the feed API (POST /v1/posts, DELETE /v1/posts/:id, PUT/DELETE /v1/follows/:userId,
+GET /v1/feed, GET /v1/users/:id/posts, /healthz, /readyz, /metrics) over Postgres and Redis, and
+moves the Postgres outbox onto the event log. Migrations run at start-up. Every /v1 request needs
+"Authorization: Bearer $(feedlab token USER)". SIGINT/SIGTERM finish the requests in flight and
+exit 0 (a second one exits at once).`,
+  options: SERVE_OPTIONS,
+  notes: `Secrets come from the environment only (a flag would show in the process list):
+  ${TOKEN_SECRET_ENV}   the HS256 secret of the bearer tokens, at least 32 bytes (required)
+  FEED_CURSOR_SECRET  the MAC secret of feed cursors (default: derived from the token secret)
+More environment: FEED_LIST_LENGTH (100), FEED_PARTITIONS (16), FEED_PG_POOL (20),
+FEED_FOLLOWEE_TTL_MS (300000), KAFKA_BROKERS.`,
+  examples: [
+    [`${TOKEN_SECRET_ENV}=$(openssl rand -hex 32) feedlab serve --with-worker`, 'API, relay and worker in one process on :8080'],
+    ['feedlab serve --port 0 --threshold 10000 -q', 'a free port, authors over 10,000 followers pulled'],
+  ],
+  run: async () => (await import('../commands/serve.js')).run,
+});
+
+export const WORKER_OPTIONS = {
+  concurrency: { type: 'string', arg: 'N', help: 'consumers in this process (FEED_CONCURRENCY, default 1)' },
+  relay: { type: 'boolean', help: 'also move the Postgres outbox onto the event log (FEED_RELAY=1)' },
+  'batch-size': { type: 'string', arg: 'N', help: 'followers per pipelined round trip (FEED_BATCH_SIZE, default 1000)' },
+  'page-size': { type: 'string', arg: 'N', help: 'followers per Postgres page (FEED_PAGE_SIZE, default 10000)' },
+  pipelines: { type: 'string', arg: 'N', help: 'round trips in flight per fan-out (FEED_PIPELINES, default 2)' },
+  group: { type: 'string', arg: 'G', help: 'consumer group (FEED_GROUP, default fanout)' },
+  consumer: { type: 'string', arg: 'NAME', help: 'consumer name base (FEED_CONSUMER, default host-pid); consumers are NAME-1..N' },
+  migrate: { type: 'boolean', help: 'apply pending migrations at start-up (FEED_MIGRATE=1)' },
+  json: { type: 'boolean', help: 'print a feedlab.worker/1 summary on stdout when stopped' },
+  ...SERVICE_OPTIONS,
+} as const;
+
+export const worker = command({
+  name: 'worker',
+  summary: 'run fan-out workers: post events -> follower timelines / celebrity lists (--concurrency N, --relay)',
+  description: `Consumes post events (Redis Streams, or Kafka with FEED_BUS=kafka) and fans them out: authors at or
+under the threshold into their followers' timelines (dormant followers skipped), authors over it
+once into their own recent-post list. At-least-once and idempotent. SIGINT/SIGTERM finish the batch
+in hand and exit 0 (a second one exits at once).`,
+  options: WORKER_OPTIONS,
+  notes: `More environment: FEED_LIST_LENGTH, FEED_READER_CAP, FEED_BACKLOG_BOUND, FEED_MIN_THRESHOLD,
+FEED_EVENT_CONCURRENCY, FEED_EVENT_BATCH, FEED_CLAIM_IDLE_MS, FEED_PARTITIONS, FEED_PG_POOL,
+FEED_POLICY_POLL_MS, FEED_STATUS_MS.`,
+  examples: [
+    ['feedlab worker --concurrency 4', 'four consumers of the event log'],
+    ['feedlab worker --relay --policy push:skip-dormant', 'with the outbox relay, every post pushed'],
+  ],
+  run: async () => (await import('../commands/worker.js')).run,
+});
+
+export const MIGRATE_OPTIONS = {
+  ...DATABASE_OPTIONS,
+  json: { type: 'boolean', help: 'print a feedlab.migrate/1 document on stdout' },
+} as const;
+
+export const migrate = command({
+  name: 'migrate',
+  summary: "create or update the reference server's Postgres tables (idempotent)",
+  description: `Applies the pending migrations (users, follows, posts, outbox) in order, each in its own
+transaction; a second run applies nothing. Several processes may migrate at once: they take turns
+on an advisory lock.`,
+  options: MIGRATE_OPTIONS,
+  examples: [
+    ['feedlab migrate', 'the local Postgres, schema public'],
+    ['feedlab migrate --schema feed_test --json', 'another schema, the result as JSON'],
+  ],
+  run: async () => (await import('../commands/migrate.js')).run,
+});
+
+export const LOAD_GRAPH_OPTIONS = {
+  ...DATABASE_OPTIONS,
+  truncate: {
+    type: 'boolean',
+    help: 'replace the users and follows already there (and the posts and outbox rows that belong to them); without it the tables must be empty',
+  },
+  json: { type: 'boolean', help: 'print a feedlab.load-graph/1 document on stdout' },
+  quiet: { type: 'boolean', short: 'q', help: 'no progress on stderr' },
+} as const;
+
+export const loadGraph = command({
+  name: 'load-graph',
+  summary: 'bulk-load a follower graph (.fgraph) into Postgres users and follows',
+  description: `Loads a generated or imported graph into the reference server's tables with COPY: account a
+becomes user id a, with handle "u<a>" (or the celebrity's name) and its follower and followee
+counts. Migrates the schema first. The load is one transaction: if it fails or is interrupted,
+the database is left as it was.`,
+  args: [{ name: '<graph>', help: 'a .fgraph file (feedlab graph generate or import)' }],
+  options: LOAD_GRAPH_OPTIONS,
+  examples: [['feedlab load-graph soc-Slashdot0902.fgraph --truncate', 'the Slashdot graph, replacing what is there']],
+  run: async () => (await import('../commands/load-graph.js')).run,
+});
+
+export const TOKEN_OPTIONS = {
+  ttl: { type: 'string', arg: 'D', help: 'lifetime: seconds, or a number with s, m, h or d (default 1h, at most 365d)' },
+  secret: { type: 'string', arg: 'S', help: `the signing secret, at least 32 bytes (default $${TOKEN_SECRET_ENV}; prefer the variable: a flag shows in the process list)` },
+  json: { type: 'boolean', help: 'print a feedlab.token/1 document: {schema, token, userId, expiresAt}' },
+} as const;
+
+export const token = command({
+  name: 'token',
+  summary: 'mint an HS256 bearer token for a user of the reference server (load tests)',
+  description: "Prints a bearer token whose subject is USER (a user id), signed HS256 with the server's secret.",
+  args: [{ name: '<user>', help: 'the user id' }],
+  options: TOKEN_OPTIONS,
+  examples: [
+    ['curl -H "Authorization: Bearer $(feedlab token 42)" localhost:8080/v1/feed', "user 42's home feed"],
+    ['feedlab token 42 --ttl 7d --json', 'a week-long token, as JSON'],
+  ],
+  run: async () => (await import('../commands/token.js')).run,
+});
