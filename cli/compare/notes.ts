@@ -114,6 +114,8 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     curve && curve.length > 0
       ? `, moved by the worker's idle time before it (measured at ${ms(c.eventStatementsGap)}; median ${curve.map((p) => `${ms(p.statement)} after ${ms(p.gap)}`).join(', ')})`
       : '';
+  // the rest of the event is slowed in the curve's ratio (idle-wake.ts wakeFactor)
+  const woken = idle ? ", slowed after idle time in the statement curve's ratio to its reference point" : '';
   const statements = (k: 'p50' | 'p99', p: number) => {
     const input = quantileAt(c.eventStatements, p);
     return `${from} eventStatements ${k} ${ms(input)}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;
@@ -125,8 +127,8 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${ticks}${workerLoops(measured)}`,
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
-    stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip); ${runs('firstPage', 'p50')}`,
-    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes; ${runs('writes', 'p50')}`,
+    stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip)${woken}; ${runs('firstPage', 'p50')}`,
+    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${woken}; ${runs('writes', 'p50')}`,
     stage_writes_p99: `the same line for the largest posts; ${runs('writes', 'p99')}`,
   };
 }

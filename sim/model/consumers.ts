@@ -30,13 +30,15 @@ export class ConsumerFleet {
   busySeconds = 0;
   /** How much slower writes handed out now run than the rated writes per second (shared cores set it). */
   slowdown = 1;
+  /** How much slower the batches handed out now run their own overhead (a consumer woken from idle: idle-wake.ts). */
+  wake = 1;
   private fluidUntil = 0;
 
   constructor(
     readonly consumers: number,
     readonly writesPerSecond: number,
     /** A pipelined batch's round trip and its own overhead (costs.rtt + costs.batch). */
-    readonly rtt: number,
+    readonly perBatch: number,
     readonly batchSize: number,
     readonly pipelines: number,
     readonly lanes: number,
@@ -44,7 +46,7 @@ export class ConsumerFleet {
     readonly pickup: number,
     duration: number,
     /** A bare round trip to Redis: the acknowledgement, then the read (costs.rtt). */
-    readonly roundTrip = rtt,
+    readonly roundTrip = perBatch,
   ) {
     if (consumers < 1) throw new RangeError('a consumer fleet needs at least one consumer');
     if (lanes < 1) throw new RangeError('a consumer needs at least one lane');
@@ -53,6 +55,11 @@ export class ConsumerFleet {
     this.writerFree = new Float64Array(consumers).fill(-Infinity);
     this.laneFree = new Float64Array(consumers * lanes).fill(-Infinity);
     this.writesBySecond = new Float64Array(Math.ceil(duration) + 1);
+  }
+
+  /** A batch's time beyond its writes: the round trip, and its overhead as slowed by `wake`. */
+  get rtt(): number {
+    return this.roundTrip + (this.perBatch - this.roundTrip) * this.wake;
   }
 
   /** A consumer that has acknowledged its last batch and is reading again by `t`. */

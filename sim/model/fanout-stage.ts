@@ -21,9 +21,9 @@ import { quantileAt } from '../scenario/quantiles.js';
 import type { ApiStage } from './api-tier.js';
 import { ConsumerFleet } from './consumers.js';
 import { EV, minuteOf, type ModelContext } from './context.js';
-import { expansionSeconds } from './expansion.js';
+import { expansionSeconds, firstPageSeconds } from './expansion.js';
 import { FluidLoad } from './fluid-load.js';
-import { statementAfterIdle } from './idle-wake.js';
+import { statementAfterIdle, wakeFactor } from './idle-wake.js';
 import { LoggedPosts } from './logged-posts.js';
 import type { SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
@@ -222,10 +222,13 @@ export class FanoutStage {
     const fleet = this.isLarge(a) ? this.largeConsumers! : this.consumers!;
     const { consumer, lane, start } = fleet.take(now);
     const costs = this.ctx.sc.infrastructure.costs;
-    // the consumer's statement is slower the longer it was idle before it
-    const statements = statementAfterIdle(costs, this.drawStatements(), fleet.idleBefore(consumer, start));
-    const expansion = expansionSeconds(costs, statements, this.firstPage(a, pulledAuthor), pulledAuthor);
-    fleet.slowdown = this.machine.factor(start + expansion);
+    // the consumer's statement is slower the longer it was idle before it, and so is the rest of the event
+    const idle = fleet.idleBefore(consumer, start);
+    const wake = wakeFactor(costs, idle);
+    const statements = statementAfterIdle(costs, this.drawStatements(), idle);
+    const expansion = statements + (pulledAuthor ? 0 : firstPageSeconds(costs, this.firstPage(a, pulledAuthor)) * wake);
+    fleet.slowdown = this.machine.factor(start + expansion) * wake;
+    fleet.wake = wake;
     const workerDone = this.handle(a, post, created, stands, visible, now, now, start, statements, expansion, fleet, consumer);
     fleet.finish(consumer, lane, workerDone);
   }

@@ -6,7 +6,7 @@
 // points: costs.eventStatementsByIdle, the median statement after each idle time, linear in log2 of
 // the idle time between them and held at the ends. A statement drawn from costs.eventStatements
 // (measured at costs.eventStatementsGap) is moved by the curve's difference between its own idle
-// time and that one.
+// time and that one; the rest of the event is slowed in the curve's ratio (wakeFactor).
 import type { Costs, IdlePoint } from '../scenario/types.js';
 
 /** A move never takes a statement under this share of its draw. */
@@ -31,6 +31,19 @@ export function idleShift(costs: Costs, gap: number): number {
   const curve = costs.eventStatementsByIdle;
   if (curve === null || curve.length === 0) return 0;
   return curveAt(curve, gap) - curveAt(curve, costs.eventStatementsGap);
+}
+
+/**
+ * How much slower the rest of the event runs (its first follower page, its timeline writes) after
+ * `gap` seconds idle: the statement curve's ratio to its reference point, 1 without a curve. The
+ * stages after the statement were not measured by idle time; they are taken to slow in the same
+ * proportion, as the replays measured (2026-12-03: their first page 1.7-2.1x and their writes
+ * 1.4-1.8x what calibrate's worker took at 10 posts a second, their statement 1.2-1.5x).
+ */
+export function wakeFactor(costs: Costs, gap: number): number {
+  const curve = costs.eventStatementsByIdle;
+  if (curve === null || curve.length === 0) return 1;
+  return curveAt(curve, gap) / curveAt(curve, costs.eventStatementsGap);
 }
 
 /** A statement drawn from costs.eventStatements, after the worker was idle for `gap` seconds. */

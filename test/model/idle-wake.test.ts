@@ -1,9 +1,9 @@
-// A worker's statement after idle time (sim/model/idle-wake.ts): the calibrated line a + b log2(gap)
-// about the reference gap, followed only over the paces calibrate measures, wired into the
-// reference worker's consumers.
+// A worker's statement after idle time (sim/model/idle-wake.ts): the calibrated curve about the
+// reference gap, followed only over the paces calibrate measures, and the same ratio slowing the
+// rest of the event, wired into the reference worker's consumers.
 import { describe, expect, it } from 'vitest';
 import { ConsumerFleet } from '../../sim/model/consumers.js';
-import { curveAt, idleShift, statementAfterIdle } from '../../sim/model/idle-wake.js';
+import { curveAt, idleShift, statementAfterIdle, wakeFactor } from '../../sim/model/idle-wake.js';
 import { buildPopulation } from '../../sim/model/population.js';
 import { simulate } from '../../sim/model/simulation.js';
 import { basePolicy } from '../../sim/policy.js';
@@ -48,6 +48,30 @@ describe("a statement after the worker's idle time", () => {
     expect(flat.eventStatementsByIdle).toBeNull();
     expect(statementAfterIdle(flat, 0.001, 0)).toBe(0.001);
     expect(statementAfterIdle(flat, 0.001, 1e6)).toBe(0.001);
+  });
+
+  it("slows the rest of the event by the curve's ratio to its reference point, 1 without a curve", () => {
+    expect(wakeFactor(costs, 0.05)).toBeCloseTo(1, 12);
+    expect(wakeFactor(costs, 0.2)).toBeCloseTo(1.6, 12);
+    expect(wakeFactor(costs, 0.1)).toBeCloseTo(1.3, 12);
+    expect(wakeFactor(costs, 0)).toBeCloseTo(0.8, 12);
+    expect(wakeFactor(costs, Infinity)).toBeCloseTo(1.6, 12);
+    expect(wakeFactor(costsWith('eventStatements: 1ms'), 10)).toBe(1);
+  });
+
+  it("a woken consumer's batches run their overhead, not their round trip, slower", () => {
+    // a batch: a 0.2 ms round trip and 0.8 ms of its own; 1,000 writes a second
+    const f = new ConsumerFleet(1, 1000, 0.001, 1000, 1, 1, 0, 60, 0.0002);
+    expect(f.rtt).toBeCloseTo(0.001, 12);
+    f.wake = 1.5;
+    f.slowdown = 1.5;
+    expect(f.rtt).toBeCloseTo(0.0002 + 0.0008 * 1.5, 12);
+    // 10 writes: one batch, its time and its 10 writes, both slowed
+    const { consumer, lane } = f.take(1);
+    const start = f.write(consumer, 1, 10);
+    expect(start).toBe(1);
+    expect(f.batchDone(start, 0, 10)).toBeCloseTo(1 + 0.0002 + 0.0008 * 1.5 + (10 * 1.5) / 1000, 12);
+    f.finish(consumer, lane, 2);
   });
 
   it('refuses an idle time that is not a duration, or one written twice, in one line at its key', () => {
@@ -96,10 +120,12 @@ policy: { kind: push, skipDormant: false }
     return simulate({ scenario: sc, population: buildPopulation(starGraph(100), sc), policy: basePolicy(sc) });
   }
 
-  it("charges a worker idle since the start the curve's last point: 3 ms + (2.5 - 1.5) ms", () => {
+  it("charges a worker idle since the start the curve's last point: 3 ms + (2.5 - 1.5) ms, and its writes 2.5 / 1.5 as long", () => {
     const m = burst('{ 25ms: 1.2ms, 100ms: 1.5ms, 400ms: 2.5ms }');
     expect(m.fanout.stages.statements.mean).toBeCloseTo(0.004, 9);
-    expect(m.fanout.postLag.max).toBeCloseTo(0.004 + 100 / 5000, 9);
-    expect(burst('none').fanout.stages.statements.mean).toBeCloseTo(0.003, 9);
+    expect(m.fanout.postLag.max).toBeCloseTo(0.004 + (100 / 5000) * (2.5 / 1.5), 9);
+    const flat = burst('none');
+    expect(flat.fanout.stages.statements.mean).toBeCloseTo(0.003, 9);
+    expect(flat.fanout.postLag.max).toBeCloseTo(0.003 + 100 / 5000, 9);
   });
 });

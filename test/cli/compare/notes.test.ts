@@ -67,6 +67,9 @@ describe('compare notes', () => {
     ];
     sc.infrastructure.costs.eventStatementsGap = 0.056;
     const notes = figureNotes([measured(0, 1, 0), measured(1, 2, 0)], sc);
+    expect(notes.stage_first_page_p50).toContain("(at least a round trip), slowed after idle time in the statement curve's ratio to its reference point; the replays'");
+    expect(notes.stage_writes_p50).toContain("behind the consumer's other writes, slowed after idle time");
+    expect(figureNotes([measured(0, 1, 0)], scenario()).stage_first_page_p50).not.toContain('slowed');
     expect(notes.stage_statements_p50).toBe(
       "the scenario's eventStatements p50 0.50 ms, drawn per event, moved by the worker's idle time before it (measured at 56.0 ms; median 0.70 ms after 14.0 ms, 0.80 ms after 56.0 ms, 1.50 ms after 225.0 ms); the replays' 0.60 ms, 1.20 ms",
     );
