@@ -25,31 +25,20 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DEFAULT_API_PG_POOL } from '../core/deployment.js';
-import { formatPolicy, notLiveRunnable, parsePolicy, PolicySpecError, readPullThreshold, type FanoutPolicy } from '../core/fanout-policy.js';
+import { formatPolicy, readPullThreshold, type FanoutPolicy } from '../core/fanout-policy.js';
 import { PostIdGenerator, MAX_WORKER_ID } from '../core/post-id.js';
 import { redactUrl } from '../core/service-url.js';
-import {
-  DEFAULT_BACKLOG_BOUND,
-  DEFAULT_CELEBRITY_LIST_LENGTH,
-  DEFAULT_MIN_THRESHOLD,
-  DEFAULT_CELEBRITY_THRESHOLD,
-  DEFAULT_DORMANT_DAYS,
-  DEFAULT_LEASE_DAYS,
-  DEFAULT_READER_CAP,
-  DEFAULT_TIMELINE_CAP,
-  MAX_LIVE_TIMELINE_CAP,
-  SECONDS_PER_DAY,
-} from '../core/timeline-rules.js';
+import { SECONDS_PER_DAY } from '../core/timeline-rules.js';
 import { checkTokenSecret, TOKEN_SECRET_ENV, TokenConfigError } from './auth/token.js';
 import { loadScripts } from './cache/post-list.js';
 import { connectRedisCluster, isClusterNode, urlIsClusterNode, type ClusterSpec } from './cache/cluster.js';
-import { CacheConfigError, closeRedis, connectRedis, DEFAULT_REDIS_URL, keyspace } from './cache/redis.js';
+import { CacheConfigError, closeRedis, connectRedis, keyspace } from './cache/redis.js';
 import type { RedisLike } from './cache/redis-like.js';
 import { backoffDelay, sleep } from './events/backoff.js';
 import { EventLogInputError } from './events/errors.js';
 import type { EventLog } from './events/event-log.js';
-import { DEFAULT_KAFKA_BROKERS, openKafkaLog } from './events/kafka.js';
-import { DEFAULT_STREAM_PREFIX, openRedisStreamsLog } from './events/redis-streams.js';
+import { openKafkaLog } from './events/kafka.js';
+import { openRedisStreamsLog } from './events/redis-streams.js';
 import { OutboxRelay } from './events/relay.js';
 import { createFeedService, type RedisFeedService } from './feed/service.js';
 import { DEFAULT_FOLLOWEE_TTL_MS } from './feed/followees.js';
@@ -59,8 +48,7 @@ import { MetricsRegistry } from './http/metrics.js';
 import { watchRuntime } from './http/runtime-metrics.js';
 import { migrate } from './store/migrate.js';
 import { PostgresOutbox } from './store/outbox.js';
-import { DEFAULT_GROUP } from './worker/config.js';
-import { createStore, DEFAULT_DATABASE_URL, type Store } from './store/pool.js';
+import { createStore, type Store } from './store/pool.js';
 import { FeedRepository } from './store/repository.js';
 import {
   cacheOnClusterNodeMessage,
@@ -68,8 +56,10 @@ import {
   eventLogOnClusterMessage,
   pickSetting,
   readCacheCluster,
+  readServiceSettings,
   SettingsReader,
   type Bus,
+  type ServiceSettings,
 } from './settings.js';
 
 /** A configuration mistake: one line, exit 2. */
@@ -88,6 +78,8 @@ export interface ServeConfig {
   withWorker: boolean;
   /** --batch-size and --concurrency for the worker of --with-worker (checked by its own config). */
   workerFlags: { 'batch-size'?: string; concurrency?: string };
+  /** The settings it shares with the fan-out workers, as read: --with-worker's worker takes them as they are. */
+  shared: ServiceSettings;
   /** The environment this configuration was read from: the worker of --with-worker reads its own settings there. */
   env: NodeJS.ProcessEnv;
   /** The Redis of the caches, and of a Redis Streams event log (with a cluster: of the event log only). */
@@ -158,44 +150,10 @@ export function deriveCursorSecret(tokenSecret: string): Buffer {
 /** The configuration from flags over environment over defaults; ServeConfigError on the first bad value. */
 export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): ServeConfig {
   const get = (flag: keyof ServeFlags | null, variable: string) => pickSetting(flags, env, flag, variable);
-  const read = new SettingsReader((m) => new ServeConfigError(m));
-
-  const busSrc = get('bus', 'FEED_BUS');
-  const bus = (busSrc.value ?? 'redis').toLowerCase();
-  if (bus !== 'redis' && bus !== 'kafka') throw new ServeConfigError(`${busSrc.where}=${JSON.stringify(busSrc.value)}: must be redis or kafka`);
-
-  const kafkaBrokers = (get(null, 'KAFKA_BROKERS').value ?? DEFAULT_KAFKA_BROKERS.join(','))
-    .split(',')
-    .map((b) => b.trim())
-    .filter((b) => b.length > 0);
-  for (const b of kafkaBrokers) {
-    if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b)) {
-      throw new ServeConfigError(`KAFKA_BROKERS: "${b.slice(0, 80)}" is not host:port (a comma-separated list of them)`);
-    }
-  }
-
-  const thresholdSrc = get('threshold', 'FEED_THRESHOLD');
-  const base: FanoutPolicy = {
-    kind: 'threshold',
-    threshold: read.integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
-    skipDormant: true,
-    readerCap: DEFAULT_READER_CAP,
-    backlogBound: DEFAULT_BACKLOG_BOUND,
-    minThreshold: DEFAULT_MIN_THRESHOLD,
-  };
-  const policySrc = get('policy', 'FEED_POLICY');
-  let policy: FanoutPolicy;
-  try {
-    policy = parsePolicy(policySrc.value ?? 'threshold', base);
-  } catch (err) {
-    if (err instanceof PolicySpecError) throw new ServeConfigError(`${policySrc.where}: ${err.message}`);
-    throw err;
-  }
-  const notLive = notLiveRunnable(policy);
-  if (notLive) throw new ServeConfigError(`${policySrc.where}: ${notLive}`);
-  if (thresholdSrc.value !== undefined && policySrc.value !== undefined && (policy.kind === 'threshold' || policy.kind === 'adaptive') && policy.threshold !== base.threshold) {
-    throw new ServeConfigError(`${policySrc.where}=${policySrc.value} and ${thresholdSrc.where}=${thresholdSrc.value} disagree on the threshold: set one of them`);
-  }
+  const fail = (m: string) => new ServeConfigError(m);
+  const read = new SettingsReader(fail);
+  // what the workers share with the server, read as `feedlab worker` reads it
+  const shared = readServiceSettings(flags, env, fail);
 
   const tokenSecret = env[TOKEN_SECRET_ENV] ?? '';
   if (tokenSecret === '') {
@@ -208,9 +166,7 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     throw err;
   }
   const cursorEnv = env.FEED_CURSOR_SECRET ?? '';
-  const redisUrlSrc = get('redis-url', 'REDIS_URL');
-  const redisUrl = read.url(redisUrlSrc, DEFAULT_REDIS_URL, ['redis:', 'rediss:']);
-  const redisCluster = readCacheCluster(flags, env, 'redis-cluster', read, (m) => new ServeConfigError(m), { bus, redisUrl, where: redisUrlSrc.where });
+  const redisCluster = readCacheCluster(flags, env, 'redis-cluster', read, fail, { bus: shared.bus, redisUrl: shared.redisUrl, where: shared.redisUrlFrom });
 
   const port = read.integer(get('port', 'FEED_PORT'), DEFAULT_PORT, 0, 65_535);
   const host = read.name(get('host', 'FEED_HOST'), DEFAULT_HOST, /^[A-Za-z0-9.:_-]{1,255}$/, 'a host name or address, e.g. 127.0.0.1 or 0.0.0.0');
@@ -222,29 +178,17 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
   }
 
   return {
+    ...shared,
+    shared,
     port,
     host,
     withWorker,
     workerFlags,
     env,
-    redisUrl,
     redisCluster,
-    databaseUrl: read.url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
-    pgSchema: read.name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
     pgPoolMax: read.integer(get(null, 'FEED_PG_POOL'), DEFAULT_PG_POOL, 1, 1000),
-    bus,
-    kafkaBrokers,
-    streamPrefix: read.name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
-    partitions: read.integer(get(null, 'FEED_PARTITIONS'), 16, 1, 4096),
-    keyPrefix: read.name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
-    policy,
-    readThreshold: readPullThreshold(policy),
-    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, MAX_LIVE_TIMELINE_CAP),
-    listLength: read.integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
-    leaseDays: read.days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS),
-    dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
+    readThreshold: readPullThreshold(shared.policy),
     nodeId: read.integer(get('node-id', 'FEED_NODE_ID'), 0, 0, MAX_WORKER_ID),
-    group: read.name(get(null, 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
     followeeTtlMs: read.integer(get(null, 'FEED_FOLLOWEE_TTL_MS'), DEFAULT_FOLLOWEE_TTL_MS, 0, 86_400_000),
     tokenSecret,
     cursorSecret: cursorEnv !== '' ? cursorEnv : deriveCursorSecret(tokenSecret),
@@ -305,7 +249,7 @@ export interface RunningServer {
 
 /** What --with-worker uses of server/worker (imported at run time: it may not be built). */
 interface WorkerModules {
-  loadWorkerConfig(flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): unknown;
+  loadWorkerConfig(flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, shared: ServiceSettings): unknown;
   describeWorkerConfig?(config: unknown): string[];
   runWorker(config: unknown, options: { signal: AbortSignal; log?: (line: string) => void; redisCluster?: ClusterSpec | null }): Promise<unknown>;
 }
@@ -502,34 +446,10 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
       if (!worker) {
         say('--with-worker: this build has no fan-out worker (server/worker); run `feedlab worker` beside the server');
       } else {
-        // What both must agree on is handed over; the rest (concurrency, batch sizes, the consumer
-        // name...) the worker reads from the environment as `feedlab worker` does. This process
-        // runs the relay and has migrated already.
-        const env: NodeJS.ProcessEnv = {
-          ...(options.env ?? config.env),
-          FEED_RELAY: '0',
-          FEED_MIGRATE: '0',
-          FEED_POLICY: formatPolicy(config.policy),
-          FEED_THRESHOLD: String(config.policy.threshold),
-          FEED_PARTITIONS: String(config.partitions),
-          FEED_LIST_LENGTH: String(config.listLength),
-          KAFKA_BROKERS: config.kafkaBrokers.join(','),
-        };
-        const workerConfig = worker.loadWorkerConfig(
-          {
-            'redis-url': config.redisUrl,
-            'database-url': config.databaseUrl,
-            schema: config.pgSchema,
-            'key-prefix': config.keyPrefix,
-            'stream-prefix': config.streamPrefix,
-            bus: config.bus,
-            'timeline-cap': String(config.timelineCap),
-            'lease-days': String(config.leaseDays),
-            'dormant-days': String(config.dormantDays),
-            ...config.workerFlags,
-          },
-          env,
-        );
+        // The shared settings are handed over as read here; the rest (concurrency, batch sizes, the
+        // consumer name...) the worker reads from the environment as `feedlab worker` does. This
+        // process runs the relay and has migrated already.
+        const workerConfig = worker.loadWorkerConfig({ ...config.workerFlags }, { ...(options.env ?? config.env), FEED_RELAY: '0', FEED_MIGRATE: '0' }, config.shared);
         for (const line of describeWithCluster(worker.describeWorkerConfig?.(workerConfig) ?? [], cluster, config.keyPrefix)) say(`worker: ${line}`);
         background.push(
           worker.runWorker(workerConfig, { signal: stop.signal, log: (line) => say(`worker: ${line}`), redisCluster: cluster }).catch((err) => {

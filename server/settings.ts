@@ -1,8 +1,10 @@
 // Reading the server's and the workers' settings: a flag, else an environment variable, else the
 // default, each checked with a one-line error that names where the bad value came from.
+import { notLiveRunnable, parsePolicy, PolicySpecError, type FanoutPolicy } from '../core/fanout-policy.js';
 import { redactUrl } from '../core/service-url.js';
 import { CLUSTER_NODES_ENV, formatClusterSpec, parseClusterNodes, urlIsSeedNode, type ClusterSpec } from './cache/cluster.js';
 import { CacheConfigError } from './cache/redis.js';
+import { SERVICE_SETTINGS, type SettingRow } from './service-settings.js';
 
 /** The event log a server or worker talks to. */
 export type Bus = 'redis' | 'kafka';
@@ -83,6 +85,112 @@ export class SettingsReader {
     if (!pattern.test(v)) throw this.fail(`${s.where}=${JSON.stringify(v.slice(0, 80))}: ${what}`);
     return v;
   }
+}
+
+/** The settings serve and worker share (server/service-settings.ts), read and checked. */
+export interface ServiceSettings {
+  bus: Bus;
+  kafkaBrokers: string[];
+  redisUrl: string;
+  /** Where the Redis URL came from (--redis-url or REDIS_URL), for messages. */
+  redisUrlFrom: string;
+  databaseUrl: string;
+  pgSchema: string;
+  keyPrefix: string;
+  streamPrefix: string;
+  partitions: number;
+  group: string;
+  /** The fan-out policy (FEED_POLICY over FEED_THRESHOLD and the reader-cap and adaptive settings). */
+  policy: FanoutPolicy;
+  timelineCap: number;
+  listLength: number;
+  leaseDays: number;
+  dormantDays: number;
+}
+
+/** One row of the table from its flag, else its variable, else its default. */
+function readRow(r: SettingRow, src: Source, read: SettingsReader, fail: (message: string) => Error): string | number | string[] {
+  switch (r.kind) {
+    case 'integer':
+      return read.integer(src, r.default as number, r.min, r.max);
+    case 'days':
+      return read.days(src, r.default as number);
+    case 'url':
+      return read.url(src, r.default as string, [...r.protocols]);
+    case 'name':
+      return read.name(src, r.default as string, r.pattern, r.what);
+    case 'choice': {
+      const v = (src.value ?? String(r.default)).toLowerCase();
+      if (!r.values.includes(v)) throw fail(`${src.where}=${JSON.stringify(src.value)}: must be ${r.values.join(' or ')}`);
+      return v;
+    }
+    case 'hosts': {
+      const hosts = (src.value ?? String(r.default))
+        .split(',')
+        .map((b) => b.trim())
+        .filter((b) => b.length > 0);
+      for (const b of hosts) {
+        if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b)) {
+          throw fail(`${src.where}: "${b.slice(0, 80)}" is not host:port (a comma-separated list of them)`);
+        }
+      }
+      return hosts;
+    }
+    case 'policy':
+      return src.value ?? String(r.default);
+  }
+}
+
+/**
+ * The shared settings from flags over environment over defaults, each checked against its row; the
+ * policy spec over a base of the threshold and the reader-cap and adaptive settings, refused where
+ * a live worker cannot run it (`rate`) or where it and the threshold disagree. `fail` makes the
+ * caller's own configuration error.
+ */
+export function readServiceSettings<F extends object>(flags: F, env: NodeJS.ProcessEnv, fail: (message: string) => Error): ServiceSettings {
+  const read = new SettingsReader(fail);
+  const src = (r: SettingRow) => pickSetting(flags as Record<string, unknown>, env, r.flag ?? null, r.env);
+  const get = <T>(r: SettingRow) => readRow(r, src(r), read, fail) as T;
+  const S = SERVICE_SETTINGS;
+  const thresholdSrc = src(S.threshold);
+  const base: FanoutPolicy = {
+    kind: 'threshold',
+    threshold: get<number>(S.threshold),
+    skipDormant: true,
+    readerCap: get<number>(S.readerCap),
+    backlogBound: get<number>(S.backlogBound),
+    minThreshold: get<number>(S.minThreshold),
+  };
+  const policySrc = src(S.policy);
+  let policy: FanoutPolicy;
+  try {
+    policy = parsePolicy(get<string>(S.policy), base);
+  } catch (err) {
+    if (err instanceof PolicySpecError) throw fail(`${policySrc.where}: ${err.message}`);
+    throw err;
+  }
+  const notLive = notLiveRunnable(policy);
+  if (notLive) throw fail(`${policySrc.where}: ${notLive}`);
+  if (thresholdSrc.value !== undefined && policySrc.value !== undefined && (policy.kind === 'threshold' || policy.kind === 'adaptive') && policy.threshold !== base.threshold) {
+    throw fail(`${policySrc.where}=${policySrc.value} and ${thresholdSrc.where}=${thresholdSrc.value} disagree on the threshold: set one of them`);
+  }
+  return {
+    bus: get<Bus>(S.bus),
+    kafkaBrokers: get<string[]>(S.kafkaBrokers),
+    redisUrl: get<string>(S.redisUrl),
+    redisUrlFrom: src(S.redisUrl).where,
+    databaseUrl: get<string>(S.databaseUrl),
+    pgSchema: get<string>(S.pgSchema),
+    keyPrefix: get<string>(S.keyPrefix),
+    streamPrefix: get<string>(S.streamPrefix),
+    partitions: get<number>(S.partitions),
+    group: get<string>(S.group),
+    policy,
+    timelineCap: get<number>(S.timelineCap),
+    listLength: get<number>(S.listLength),
+    leaseDays: get<number>(S.leaseDays),
+    dormantDays: get<number>(S.dormantDays),
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { bulkLoadGraph } from '../../server/store/bulk-load.js';
 import { migrate } from '../../server/store/migrate.js';
 import type { Values } from '../spec/options.js';
 import type { LOAD_GRAPH_OPTIONS } from '../spec/service.js';
-import { EXIT_OK, InputError } from '../errors.js';
+import { EXIT_OK } from '../errors.js';
 import { Progress } from '../output.js';
 import { storeFromFlags, withStoreErrors } from './migrate.js';
 

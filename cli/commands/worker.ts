@@ -4,7 +4,7 @@ import { describeWorkerConfig, loadWorkerConfig, WorkerConfigError, type WorkerF
 import { runWorker } from '../../server/worker/process.js';
 import type { Values } from '../spec/options.js';
 import type { WORKER_OPTIONS } from '../spec/service.js';
-import { EXIT_OK, InputError } from '../errors.js';
+import { EXIT_OK } from '../errors.js';
 import { serviceCliError } from '../service-command.js';
 
 const asCliError = (err: unknown): unknown => serviceCliError('worker', err, (e) => e instanceof WorkerConfigError);

@@ -1,6 +1,8 @@
 // The reference server's commands: serve, worker, migrate, load-graph, token.
 import { TOKEN_SECRET_ENV } from '../../server/auth/token.js';
-import { DEFAULT_DATABASE_URL, DEFAULT_STREAM_PREFIX } from '../../core/service-url.js';
+import { DEFAULT_API_PG_POOL, DEFAULT_WORKER_PG_POOL } from '../../core/deployment.js';
+import { DEFAULT_DATABASE_URL } from '../../core/service-url.js';
+import { SERVICE_SETTINGS, settingHelp, type SettingRow } from '../../server/service-settings.js';
 import { command } from './command-spec.js';
 
 /** Where a database command works. */
@@ -9,31 +11,37 @@ export const DATABASE_OPTIONS = {
   schema: { type: 'string', arg: 'S', help: 'Postgres schema to work in, created if missing (default public)' },
 } as const;
 
-/** The flags that point serve and worker at the same services and timeline rules. */
+/** A shared setting's flag, its help line from its row of the table (variable, default, bounds). */
+const setting = (r: SettingRow, arg: string) => ({ type: 'string', arg, help: settingHelp(r) }) as const;
+const S = SERVICE_SETTINGS;
+
+/** The flags that point serve and worker at the same services and timeline rules (server/service-settings.ts). */
 export const SERVICE_OPTIONS = {
-  policy: {
-    type: 'string',
-    arg: 'P',
-    short: 'p',
-    help: "push | pull | threshold:T | reader-cap:N | adaptive:T, optionally :skip-dormant or :all-followers (FEED_POLICY, default threshold). At run time, SET the Redis key feed:config:policy (under the key prefix) to a spec to switch every worker",
-  },
-  threshold: { type: 'string', arg: 'T', help: 'pull authors with more followers than T (FEED_THRESHOLD, default 25000)' },
-  'timeline-cap': { type: 'string', arg: 'N', help: 'entries per timeline (FEED_TIMELINE_CAP, default 800)' },
-  'lease-days': { type: 'string', arg: 'D', help: 'timeline TTL lease (FEED_LEASE_DAYS, default 7)' },
-  'dormant-days': { type: 'string', arg: 'D', help: 'readers unseen for D days are dormant (FEED_DORMANT_DAYS, default 14)' },
-  bus: { type: 'string', arg: 'redis|kafka', help: 'the event log (FEED_BUS, default redis; Kafka at KAFKA_BROKERS)' },
-  'redis-url': { type: 'string', arg: 'URL', help: '(REDIS_URL, default redis://127.0.0.1:6379)' },
+  policy: { ...setting(S.policy, 'P'), short: 'p' },
+  threshold: setting(S.threshold, 'T'),
+  'timeline-cap': setting(S.timelineCap, 'N'),
+  'lease-days': setting(S.leaseDays, 'D'),
+  'dormant-days': setting(S.dormantDays, 'D'),
+  bus: setting(S.bus, 'redis|kafka'),
+  'redis-url': setting(S.redisUrl, 'URL'),
   'redis-cluster': {
     type: 'string',
     arg: 'H:P,H:P',
     help: 'put the caches on a Redis Cluster with these seed nodes (REDIS_CLUSTER_NODES; entries may be redis://[:password@]host:port); the Redis Streams event log stays on the standalone Redis at REDIS_URL (or FEED_BUS=kafka)',
   },
-  'database-url': { type: 'string', arg: 'URL', help: `(DATABASE_URL, default ${DEFAULT_DATABASE_URL})` },
-  schema: { type: 'string', arg: 'S', help: 'Postgres schema (FEED_PG_SCHEMA, default public)' },
-  'key-prefix': { type: 'string', arg: 'P', help: 'prefix of every cache key (FEED_KEY_PREFIX, default none)' },
-  'stream-prefix': { type: 'string', arg: 'P', help: `Redis Streams key prefix (FEED_STREAM_PREFIX, default ${DEFAULT_STREAM_PREFIX})` },
+  'database-url': setting(S.databaseUrl, 'URL'),
+  schema: setting(S.pgSchema, 'S'),
+  'key-prefix': setting(S.keyPrefix, 'P'),
+  'stream-prefix': setting(S.streamPrefix, 'P'),
+  group: setting(S.group, 'G'),
   quiet: { type: 'boolean', short: 'q', help: 'no configuration or status lines on stderr (errors still)' },
 } as const;
+
+/** The shared settings without a flag, one line each, for the notes of serve's and worker's help. */
+function environmentOnly(): string {
+  const rows = (Object.values(SERVICE_SETTINGS) as SettingRow[]).filter((r) => r.flag === undefined);
+  return `Shared with every worker (environment only):\n${rows.map((r) => `  ${r.env.padEnd(20)}${settingHelp(r).replace(` (${r.env}, `, ' (')}`).join('\n')}`;
+}
 
 export const SERVE_OPTIONS = {
   port: { type: 'string', arg: 'N', help: '(FEED_PORT, default 8080; 0 picks a free port)' },
@@ -57,8 +65,8 @@ exit 0 (a second one exits at once).`,
   notes: `Secrets come from the environment only (a flag would show in the process list):
   ${TOKEN_SECRET_ENV}   the HS256 secret of the bearer tokens, at least 32 bytes (required)
   FEED_CURSOR_SECRET  the MAC secret of feed cursors (default: derived from the token secret)
-More environment: FEED_LIST_LENGTH (100), FEED_PARTITIONS (16), FEED_PG_POOL (20),
-FEED_FOLLOWEE_TTL_MS (300000), KAFKA_BROKERS.`,
+${environmentOnly()}
+More environment: FEED_PG_POOL (${DEFAULT_API_PG_POOL}), FEED_FOLLOWEE_TTL_MS (300000).`,
   examples: [
     [`${TOKEN_SECRET_ENV}=$(openssl rand -hex 32) feedlab serve --with-worker`, 'API, relay and worker in one process on :8080'],
     ['feedlab serve --port 0 --threshold 10000 -q', 'a free port, authors over 10,000 followers pulled'],
@@ -72,7 +80,6 @@ export const WORKER_OPTIONS = {
   'batch-size': { type: 'string', arg: 'N', help: 'followers per pipelined round trip (FEED_BATCH_SIZE, default 1000)' },
   'page-size': { type: 'string', arg: 'N', help: 'followers per Postgres page (FEED_PAGE_SIZE, default 10000)' },
   pipelines: { type: 'string', arg: 'N', help: 'round trips in flight per fan-out (FEED_PIPELINES, default 2)' },
-  group: { type: 'string', arg: 'G', help: 'consumer group (FEED_GROUP, default fanout)' },
   consumer: { type: 'string', arg: 'NAME', help: 'consumer name base (FEED_CONSUMER, default host-pid); consumers are NAME-1..N' },
   migrate: { type: 'boolean', help: 'apply pending migrations at start-up (FEED_MIGRATE=1)' },
   json: { type: 'boolean', help: 'print a feedlab.worker/1 summary on stdout when stopped' },
@@ -87,8 +94,8 @@ under the threshold into their followers' timelines (dormant followers skipped),
 once into their own recent-post list. At-least-once and idempotent. SIGINT/SIGTERM finish the batch
 in hand and exit 0 (a second one exits at once).`,
   options: WORKER_OPTIONS,
-  notes: `More environment: FEED_LIST_LENGTH, FEED_READER_CAP, FEED_BACKLOG_BOUND, FEED_MIN_THRESHOLD,
-FEED_EVENT_CONCURRENCY, FEED_EVENT_BATCH, FEED_CLAIM_IDLE_MS, FEED_PARTITIONS, FEED_PG_POOL,
+  notes: `${environmentOnly()}
+More environment: FEED_EVENT_CONCURRENCY, FEED_EVENT_BATCH, FEED_CLAIM_IDLE_MS, FEED_PG_POOL (${DEFAULT_WORKER_PG_POOL}),
 FEED_POLICY_POLL_MS, FEED_STATUS_MS.`,
   examples: [
     ['feedlab worker --concurrency 4', 'four consumers of the event log'],

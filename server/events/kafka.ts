@@ -31,7 +31,9 @@ import {
   type PostEvent,
 } from './event-log.js';
 
-export const DEFAULT_KAFKA_BROKERS = ['127.0.0.1:9092'];
+import { DEFAULT_KAFKA_BROKERS } from '../service-settings.js';
+
+export { DEFAULT_KAFKA_BROKERS };
 export const DEFAULT_TOPIC = 'post_events';
 
 export interface KafkaLogOptions {

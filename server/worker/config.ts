@@ -28,24 +28,15 @@ import {
   PolicySpecError,
   type FanoutPolicy,
 } from '../../core/fanout-policy.js';
-import { DEFAULT_EVENT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PARTITIONS, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
+import { DEFAULT_EVENT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import {
-  DEFAULT_BACKLOG_BOUND,
-  DEFAULT_CELEBRITY_LIST_LENGTH,
-  DEFAULT_CELEBRITY_THRESHOLD,
-  DEFAULT_DORMANT_DAYS,
-  DEFAULT_LEASE_DAYS,
-  DEFAULT_MIN_THRESHOLD,
-  DEFAULT_READER_CAP,
-  DEFAULT_TIMELINE_CAP,
-  MAX_LIVE_TIMELINE_CAP,
   SECONDS_PER_DAY,
 } from '../../core/timeline-rules.js';
-import { DEFAULT_REDIS_URL, redactRedisUrl } from '../cache/redis.js';
-import { DEFAULT_KAFKA_BROKERS } from '../events/kafka.js';
-import { DEFAULT_STREAM_PREFIX } from '../events/redis-streams.js';
-import { DEFAULT_DATABASE_URL, redactUrl } from '../store/pool.js';
-import { pickSetting, SettingsReader, type Bus } from '../settings.js';
+import { redactRedisUrl } from '../cache/redis.js';
+import { redactUrl } from '../store/pool.js';
+import { DEFAULT_WORKER_PG_POOL } from '../../core/deployment.js';
+import { DEFAULT_GROUP } from '../service-settings.js';
+import { pickSetting, readServiceSettings, SettingsReader, type Bus, type ServiceSettings } from '../settings.js';
 
 /** A configuration mistake: one line, exit 2. */
 export class WorkerConfigError extends Error {
@@ -113,7 +104,7 @@ export interface WorkerFlags {
   'stream-prefix'?: string;
 }
 
-export const DEFAULT_GROUP = 'fanout';
+export { DEFAULT_GROUP };
 export const DEFAULT_PAGE_SIZE = DEFAULT_FOLLOWER_PAGE;
 export const DEFAULT_CLAIM_IDLE_MS = 30_000;
 /** Largest follower page a query may ask for (the repository's MAX_PAGE). */
@@ -128,57 +119,15 @@ export function defaultConsumerName(): string {
  * The worker's configuration from flags and environment. Throws WorkerConfigError (one line) on
  * the first invalid setting.
  */
-export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv = process.env, shared?: ServiceSettings): WorkerConfig {
   const get = (flag: keyof WorkerFlags | null, variable: string) => pickSetting(flags, env, flag, variable);
-  const read = new SettingsReader((m) => new WorkerConfigError(m));
-
-  const busSrc = get('bus', 'FEED_BUS');
-  const bus = (busSrc.value ?? 'redis').toLowerCase();
-  if (bus !== 'redis' && bus !== 'kafka') throw new WorkerConfigError(`${busSrc.where}=${JSON.stringify(busSrc.value)}: must be redis or kafka`);
-
-  const brokersSrc = get(null, 'KAFKA_BROKERS');
-  const kafkaBrokers = (brokersSrc.value ?? DEFAULT_KAFKA_BROKERS.join(','))
-    .split(',')
-    .map((b) => b.trim())
-    .filter((b) => b.length > 0);
-  for (const b of kafkaBrokers) {
-    if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b)) {
-      throw new WorkerConfigError(`KAFKA_BROKERS: "${b.slice(0, 80)}" is not host:port (a comma-separated list of them)`);
-    }
-  }
-
-  // The policy: the spec, over a base made of the separate settings.
-  const thresholdSrc = get('threshold', 'FEED_THRESHOLD');
-  const base: FanoutPolicy = {
-    kind: 'threshold',
-    threshold: read.integer(thresholdSrc, DEFAULT_CELEBRITY_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
-    skipDormant: true,
-    readerCap: read.integer(get(null, 'FEED_READER_CAP'), DEFAULT_READER_CAP, 1, Number.MAX_SAFE_INTEGER),
-    backlogBound: read.integer(get(null, 'FEED_BACKLOG_BOUND'), DEFAULT_BACKLOG_BOUND, 1, Number.MAX_SAFE_INTEGER),
-    minThreshold: read.integer(get(null, 'FEED_MIN_THRESHOLD'), DEFAULT_MIN_THRESHOLD, 0, Number.MAX_SAFE_INTEGER),
-  };
-  const policySrc = get('policy', 'FEED_POLICY');
-  const policy = policyFromSpec(policySrc.value ?? 'threshold', base, policySrc.where);
-  if (thresholdSrc.value !== undefined && policySrc.value !== undefined && (policy.kind === 'threshold' || policy.kind === 'adaptive')) {
-    if (policy.threshold !== base.threshold) {
-      throw new WorkerConfigError(
-        `${policySrc.where}=${policySrc.value} and ${thresholdSrc.where}=${thresholdSrc.value} disagree on the threshold: set one of them`,
-      );
-    }
-  }
-
-  const leaseDays = read.days(get('lease-days', 'FEED_LEASE_DAYS'), DEFAULT_LEASE_DAYS);
-  const config: WorkerConfig = {
-    redisUrl: read.url(get('redis-url', 'REDIS_URL'), DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
-    databaseUrl: read.url(get('database-url', 'DATABASE_URL'), DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
-    pgSchema: read.name(get('schema', 'FEED_PG_SCHEMA'), 'public', /^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, starting with a letter or _'),
-    pgPoolMax: read.integer(get(null, 'FEED_PG_POOL'), 10, 1, 1000),
-    bus,
-    kafkaBrokers,
-    keyPrefix: read.name(get('key-prefix', 'FEED_KEY_PREFIX'), '', /^[A-Za-z0-9:_.-]{0,100}$/, 'up to 100 letters, digits and : _ - . (no braces)'),
-    streamPrefix: read.name(get('stream-prefix', 'FEED_STREAM_PREFIX'), DEFAULT_STREAM_PREFIX, /^[A-Za-z0-9._:-]{1,200}$/, '1-200 letters, digits and . _ : -'),
-    partitions: read.integer(get(null, 'FEED_PARTITIONS'), DEFAULT_PARTITIONS, 1, 4096),
-    group: read.name(get('group', 'FEED_GROUP'), DEFAULT_GROUP, /^[A-Za-z0-9._:@-]{1,200}$/, '1-200 letters, digits and . _ : @ -'),
+  const fail = (m: string) => new WorkerConfigError(m);
+  const read = new SettingsReader(fail);
+  // `serve --with-worker` hands over the settings it has read; `feedlab worker` reads them here
+  const { redisUrlFrom: _from, ...settings } = shared ?? readServiceSettings(flags, env, fail);
+  return {
+    ...settings,
+    pgPoolMax: read.integer(get(null, 'FEED_PG_POOL'), DEFAULT_WORKER_PG_POOL, 1, 1000),
     consumer: read.name(get('consumer', 'FEED_CONSUMER'), defaultConsumerName(), /^[A-Za-z0-9._:@-]{1,190}$/, '1-190 letters, digits and . _ : @ -'),
     concurrency: read.integer(get('concurrency', 'FEED_CONCURRENCY'), 1, 1, 256),
     eventConcurrency: read.integer(get(null, 'FEED_EVENT_CONCURRENCY'), DEFAULT_EVENT_CONCURRENCY, 1, 256),
@@ -186,18 +135,12 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
     claimIdleMs: read.integer(get(null, 'FEED_CLAIM_IDLE_MS'), DEFAULT_CLAIM_IDLE_MS, 100, 86_400_000),
     relay: read.bool(flags.relay, get(null, 'FEED_RELAY')),
     migrate: read.bool(flags.migrate, get(null, 'FEED_MIGRATE')),
-    policy,
-    timelineCap: read.integer(get('timeline-cap', 'FEED_TIMELINE_CAP'), DEFAULT_TIMELINE_CAP, 1, MAX_LIVE_TIMELINE_CAP),
-    listLength: read.integer(get(null, 'FEED_LIST_LENGTH'), DEFAULT_CELEBRITY_LIST_LENGTH, 1, 100_000),
-    leaseDays,
-    dormantDays: read.days(get('dormant-days', 'FEED_DORMANT_DAYS'), DEFAULT_DORMANT_DAYS),
     batchSize: read.integer(get('batch-size', 'FEED_BATCH_SIZE'), DEFAULT_FANOUT_BATCH, 1, 100_000),
     pageSize: read.integer(get('page-size', 'FEED_PAGE_SIZE'), DEFAULT_PAGE_SIZE, 1, MAX_PAGE),
     pipelines: read.integer(get('pipelines', 'FEED_PIPELINES'), DEFAULT_PIPELINES, 1, 64),
     policyPollMs: read.integer(get(null, 'FEED_POLICY_POLL_MS'), 1_000, 0, 3_600_000),
     statusMs: read.integer(get(null, 'FEED_STATUS_MS'), 10_000, 0, 3_600_000),
   };
-  return config;
 }
 
 /**

@@ -30,6 +30,7 @@ const SKIP = await skipWithoutServices('test/server/worker/process.test.ts');
 
 const ROOT = join(import.meta.dirname, '../../..');
 const WORKER_JS = join(ROOT, 'dist/cli/commands/worker.js');
+const PROGRAM_JS = join(ROOT, 'dist/cli/program.js');
 const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const schema = `fl_test_wproc_${tag}`;
 const keys = keyspace(`feedlab:test:wproc:${tag}:`);
@@ -120,7 +121,8 @@ const children: ChildProcess[] = [];
 
 /** `feedlab worker` as a child process on the built command, in this test's schema and key space. */
 function startWorker(env: Record<string, string>): Child {
-  const code = `import(${JSON.stringify(WORKER_JS)}).then(async (m) => { process.exitCode = await m.run(process.argv.slice(1)); }, (e) => { console.error(e); process.exitCode = 70; });`;
+  // the command line's own parsing (dist/cli/program.js), then the worker command (WORKER_JS)
+  const code = `import(${JSON.stringify(PROGRAM_JS)}).then(async (m) => { process.exitCode = await m.runCli(['worker', ...process.argv.slice(1)]); }, (e) => { console.error(e); process.exitCode = 70; });`;
   const proc = spawn(
     process.execPath,
     ['--input-type=module', '-e', code, '--', '--schema', schema, '--key-prefix', keys.prefix, '--stream-prefix', streamPrefix],
