@@ -1,10 +1,11 @@
-// Run the built CLI (dist/, built by `npm test` before vitest) as a user would.
+// Run the built CLI (dist/, built by `npm test` before vitest) as a user would, or its program in this process.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
+import { runCli } from '../../cli/program.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = join(ROOT, 'dist/cli/main.js');
@@ -78,4 +79,17 @@ export async function keysUnder(redis: Redis, prefix: string): Promise<string[]>
     cursor = next;
   } while (cursor !== '0');
   return found;
+}
+
+/** `feedlab ARGV` in this process (cli/program.ts): its exit code and what it wrote. */
+export async function inProcess(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((err += String(chunk)), true));
+  try {
+    return { code: await runCli(argv), out, err };
+  } finally {
+    vi.restoreAllMocks();
+  }
 }

@@ -3,22 +3,11 @@
 // command with a suggestion where there is one, help for every command with its examples.
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { parseCommandLine, runCli } from '../../cli/program.js';
+import { parseCommandLine } from '../../cli/program.js';
 import { COMMANDS } from '../../cli/spec/commands.js';
-import { feedlab, ROOT } from './cli-helpers.js';
+import { feedlab, inProcess, ROOT } from './cli-helpers.js';
 
-/** `feedlab ARGV` in this process: its exit code and what it wrote. */
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((err += String(chunk)), true));
-  try {
-    return { code: await runCli(argv), out, err };
-  } finally {
-    vi.restoreAllMocks();
-  }
-}
+const cli = inProcess;
 
 afterEach(() => vi.restoreAllMocks());
 

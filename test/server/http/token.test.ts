@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseTtl } from '../../../cli/commands/token.js';
 import { runCli } from '../../../cli/program.js';
+import { inProcess } from '../../cli/cli-helpers.js';
 import {
   bearerToken,
   MAX_TOKEN_LENGTH,
@@ -188,30 +189,14 @@ describe('feedlab token', () => {
 
   // `feedlab token ARGV`, in this process
   const tokenCommand = (argv: string[]) => runCli(['token', ...argv]);
+  const capture = (argv: string[]) => inProcess(['token', ...argv]);
 
   /** A line commander refuses: exit 2 and one line on stderr, which is returned. */
   async function usageError(argv: string[]): Promise<string> {
-    let err = '';
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      err += String(chunk);
-      return true;
-    });
-    const code = await tokenCommand(argv);
-    vi.restoreAllMocks();
+    const { code, err } = await capture(argv);
     expect(code, argv.join(' ')).toBe(2);
     expect(err.trimEnd().split('\n'), argv.join(' ')).toHaveLength(1);
     return err;
-  }
-
-  async function capture(argv: string[]): Promise<{ code: number; out: string }> {
-    let out = '';
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out += String(chunk);
-      return true;
-    });
-    const code = await tokenCommand(argv);
-    vi.restoreAllMocks();
-    return { code, out };
   }
 
   it('prints a token for the user that the server accepts, with --secret or FEED_TOKEN_SECRET', async () => {
