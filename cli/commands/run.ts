@@ -53,11 +53,12 @@ export async function run(values: Values<typeof RUN_OPTIONS>, positionals: strin
   if (live) await live.finish(text);
   else process.stdout.write(text);
   sayWritten(values, files);
+  // a stopped run's checks too, marked partial: a CI system sees what ran and that it stopped
+  if (values.junit) writeJunit(values.junit, junitXml(result));
   if (result.partial) {
     process.stderr.write(stoppedLine(result.partial.stoppedAtSeconds, result.scenario.durationSeconds, values.out));
     return EXIT_INTERRUPTED;
   }
-  if (values.junit) writeJunit(values.junit, junitXml(result));
   const verdict = verdictExit([result.summary.slo], exitOptions(values));
   if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
   return verdict.exitCode;

@@ -68,12 +68,13 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
   if (live) await live.finish(text);
   else process.stdout.write(text);
   sayWritten(values, files);
+  // a stopped sweep's finished policies' checks too
+  if (values.junit) writeJunit(values.junit, junitXml(result));
   if (partial) {
     process.stderr.write(`feedlab: sweep stopped; ${runs.length} of ${specs.length} policies finished${values.out ? `, the partial report is in ${values.out}` : ''} (exit 130)\n`);
     return EXIT_INTERRUPTED;
   }
   // a policy passes when run would exit 0 on it; with --check (and thresholds counted) that is the recommendation
-  if (values.junit) writeJunit(values.junit, junitXml(result));
   const verdict = verdictExit(runs.map((r) => r.summary.slo), exitOptions(values));
   if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
   return verdict.exitCode;

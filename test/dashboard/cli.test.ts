@@ -70,8 +70,11 @@ describe.skipIf(!hasScript)('on a pseudo-terminal', () => {
 
   it('q stops the run at the current simulated minute, writes the partial report and exits 130', async () => {
     const out = join(dir, 'pty-q');
-    const r = await onPty(['run', long, '--out', out], { keys: [(o) => (/simulated \d+:\d\d:\d\d \/ 168:00:00/.test(o) ? 'q' : null)] });
+    const junit = join(dir, 'pty-q.xml');
+    const r = await onPty(['run', long, '--out', out, '--junit', junit], { keys: [(o) => (/simulated \d+:\d\d:\d\d \/ 168:00:00/.test(o) ? 'q' : null)] });
     expect(r.code).toBe(130);
+    // the checks of the part that ran, marked partial, for a CI system
+    expect(readFileSync(junit, 'utf8')).toMatch(/<property name="partial" value="stopped at \d+ s simulated"\/>/);
     const doc = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     expect(doc.schema).toBe('feedlab.result/1');
     const stoppedAt = doc.partial.stoppedAtSeconds;
@@ -88,7 +91,8 @@ describe.skipIf(!hasScript)('on a pseudo-terminal', () => {
   it('Ctrl-C in a sweep stops the running policy and reports the policies that finished', async () => {
     const out = join(dir, 'pty-sweep');
     // the first policy runs 7 simulated days (a few seconds); Ctrl-C comes as the second starts
-    const r = await onPty(['sweep', long, '--policies', 'threshold:25000,push,pull', '--out', out], {
+    const junit = join(dir, 'pty-sweep.xml');
+    const r = await onPty(['sweep', long, '--policies', 'threshold:25000,push,pull', '--out', out, '--junit', junit], {
       keys: [(o) => (o.includes('policy 2/3') ? '\x03' : null)],
     });
     expect(r.code).toBe(130);
@@ -97,6 +101,9 @@ describe.skipIf(!hasScript)('on a pseudo-terminal', () => {
     expect(doc.rows.map((x: { policy: string }) => x.policy)).toEqual(['threshold:25000:skip-dormant']);
     expect(doc.partial.stoppedPolicy).toBe('push');
     expect(doc.partial.notRun).toEqual(['pull']);
+    // the finished policy's checks
+    expect(readFileSync(junit, 'utf8')).toMatch(/<testsuite name="[^"]+ threshold:25000:skip-dormant"/);
+    expect(readFileSync(junit, 'utf8')).not.toMatch(/<testsuite name="[^"]* push/);
     expect(existsSync(join(out, 'report.md'))).toBe(true);
     expect(r.output).toMatch(/partial: stopped after 1 finished policy; push stopped at .* of 7 d \(not compared\); not run: pull/);
     expect(r.output).toContain('feedlab: sweep stopped; 1 of 3 policies finished');
