@@ -1,7 +1,8 @@
 // The design documents' numbers as presets: the inputs each document states (anything it does not
 // state keeps feedlab's default and is listed as assumed), and the values it states for figures,
 // with an erratum where the document's own inputs give something else.
-// Digests with every number and the checked arithmetic: ../shared/seeds/digests.
+// Each preset cites its document by title and language (the project's digests of them, with every
+// number and the checked arithmetic, are outside the repository).
 import type { Inputs } from './inputs.js';
 
 export interface DocumentValue {
@@ -22,6 +23,7 @@ export interface Preset {
   name: string;
   title: string;
   summary: string;
+  /** The document by its own title (translated) and language: what a reader can look for, not a path of ours. */
   source: string;
   /** The inputs the document states. */
   inputs: Partial<Inputs>;
@@ -34,7 +36,7 @@ export const PRESETS: readonly Preset[] = [
     name: 'social-feed-chapter',
     title: 'Project: Social Feed (Bengali system-design chapter)',
     summary: '50M DAU, 10% post twice a day, 10 feed opens, 200 follows, 3x peak, 800-entry timelines at 24 B',
-    source: 'seeds/originals/000_4e3b1c04fe3afd05.txt (digest: seeds/digests/000_bengali.md)',
+    source: '"প্রজেক্ট: সোশ্যাল ফিড" ("Project: Social Feed"), a chapter of a Bengali system-design course',
     inputs: {
       dau: 50e6,
       'posters.share': 0.1,
@@ -86,7 +88,7 @@ export const PRESETS: readonly Preset[] = [
     name: 'hybrid-fanout-lesson',
     title: 'Hybrid fan-out and k-way timeline merge (English lesson)',
     summary: 'threshold 25,000, 800-entry timelines, a 50M-follower celebrity taking 200 s of the fleet',
-    source: 'seeds/originals/001_f28d57f48f887c26.txt (its formulas lost their numbers in extraction)',
+    source: 'an English lesson on hybrid fan-out and the k-way timeline merge (its formulas lost their numbers in extraction)',
     inputs: {
       threshold: 25e3,
       'timeline.cap': 800,
@@ -107,7 +109,7 @@ export const PRESETS: readonly Preset[] = [
     name: 'facebook-news-feed',
     title: 'Designing the Facebook News Feed (Persian)',
     summary: '2 billion users, 200 post ids of 10 B per precomputed feed, 1 minute staleness, a 90M-follower account',
-    source: 'seeds/originals/003_2b60b8bac7b16a12.txt (digest: seeds/digests/003_persian.md)',
+    source: '"طراحی فید خبری Facebook" ("Designing the Facebook News Feed"), a Persian adaptation of a common system-design write-up',
     inputs: {
       'timeline.users': 2e9,
       'timeline.cap': 200,
@@ -128,7 +130,7 @@ export const PRESETS: readonly Preset[] = [
     name: 'twitter-feed-interview',
     title: "Twitter's home feed, a mock interview (Russian)",
     summary: '100M DAU, a tweet per user per 5 days, 5 timeline views, 200 followers, 2-3x peak, threshold 10,000',
-    source: 'seeds/originals/004_6710af493d27a0af.txt (digest: seeds/digests/004_russian.md)',
+    source: '"МОК-интервью по System Design / Проектируем ленту Twitter" ("Mock system-design interview: designing the Twitter feed"), in Russian',
     inputs: {
       dau: 100e6,
       'posters.share': 1,
@@ -197,7 +199,7 @@ export const PRESETS: readonly Preset[] = [
     name: 'twitter-2012',
     title: 'Twitter, "Timelines at Scale" (QCon SF 2012; DDIA ch. 1)',
     summary: '150M active users, 400M tweets/day, 300k timeline reads/s, 75 followers per tweet, 800-entry timelines, 3 replicas',
-    source: 'research/ANCHORS.md section 2',
+    source: "Twitter's \"Timelines at Scale\", a talk at QCon San Francisco 2012 (in English); its figures also in M. Kleppmann, \"Designing Data-Intensive Applications\", chapter 1",
     inputs: {
       dau: 150e6,
       'posters.share': 1,

@@ -141,6 +141,9 @@ describe('every preset', () => {
       for (const k of Object.keys(p.inputs)) expect(inputs.has(k), `${p.name}: ${k}`).toBe(true);
       for (const k of Object.keys(p.documentValues)) expect(figures.has(k), `${p.name}: ${k}`).toBe(true);
       expect(p.summary).not.toMatch(/\n/);
+      // cited by title and language, never by a path the user does not have
+      expect(p.source, p.name).not.toMatch(/seeds\/|research\/|\.(txt|md)\b/);
+      expect(p.source, p.name).toMatch(/\b(Bengali|English|Persian|Russian)\b/);
     }
   });
   it('reports the inputs it did not give as assumed', () => {
