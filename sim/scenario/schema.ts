@@ -1,6 +1,6 @@
-// The scenario schema: every key users may write, in one declarative tree. The format itself
-// is ../shared/scenario-format.yaml; validate.ts walks this tree over the parsed YAML and
-// load.ts adds the few checks that span several keys.
+// The scenario schema: every key users may write, in one declarative tree. docs/scenario-reference.md
+// is written from it (reference.ts); validate.ts walks it over the parsed YAML and load.ts adds the
+// few checks that span several keys.
 import { isAbsolute, join } from 'node:path';
 import { parseDuration } from './units.js';
 import type { Distribution, IdlePoint, IntervalKey, PagesPerSession, PlanSettings, ReplaySettings, ScenarioEvent } from './types.js';

@@ -1,6 +1,6 @@
 // A scenario after validation: every default filled in, every unit converted.
 // Times are in seconds, sizes in bytes, counts are plain numbers.
-// The YAML keys users write are in ../shared/scenario-format.yaml and README.md.
+// The YAML keys users write are in docs/scenario-reference.md.
 import type { QuantileDistribution } from './quantiles.js';
 import type { Threshold } from './thresholds.js';
 
