@@ -9,10 +9,10 @@ import type { RunResult } from '../../sim/result.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
 import type { Scenario } from '../../sim/scenario/types.js';
+import { mean } from 'simple-statistics';
 
 const ms = (s: number) => (s < 1e-4 ? `${(s * 1e6).toFixed(2)} us` : `${(s * 1000).toFixed(s < 0.01 ? 2 : 1)} ms`);
 const msOf = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** Notes for one policy's figures, from its replay documents and the scenario the model ran. */
 export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureId, string>> {

@@ -18,6 +18,7 @@
 // Same inputs, same document: nothing here depends on the clock or on the order of a Map.
 import { FEEDLAB_VERSION, type RunResult } from '../result.js';
 import { FIGURES, readFigure, type FigureId, type FigureUnit } from './figures.js';
+import { mean } from 'simple-statistics';
 
 export const COMPARE_SCHEMA = 'feedlab.compare/1';
 /** The agreement asked of the model: within 15% of the measurement. */
@@ -101,10 +102,6 @@ export interface CompareDocument {
 }
 
 const SIDES: Side[] = ['simulated', 'measured'];
-
-function mean(xs: number[]): number {
-  return xs.reduce((a, b) => a + b, 0) / xs.length;
-}
 
 /** (max - min) / mean; 0 for one value or equal values; null without values or with a zero mean. */
 export function spreadOf(xs: number[]): number | null {

@@ -24,6 +24,7 @@ import {
 import { InfrastructureError, InputError } from '../errors.js';
 import { Rng } from '../random.js';
 import { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service-url.js';
+import { mean } from 'simple-statistics';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_MEASURE_PREFIX = 'feedlab:measure:';
@@ -370,7 +371,7 @@ export async function measureTimelineMemory(opts: MeasureOptions): Promise<Measu
       throw lostConnection(err);
     }
 
-    const usageMean = usages.reduce((a, b) => a + b, 0) / usages.length;
+    const usageMean = mean(usages);
     const usedMemoryBefore = infoNumber(before, 'used_memory');
     const usedMemoryAfter = infoNumber(after, 'used_memory');
     const usedMemoryDelta = usedMemoryAfter - usedMemoryBefore;

@@ -7,6 +7,7 @@ import * as hdr from 'hdr-histogram-js';
 import { EVENT_STREAM_FIELD, eventStreamKey, TIMELINE_WRITES_KEY, WORKER_METRICS_KEY } from '../../core/keys.js';
 import { newHistogram } from './http-client.js';
 import { HISTOGRAM_UNITS_PER_MS, parseExportedMetrics, type CounterName, type HistogramName } from '../../core/worker-metrics.js';
+import { mean } from 'simple-statistics';
 
 /** Calls per command since the server started (or CONFIG RESETSTAT), scripts' inner commands included. */
 export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
@@ -214,6 +215,7 @@ export async function postToLogLags(redis: Redis, streamPrefix: string, partitio
   }
   lags.sort((a, b) => a - b);
   const n = lags.length;
+  // nearest rank: a quantile is one of the hops measured (on millisecond clocks, a whole ms)
   const q = (x: number) => (n === 0 ? NaN : lags[Math.min(n - 1, Math.ceil(x * n) - 1)]);
-  return { count: n, mean: n === 0 ? NaN : lags.reduce((a, b) => a + b, 0) / n, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: n === 0 ? NaN : lags[n - 1] };
+  return { count: n, mean: n === 0 ? NaN : mean(lags), p50: q(0.5), p90: q(0.9), p99: q(0.99), max: n === 0 ? NaN : lags[n - 1] };
 }
