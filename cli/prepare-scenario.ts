@@ -1,6 +1,6 @@
 // Shared by run, sweep, plan and replay: read the scenario, apply command-line overrides, build the graph and
 // population with progress on stderr, and turn every domain error into a one-line input error.
-import { loadScenario } from '../sim/scenario/load.js';
+import { loadScenario, type LoadOptions } from '../sim/scenario/load.js';
 import { parseOverride, type Override } from '../sim/scenario/overrides.js';
 import type { Scenario } from '../sim/scenario/types.js';
 import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
@@ -14,13 +14,18 @@ export function overridesOf(values: { set?: string[]; duration?: string }): Over
   return out;
 }
 
-/** The scenario of a command's positionals (exactly one), with --seed, --calibration and --set / --duration applied. */
-export function readScenario(positionals: readonly string[], command: string, seed?: string, calibration?: string, overrides: readonly Override[] = []): Scenario {
-  const path = positionals[0];
-  if (!path) throw new InputError(`${command}: a scenario file is required (try scenarios/celebrity-burst.yaml)`);
-  if (positionals.length > 1) throw new InputError(`${command}: one scenario file at a time, got ${positionals.length}: ${positionals.join(' ')}`);
-  const sc = loadScenario(path, { calibration, overrides });
-  if (seed !== undefined) sc.seed = seedFlag(seed);
+/**
+ * The scenario at `path` with the command's --seed, --calibration and --set / --duration applied
+ * (the command line has already refused a missing or second scenario); `load` for the rest
+ * (plan silences the note on intervals, which it samples).
+ */
+export function readScenario(
+  path: string,
+  values: { seed?: string; calibration?: string; set?: string[]; duration?: string },
+  load: Pick<LoadOptions, 'onIntervalNote'> = {},
+): Scenario {
+  const sc = loadScenario(path, { ...load, calibration: values.calibration, overrides: overridesOf(values) });
+  if (values.seed !== undefined) sc.seed = seedFlag(values.seed);
   return sc;
 }
 

@@ -5,11 +5,10 @@ import { checkGrowthForGraph, checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM
 import { buildPlan } from '../../sim/plan/plan.js';
 import { stringifyResult } from '../../sim/result.js';
 import { scenarioGraph } from '../../sim/run-scenario.js';
-import { loadScenario } from '../../sim/scenario/load.js';
 import { numberFlag } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
 import { checkOutputDir, Progress, writeReport, sayWritten } from '../output.js';
-import { asInputError, overridesOf, seedFlag } from '../prepare-scenario.js';
+import { asInputError, readScenario } from '../prepare-scenario.js';
 import type { Values } from '../spec/options.js';
 import type { PLAN_OPTIONS } from '../spec/simulate.js';
 
@@ -20,8 +19,7 @@ export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: stri
     samples: numberFlag('samples', values.samples, DEFAULT_SAMPLES, { min: 1, integer: true }),
   });
   const path = positionals[0];
-  const sc = loadScenario(path, { onIntervalNote: null, calibration: values.calibration, overrides: overridesOf(values) });
-  if (values.seed !== undefined) sc.seed = seedFlag(values.seed);
+  const sc = readScenario(path, values, { onIntervalNote: null });
   if (values.out) checkOutputDir(values.out);
   if (sc.graph.kind === 'generate') checkGrowthForGraph(sc, options.growth, sc.graph.users);
   const show = !values.quiet;

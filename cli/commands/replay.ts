@@ -19,7 +19,7 @@ import { numberFlag } from '../args.js';
 import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, writtenLine } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
-import { asInputError, overridesOf, readScenario } from '../prepare-scenario.js';
+import { asInputError, readScenario } from '../prepare-scenario.js';
 import type { REPLAY_OPTIONS } from '../spec/live.js';
 import { exitOptions, type Values } from '../spec/options.js';
 import { REPLAY } from '../replay/settings.js';
@@ -29,7 +29,7 @@ import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 
 export async function run(values: Values<typeof REPLAY_OPTIONS>, positionals: string[]): Promise<number> {
-  const sc = readScenario(positionals, 'replay', values.seed, values.calibration, overridesOf(values));
+  const sc = readScenario(positionals[0], values);
   if (values.out) checkOutputDir(values.out);
   checkJunitFile(values.junit);
   if (values.policy !== undefined && values.policies !== undefined) throw new InputError('replay: give --policy or --policies, not both');

@@ -10,12 +10,12 @@ import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, stoppedLine, writeJunit, writeReport, sayWritten } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
-import { asInputError, overridesOf, prepareWithProgress, readScenario } from '../prepare-scenario.js';
+import { asInputError, prepareWithProgress, readScenario } from '../prepare-scenario.js';
 import { exitOptions, type Values } from '../spec/options.js';
 import type { RUN_OPTIONS } from '../spec/simulate.js';
 
 export async function run(values: Values<typeof RUN_OPTIONS>, positionals: string[]): Promise<number> {
-  const sc = readScenario(positionals, 'run', values.seed, values.calibration, overridesOf(values));
+  const sc = readScenario(positionals[0], values);
   if (values.out) checkOutputDir(values.out);
   checkJunitFile(values.junit);
   const policy = asInputError(() => policyFor(sc, values.policy));

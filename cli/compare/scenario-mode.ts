@@ -52,7 +52,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
 
   // 1. the costs the simulation runs with
   let calibration = f.calibration;
-  const declared = readScenario([path], 'compare', undefined, calibration);
+  const declared = readScenario(path, { calibration });
   let scratch: string | null = null;
   try {
     if (!calibration && !declared.calibration && !f['no-calibrate']) {
@@ -63,7 +63,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       await runFeedlab(['calibrate', '--out', calibration, '--quiet'], (s) => progress.update(Math.min(0.99, s / CALIBRATE_SECONDS), `${Math.round(s)} s elapsed`));
       progress.done(`written to ${calibration}`);
     }
-    const sc = readScenario([path], 'compare', undefined, calibration);
+    const sc = readScenario(path, { calibration });
     const calibrationFile = calibration ?? sc.calibration?.file;
     if (calibrationFile) files['calibration.yaml'] = readFileSync(calibrationFile, 'utf8');
 
