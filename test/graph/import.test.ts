@@ -44,7 +44,7 @@ describe('importEdgeList on soc-Slashdot0902 (SNAP; Leskovec et al. 2009)', () =
     expect(g.sourceIds![82167]).toBe(82167);
   });
 
-  it('reproduces the README follower figures', () => {
+  it('reproduces the follower figures of data/README.md', () => {
     expect(s.followers.max).toBe(2552);
     expect(s.followers.mean.toFixed(2)).toBe('10.59');
     expect(s.followers.median).toBe(2);
@@ -58,7 +58,7 @@ describe('importEdgeList on soc-Slashdot0902 (SNAP; Leskovec et al. 2009)', () =
     expect(s.top[0]).toEqual({ id: 2494, name: null, sourceId: 2494, followers: 2552, followees: followees(g, 2494) });
   });
 
-  it('reproduces the README power-law tail: alpha 3.375 +- 0.145 at xmin 254', () => {
+  it('reproduces the power-law tail of data/README.md: alpha 3.375 +- 0.145 at xmin 254', () => {
     const f = s.powerLaw!;
     expect(f.alpha.toFixed(3)).toBe('3.375');
     expect(f.sigma.toFixed(3)).toBe('0.145');
