@@ -205,6 +205,27 @@ export function drawCharts(): void {
     bottom: number;
     panel: PanelSpec;
     y: Scale;
+    /** Every drawn line in pixels (series and reference lines), for labels to keep off them. */
+    lines: Array<Array<[number, number]>>;
+  }
+
+  /** Whether any of the lines crosses the box [x0, x1] x [y0, y1] (pixels). */
+  function crosses(lines: PanelGeom['lines'], x0: number, x1: number, y0: number, y1: number): boolean {
+    for (const pts of lines) {
+      for (let i = 0; i < pts.length; i++) {
+        const [bx, by] = pts[i];
+        const [ax, ay] = i === 0 ? pts[i] : pts[i - 1];
+        const lo = Math.max(Math.min(ax, bx), x0);
+        const hi = Math.min(Math.max(ax, bx), x1);
+        if (lo > hi) continue;
+        // the segment's y over the part of it inside [x0, x1]
+        const at = (xx: number) => (bx === ax ? ay : ay + ((by - ay) * (xx - ax)) / (bx - ax));
+        const ya = at(lo);
+        const yb = bx === ax ? by : at(hi);
+        if (Math.max(ya, yb) >= y0 && Math.min(ya, yb) <= y1) return true;
+      }
+    }
+    return false;
   }
 
   function drawPanel(p: PanelSpec, x: Scale, top: number, h: number, xPx: (v: number) => number, out: string[]): PanelGeom {
@@ -237,8 +258,13 @@ export function drawCharts(): void {
     out.push(text(16, top + h / 2, p.y.label, `transform="rotate(-90 16 ${(top + h / 2).toFixed(1)})" text-anchor="middle" class="axis-title"`));
 
     const labels: Label[] = [];
+    const lines: PanelGeom['lines'] = [];
     for (const r of drawnRefs) {
       const py = yPx(r.value);
+      lines.push([
+        [LEFT, py],
+        [PLOT_R, py],
+      ]);
       out.push(line(LEFT, py, PLOT_R, py, `stroke="${r.color}" stroke-width="${r.width ?? 1.5}" stroke-dasharray="${r.dash ?? '8 4'}" class="ref"`));
       labels.push({ at: py, y: py, text: r.label, color: r.color, dash: r.dash ?? '8 4', title: `${r.label}: ${valueLabel(r.value, p.y.unit)}` });
     }
@@ -246,6 +272,7 @@ export function drawCharts(): void {
       const pts: Array<[number, number, number]> = [];
       for (let i = 0; i < s.x.length; i++) if (Number.isFinite(s.y[i]) && Number.isFinite(s.x[i])) pts.push([xPx(s.x[i]), yPx(s.y[i]), i]);
       if (pts.length === 0) continue;
+      lines.push(pts.map(([px, py]) => [px, py]));
       const style = s.style ?? 'line';
       // One point (a one-minute run) makes no line: it is drawn as a dot instead.
       const dots = style === 'points' || style === 'linepoints' || pts.length === 1;
@@ -274,7 +301,7 @@ export function drawCharts(): void {
     // off-scale lines are noted on the title's row, at the right, where no data is drawn
     if (notes.length) out.push(text(W - 8, top - 10, notes.join('; '), 'text-anchor="end" class="note"'));
     out.push(placeLabels(labels, top, bottom));
-    return { top, bottom, panel: p, y };
+    return { top, bottom, panel: p, y, lines };
   }
 
   function drawChart(el: HTMLElement, spec: ChartSpec): void {
@@ -295,8 +322,10 @@ export function drawCharts(): void {
     for (const t of x.ticks) out.push(text(xPx(t), bottom + 17, x.label(t), 'text-anchor="middle" class="tick"'));
     out.push(text((LEFT + PLOT_R) / 2, bottom + 38, spec.x.label, 'text-anchor="middle" class="axis-title"'));
 
-    // vertical markers across every panel, labelled at the top of the first, in rows that do not overlap
-    const rowsEnd: number[] = [];
+    // vertical markers across every panel, labelled at the top of the first (or the bottom of the
+    // last), in rows that do not overlap; a label that would cover a line there goes to the other end
+    const rowsEnd: Record<'top' | 'bottom', number[]> = { top: [], bottom: [] };
+    const preferred = spec.markerLabels ?? 'top';
     for (const m of spec.markers) {
       if (m.x < x.lo || m.x > x.hi) continue;
       const px = xPx(m.x);
@@ -304,10 +333,19 @@ export function drawCharts(): void {
       const width = m.label.length * CHAR + 8;
       const anchorEnd = px + width > PLOT_R;
       const x0 = anchorEnd ? px - width : px;
-      let row = 0;
-      while (row < rowsEnd.length && rowsEnd[row] > x0) row++;
-      rowsEnd[row] = x0 + width + 4;
-      const ty = spec.markerLabels === 'bottom' ? bottom - 8 - row * 15 : geoms[0].top + 14 + row * 15;
+      const place = (side: 'top' | 'bottom') => {
+        const rows = rowsEnd[side];
+        let row = 0;
+        while (row < rows.length && rows[row] > x0) row++;
+        const ty = side === 'bottom' ? bottom - 8 - row * 15 : geoms[0].top + 14 + row * 15;
+        const g = side === 'bottom' ? geoms[geoms.length - 1] : geoms[0];
+        return { side, row, ty, free: !crosses(g.lines, x0, x0 + width, ty - 11, ty + 3) };
+      };
+      const first = place(preferred);
+      const other = first.free ? first : place(preferred === 'top' ? 'bottom' : 'top');
+      const chosen = first.free || !other.free ? first : other;
+      rowsEnd[chosen.side][chosen.row] = x0 + width + 4;
+      const ty = chosen.ty;
       out.push(`<g><title>${esc(m.detail)}</title>${text(anchorEnd ? px - 4 : px + 4, ty, m.label, `text-anchor="${anchorEnd ? 'end' : 'start'}" fill="#5b2d86" class="marker-label halo"`)}</g>`);
     }
 

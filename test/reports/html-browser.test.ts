@@ -18,7 +18,7 @@ export const SCREENSHOTS = join(import.meta.dirname, '__screenshots__');
 if (!HAVE_CHROMIUM && !CI) console.warn(`\n!!! SKIPPED report.html in headless Chromium: ${CHROMIUM} not found (apt-get install -y chromium; under CI=true this fails) !!!\n`);
 
 interface Visit {
-  charts: Array<{ name: string; rendered: string | null; paths: number; drawnPaths: number; circles: number }>;
+  charts: Array<{ name: string; rendered: string | null; paths: number; drawnPaths: number; circles: number; coveringLabels: string[] }>;
   consoleErrors: string[];
   pageErrors: string[];
   requests: string[];
@@ -81,6 +81,26 @@ describe.skipIf(!HAVE_CHROMIUM && !CI)('report.html in headless Chromium', () =>
           // a drawn line: a path through at least two points inside the picture
           drawnPaths: paths.filter((p) => (p.getAttribute('d') ?? '').includes('L') && (p as SVGPathElement).getTotalLength() > 0).length,
           circles: el.querySelectorAll('svg circle').length,
+          // event labels whose box a drawn line (series or reference) passes through
+          coveringLabels: [...el.querySelectorAll<SVGTextElement>('text.marker-label')]
+            .filter((t) => {
+              const b = t.getBBox();
+              const inside = (x: number, y: number) => x >= b.x && x <= b.x + b.width && y >= b.y && y <= b.y + b.height;
+              const series = [...el.querySelectorAll<SVGPathElement>('svg path.series')].some((p) => {
+                const n = p.getTotalLength();
+                for (let l = 0; l <= n; l += 1) {
+                  const q = p.getPointAtLength(l);
+                  if (inside(q.x, q.y)) return true;
+                }
+                return false;
+              });
+              const refs = [...el.querySelectorAll<SVGLineElement>('svg line.ref')].some((r) => {
+                const y = r.y1.baseVal.value;
+                return y >= b.y && y <= b.y + b.height && r.x1.baseVal.value <= b.x + b.width && r.x2.baseVal.value >= b.x;
+              });
+              return series || refs;
+            })
+            .map((t) => t.textContent ?? ''),
         };
       }),
     );
@@ -96,6 +116,7 @@ describe.skipIf(!HAVE_CHROMIUM && !CI)('report.html in headless Chromium', () =>
     for (const c of v.charts) {
       expect(c.rendered, c.name).toBe('true');
       expect(c.drawnPaths, c.name).toBeGreaterThan(0);
+      expect(c.coveringLabels, `${c.name}: an event label over a line`).toEqual([]);
     }
     expect(v.consoleErrors).toEqual([]);
     expect(v.pageErrors).toEqual([]);
