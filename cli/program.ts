@@ -4,11 +4,11 @@
 // exit 2. A command's code is imported only when it runs: loading every command's modules took
 // 1.2 s here (2026-12-03, run's 406 ms), which `feedlab token` or `--help` should not pay.
 import { Command, CommanderError, Help, Option } from 'commander';
+import { FEEDLAB_VERSION } from '../sim/result.js';
 import { EXIT_BAD_INPUT } from './errors.js';
 import type { CommandSpec } from './spec/command-spec.js';
 import { COMMANDS } from './spec/commands.js';
 
-export const VERSION = '0.1.0';
 
 /** commander's error text as one line: `error: unknown option '--polcy'\n(Did you mean --policy?)` -> `unknown option '--polcy' (did you mean --policy?)`. */
 export function errorLine(text: string): string {
@@ -72,7 +72,7 @@ export function buildProgram(onCommand: OnCommand): Command {
   const program = new Command('feedlab')
     .description('load simulation and capacity planning for social feeds')
     .usage('<command> [options]')
-    .version(`feedlab ${VERSION}`, '-V, --version', 'print the version')
+    .version(`feedlab ${FEEDLAB_VERSION}`, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print this help')
     .helpCommand('help [command]', "print a command's help")
     .showSuggestionAfterError(true)
