@@ -9,7 +9,6 @@ import { EXIT_BAD_INPUT } from './errors.js';
 import type { CommandSpec } from './spec/command-spec.js';
 import { COMMANDS } from './spec/commands.js';
 
-
 /** commander's error text as one line: `error: unknown option '--polcy'\n(Did you mean --policy?)` -> `unknown option '--polcy' (did you mean --policy?)`. */
 export function errorLine(text: string): string {
   return text
@@ -26,15 +25,20 @@ function help(): Partial<Help> {
   return { helpWidth: process.stdout.isTTY ? Math.min(process.stdout.columns || HELP_WIDTH, 120) : HELP_WIDTH, sortOptions: false };
 }
 
-function examples(spec: CommandSpec): string {
-  if (spec.examples.length === 0) return '';
-  const width = Math.max(...spec.examples.map(([line]) => line.length));
+/** Command lines with what each does: in two columns when they fit, else each line above its note. */
+function examples(list: CommandSpec['examples']): string {
+  if (list.length === 0) return '';
+  const width = Math.max(...list.map(([line]) => line.length));
   const fits = width + 4 <= HELP_WIDTH - 30;
-  return (
-    'Examples:\n' +
-    spec.examples.map(([line, what]) => (fits ? `  $ ${line.padEnd(width)}  ${what}` : `  $ ${line}\n      ${what}`)).join('\n')
-  );
+  return 'Examples:\n' + list.map(([line, what]) => (fits ? `  $ ${line.padEnd(width)}  ${what}` : `  $ ${line}\n      ${what}`)).join('\n');
 }
+
+/** The program's own examples, below the list of commands. */
+const PROGRAM_EXAMPLES: CommandSpec['examples'] = [
+  ['feedlab run scenarios/celebrity-burst.yaml', 'simulate a scenario'],
+  ['feedlab sweep scenarios/threshold-sweep.yaml', 'recommend a fan-out policy'],
+  ['feedlab compare scenarios/celebrity-burst.yaml', 'estimate, simulation and replay side by side'],
+];
 
 /** What the program does with a parsed command line: run the command, or (tests) record it. */
 type OnCommand = (spec: CommandSpec, values: Record<string, unknown>, args: string[]) => Promise<void>;
@@ -52,7 +56,7 @@ function addCommand(parent: Command, spec: CommandSpec, path: string, onCommand:
     cmd.addOption(o);
     return [long, o] as const;
   });
-  const after = [spec.notes?.trimEnd(), examples(spec)].filter((s) => s).join('\n\n');
+  const after = [spec.notes?.trimEnd(), examples(spec.examples)].filter((s) => s).join('\n\n');
   if (after) cmd.addHelpText('after', `\n${after}`);
   for (const sub of spec.subcommands ?? []) addCommand(cmd, sub, name, onCommand);
   if (!spec.run) return;
@@ -80,15 +84,7 @@ export function buildProgram(onCommand: OnCommand): Command {
     .configureHelp(help())
     .configureOutput({ outputError: (text, write) => write(`feedlab: ${errorLine(text)} (feedlab --help lists the commands)\n`) });
   for (const spec of COMMANDS) addCommand(program, spec, '', onCommand);
-  program.addHelpText(
-    'after',
-    `\nEvery command takes --help (or feedlab help COMMAND); --debug prints an error's stack trace.\n\n` +
-      examples({ name: 'feedlab', summary: '', options: {}, examples: [
-        ['feedlab run scenarios/celebrity-burst.yaml', 'simulate a scenario'],
-        ['feedlab sweep scenarios/threshold-sweep.yaml', 'recommend a fan-out policy'],
-        ['feedlab compare scenarios/celebrity-burst.yaml', 'estimate, simulation and replay side by side'],
-      ] }),
-  );
+  program.addHelpText('after', `\nEvery command takes --help (or feedlab help COMMAND); --debug prints an error's stack trace.\n\n${examples(PROGRAM_EXAMPLES)}`);
   return program;
 }
 

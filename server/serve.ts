@@ -132,6 +132,7 @@ export interface ServeFlags {
   schema?: string;
   'key-prefix'?: string;
   'stream-prefix'?: string;
+  group?: string;
   'node-id'?: string;
 }
 

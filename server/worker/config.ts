@@ -29,9 +29,7 @@ import {
   type FanoutPolicy,
 } from '../../core/fanout-policy.js';
 import { DEFAULT_EVENT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
-import {
-  SECONDS_PER_DAY,
-} from '../../core/timeline-rules.js';
+import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { redactRedisUrl } from '../cache/redis.js';
 import { redactUrl } from '../store/pool.js';
 import { DEFAULT_WORKER_PG_POOL } from '../../core/deployment.js';
