@@ -30,12 +30,12 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     notes.post_lag_p50 = lag;
     // the per-follower tail is the large posts' writes: their batches (none when every post is pulled)
     const batched = parts.filter((f) => f!.workers.batch.count > 0);
-    const batch = (k: 'p50' | 'p99') => mean(batched.map((f) => f!.workers.batch[k]));
-    const full = infra.costs.rtt + infra.costs.batch + infra.batchSize / infra.writesPerSecondPerWorker;
-    const tail =
-      `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
-      `(the largest batches are the full ones, ${infra.batchSize} timelines); modelled, a full batch ${ms(full)} (${Math.round(infra.writesPerSecondPerWorker)} writes/s and ${ms(infra.costs.batch)} a batch beyond its round trip, ${infra.worker.pipelines} in flight)`;
     if (batched.length > 0) {
+      const batch = (k: 'p50' | 'p99') => mean(batched.map((f) => f!.workers.batch[k]));
+      const full = infra.costs.rtt + infra.costs.batch + infra.batchSize / infra.writesPerSecondPerWorker;
+      const tail =
+        `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
+        `(the largest batches are the full ones, ${infra.batchSize} timelines); modelled, a full batch ${ms(full)} (${Math.round(infra.writesPerSecondPerWorker)} writes/s and ${ms(infra.costs.batch)} a batch beyond its round trip, ${infra.worker.pipelines} in flight)`;
       notes.lag_p99 = tail;
       notes.lag_max = tail;
       // a post's lag ends with its last follower's write: the largest posts' again

@@ -58,6 +58,15 @@ describe('compare notes', () => {
     expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)$/);
   });
 
+  it('gives no write-tail note, and does not fail, when every post was pulled (no batches)', () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    for (const r of runs) r.replay!.fanout.workers.batch = { count: 0, mean: NaN, p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN };
+    const notes = figureNotes(runs, scenario());
+    expect(notes.lag_p99).toBeUndefined();
+    expect(notes.post_lag_max).toBeUndefined();
+    expect(notes.lag_p50).toMatch(/^measured: commit to the event log p50 /);
+  });
+
   it("says how the worker's idle time moves the statement, with the curve's points", () => {
     const sc = scenario();
     sc.infrastructure.costs.eventStatementsByIdle = [
