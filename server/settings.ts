@@ -142,6 +142,24 @@ function readRow(r: SettingRow, src: Source, read: SettingsReader, fail: (messag
 }
 
 /**
+ * A policy from a spec over a base, refusing what a live worker cannot carry out: `rate` decides
+ * per (author, reader) pair from read rates the worker does not track (a simulator what-if).
+ * `where` names the spec's source in the message; `fail` makes the caller's error.
+ */
+export function livePolicy(spec: string, base: FanoutPolicy, where: string, fail: (message: string) => Error): FanoutPolicy {
+  let policy: FanoutPolicy;
+  try {
+    policy = parsePolicy(spec, base);
+  } catch (err) {
+    if (err instanceof PolicySpecError) throw fail(`${where}: ${err.message}`);
+    throw err;
+  }
+  const why = notLiveRunnable(policy);
+  if (why) throw fail(`${where}: ${why}`);
+  return policy;
+}
+
+/**
  * The shared settings from flags over environment over defaults, each checked against its row; the
  * policy spec over a base of the threshold and the reader-cap and adaptive settings, refused where
  * a live worker cannot run it (`rate`) or where it and the threshold disagree. `fail` makes the
@@ -162,15 +180,7 @@ export function readServiceSettings<F extends object>(flags: F, env: NodeJS.Proc
     minThreshold: get<number>(S.minThreshold),
   };
   const policySrc = src(S.policy);
-  let policy: FanoutPolicy;
-  try {
-    policy = parsePolicy(get<string>(S.policy), base);
-  } catch (err) {
-    if (err instanceof PolicySpecError) throw fail(`${policySrc.where}: ${err.message}`);
-    throw err;
-  }
-  const notLive = notLiveRunnable(policy);
-  if (notLive) throw fail(`${policySrc.where}: ${notLive}`);
+  const policy = livePolicy(get<string>(S.policy), base, policySrc.where, fail);
   if (thresholdSrc.value !== undefined && policySrc.value !== undefined && (policy.kind === 'threshold' || policy.kind === 'adaptive') && policy.threshold !== base.threshold) {
     throw fail(`${policySrc.where}=${policySrc.value} and ${thresholdSrc.where}=${thresholdSrc.value} disagree on the threshold: set one of them`);
   }

@@ -21,20 +21,14 @@
 //   FEED_POLICY_POLL_MS  how often the runtime policy key is read (1000; 0: never)
 //   FEED_STATUS_MS       status line interval on stderr (10000; 0: none)
 import { hostname } from 'node:os';
-import {
-  formatPolicy,
-  notLiveRunnable,
-  parsePolicy,
-  PolicySpecError,
-  type FanoutPolicy,
-} from '../../core/fanout-policy.js';
+import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { DEFAULT_EVENT_BATCH, DEFAULT_EVENT_CONCURRENCY, DEFAULT_FANOUT_BATCH, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { redactRedisUrl } from '../cache/redis.js';
 import { redactUrl } from '../store/pool.js';
 import { DEFAULT_WORKER_PG_POOL } from '../../core/deployment.js';
 import { DEFAULT_GROUP } from '../service-settings.js';
-import { pickSetting, readServiceSettings, SettingsReader, type Bus, type ServiceSettings } from '../settings.js';
+import { livePolicy, pickSetting, readServiceSettings, SettingsReader, type Bus, type ServiceSettings } from '../settings.js';
 
 /** A configuration mistake: one line, exit 2. */
 export class WorkerConfigError extends Error {
@@ -141,21 +135,9 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
   };
 }
 
-/**
- * A policy from a spec over a base, refusing what the worker cannot carry out: `rate` decides per
- * (author, reader) pair from read rates the worker does not track (it is a simulator what-if).
- */
+/** A policy from a spec over a base (livePolicy), refused as a WorkerConfigError. */
 export function policyFromSpec(spec: string, base: FanoutPolicy, where = 'policy'): FanoutPolicy {
-  let policy: FanoutPolicy;
-  try {
-    policy = parsePolicy(spec, base);
-  } catch (err) {
-    if (err instanceof PolicySpecError) throw new WorkerConfigError(`${where}: ${err.message}`);
-    throw err;
-  }
-  const why = notLiveRunnable(policy);
-  if (why) throw new WorkerConfigError(`${where}: ${why}`);
-  return policy;
+  return livePolicy(spec, base, where, (m) => new WorkerConfigError(m));
 }
 
 /** The lease in ms (timelines and recent lists). */
