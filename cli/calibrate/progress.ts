@@ -57,6 +57,7 @@ export class Steps {
     this.done += weight;
     return {
       ...this.base,
+      log: this.log,
       onRound: () => {
         round++;
         this.show((start + (weight * round) / rounds) / this.total, `${step} (round ${round} of ${rounds})`);

@@ -7,6 +7,8 @@ export interface Rounds {
   onRound?: () => void;
   /** Stops between rounds (Ctrl-C). */
   signal?: AbortSignal;
+  /** Says a step's extra rounds (a fit retried); silent without it. */
+  log?: (line: string) => void;
 }
 
 /** Calibrate was stopped (Ctrl-C): nothing is written. */
@@ -20,6 +22,25 @@ export async function inRounds(r: Rounds, round: (keep: boolean, index: number) 
   }
 }
 
+/**
+ * Another `r.samples` kept rounds (no warm-up), at most `sets` times, while `unsettled()` names a
+ * reason: a fit whose medians scatter gets twice the samples before it is refused. On a shared
+ * machine one busy spell can bend a line of five samples a point (r² 0.62 and 0.85 in one run,
+ * 0.97 and 0.9999 in the next minutes, 2026-12-04).
+ */
+export async function moreRoundsWhile(r: Rounds, sets: number, unsettled: () => string | null, round: (index: number) => Promise<void>): Promise<number> {
+  let added = 0;
+  for (let set = 0; set < sets; set++) {
+    const why = unsettled();
+    if (why === null) break;
+    r.log?.(`${why}: measuring ${r.samples} more samples`);
+    for (let i = 0; i < r.samples; i++) {
+      if (r.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
+      await round(added++);
+    }
+  }
+  return added;
+}
+
 /** Rounds per figure: the warm-up and the samples. */
 export const roundCount = (r: Pick<Rounds, 'samples' | 'warmup'>): number => r.warmup + r.samples;
-

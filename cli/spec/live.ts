@@ -87,7 +87,7 @@ page from Postgres against its rows; the worker's statements per post event, and
 a timeline rebuild; the API server's CPU per feed page and per post, the network hop and the spread
 of a read's service time; the hop from a post to its event in the event log, and a running worker's
 own stages. Self-contained by default: a scratch database, key prefix and event log, \`feedlab serve\`
-and one \`feedlab worker\` started, all removed at the end (also on Ctrl-C or a crash). About four minutes.`,
+and one \`feedlab worker\` started, all removed at the end (also on Ctrl-C or a crash). About five minutes.`,
   options: CALIBRATE_OPTIONS,
   notes: `Apply the file with \`calibration: FILE\` in a scenario (keys the scenario writes win) or --calibration FILE
 on run, sweep, plan and replay (wins over both). A number that is not sound (a fit with a slope <= 0 or
@@ -113,7 +113,7 @@ export const COMPARE_SCENARIO_OPTIONS = {
   calibration: {
     type: 'string',
     arg: 'FILE',
-    help: "the costs the simulation runs with; without it (and without the scenario's own calibration: key), feedlab calibrate runs first (about four minutes)",
+    help: "the costs the simulation runs with; without it (and without the scenario's own calibration: key), feedlab calibrate runs first (about five minutes)",
   },
   'no-calibrate': { type: 'boolean', help: "simulate with the scenario's costs as they are" },
   ...MAPPING_OPTIONS,

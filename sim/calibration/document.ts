@@ -185,7 +185,7 @@ function medianOf(d: Distribution): number {
 }
 
 /** Why a fit is not sound, or null. */
-function unsoundFit(what: string, f: Fit, perUnit: string): string | null {
+export function unsoundFit(what: string, f: Fit, perUnit: string): string | null {
   if (!Number.isFinite(f.slope)) return `${what}: no fit (fewer than two sizes measured)`;
   if (f.slope <= 0) return `${what}: the fit's slope is ${usText(f.slope)} per ${perUnit}, not positive (r² ${f.rSquared.toFixed(3)}): noise swamps the cost`;
   if (!(f.rSquared >= MIN_R_SQUARED)) return `${what}: the fit's r² is ${f.rSquared.toFixed(3)}, under ${MIN_R_SQUARED}: the samples scatter too much for a straight line`;
