@@ -1,7 +1,7 @@
 // The event queue against an object heap of {time, seq} entries, side by side in one process
 // (ANCHORS section 6: a flat typed-array heap ran 4.4-4.6M hold operations/s at 100k pending).
 import { EventQueue } from '../sim/engine/event-queue.js';
-import { Rng } from '../sim/random.js';
+import { Rng } from '../core/random.js';
 
 interface Entry {
   time: number;

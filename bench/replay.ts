@@ -34,10 +34,11 @@ import { CpuMeter, formatCpu, waitForQuiet, type CpuShare } from '../sim/replay/
 import { runSchedule, type DriverPlan, type DriverResult } from '../sim/replay/driver.js';
 import { replayMapping } from '../sim/replay/mapping.js';
 import { autocannonClosedLoop, ownClosedLoop, type SaturationFigure, type SaturationOptions } from '../sim/replay/saturation.js';
-import { Rng } from '../sim/random.js';
+import { Rng } from '../core/random.js';
 import { policyFor } from '../sim/run-scenario.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import { postText } from '../sim/workload/history.js';
+import { mean } from 'simple-statistics';
 
 /** Part 1's world: 5,000 users, 5 stars merged on read, 2 workers (the scenario's replay section). */
 const DRIVER_SCENARIO = 'scenarios/threshold-sweep.yaml';
@@ -87,7 +88,7 @@ export async function benchReplay(): Promise<void> {
     await closeRedis(redis).catch(() => {});
   }
   results.push(...(await benchEndToEnd()));
-  const avgOther = seenOther.reduce((a, b) => a + b, 0) / Math.max(1, seenOther.length);
+  const avgOther = seenOther.length > 0 ? mean(seenOther) : 0;
   console.log('summary:');
   console.log(
     `  machine: other processes took on average ${avgOther.toFixed(0)}% of the 200% during the ${seenOther.length} measurements of part 1 (max ${Math.max(0, ...seenOther).toFixed(0)}%)` +

@@ -8,8 +8,9 @@
 // their own recent list and every celebrity list they merge, and GET of the reader's follows token;
 // then one MGET of the bodies of the page's newest `limit` entries. `inFlight` reads at a time per
 // connection, so the commands of many reads are pipelined on the wire.
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, threadId, Worker, workerData } from 'node:worker_threads';
 import { Redis } from 'ioredis';
+import { Rng } from '../core/random.js';
 
 export interface CeilingJob {
   redisUrl: string;
@@ -73,9 +74,10 @@ export async function runCeiling(job: CeilingJob): Promise<CeilingReport> {
     let bodies = 0;
     let counting = false;
     let stop = false;
+    const readers = new Rng(`ceiling:${threadId}`);
     const lane = async () => {
       while (!stop) {
-        const u = Math.floor(Math.random() * job.lists.length);
+        const u = readers.int(job.lists.length);
         const n = await ceilingRead(redis, job, job.lists[u], job.tokens[u]);
         if (counting) {
           reads++;

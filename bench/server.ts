@@ -50,6 +50,8 @@ import type { Redis } from 'ioredis';
 import { parsePolicy, type FanoutPolicy } from '../core/fanout-policy.js';
 import { authorPostsKey, followsTokenKey, postBodyKey, timelineKey } from '../core/keys.js';
 import { makePostId, postIdTime, PostIdGenerator } from '../core/post-id.js';
+import { mean, median } from 'simple-statistics';
+import { Rng } from '../core/random.js';
 import { DEFAULT_READER_CAP } from '../core/timeline-rules.js';
 import { generateGraph } from '../sim/graph/generate.js';
 import { followerCount, type FollowerGraph } from '../sim/graph/graph.js';
@@ -206,7 +208,7 @@ export async function benchServer(): Promise<void> {
     if (quiet.waitedMs > 1_000) console.log(`(waited ${(quiet.waitedMs / 1000).toFixed(0)} s in all for other processes on the machine to quieten before measurements)`);
 
     console.log('summary (ratios measured in this run):');
-    const avgOther = seenOther.reduce((a, b) => a + b, 0) / Math.max(1, seenOther.length);
+    const avgOther = seenOther.length > 0 ? mean(seenOther) : 0;
     console.log(
       `  machine: other processes took on average ${avgOther.toFixed(0)}% of the 200% during the ${seenOther.length} measurements (max ${Math.max(0, ...seenOther).toFixed(0)}%)` +
         (avgOther > 25 ? ': !!! the figures below are disturbed by other load on this 2-core machine !!!' : ''),
@@ -250,16 +252,10 @@ function text(rnd: () => number): string {
   return s.slice(0, 280);
 }
 
-/** A small seeded generator (the world is the same on every run). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A seeded uniform draw in [0, 1) (the world is the same on every run). */
+function uniform(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.float();
 }
 
 async function buildWorld(store: Store): Promise<World> {
@@ -290,7 +286,7 @@ async function buildWorld(store: Store): Promise<World> {
   // The history: every author's posts of the last three days, straight into Postgres (the truth);
   // the caches get them through the read path's cold start.
   t0 = performance.now();
-  const rnd = mulberry32(11);
+  const rnd = uniform(11);
   const now = Date.now();
   const ids: string[] = [];
   const authors: number[] = [];
@@ -478,7 +474,7 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
 
     // Fresh posts through the API, fanned out by the real worker code into the now cached timelines.
     t0 = performance.now();
-    const rnd = mulberry32(23);
+    const rnd = uniform(23);
     const events: PostCreated[] = [];
     await overConnections(conns.slice(0, 16), FRESH_POSTS, async (conn, i) => {
       const author = i < 20 ? world.celebrities[i % world.celebrities.length] : Math.floor(rnd() * graph.users);
@@ -520,7 +516,8 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
         `then ${fmt(WARM_SAMPLE)} feeds read in ${secs(t0).toFixed(1)} s: ${(posts / WARM_SAMPLE).toFixed(1)} posts per page, ${((100 * full) / WARM_SAMPLE).toFixed(0)}% of pages full (${PAGE})`,
     );
 
-    const pick = () => feedRequests[Math.floor(Math.random() * feedRequests.length)];
+    const readers = new Rng(31);
+    const pick = () => feedRequests[readers.int(feedRequests.length)];
     console.log(
       `note: 2 cores shared by the server (its own process and event loop), this load generator, Redis and Postgres; the cpu lines say who used what ` +
         `(postgres: only the backends of our connections; redis: the whole Redis server, so anything else using it counts too; other: the rest of the machine). ` +
@@ -697,7 +694,6 @@ function fanoutWorker(store: Store, redis: Redis, keys: Keyspace, policy: Fanout
   });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function benchFanout(store: Store, redis: Redis, keys: Keyspace, world: World, cpu: CpuMeter, quiet: QuietGate): Promise<{ worker: number; ceiling: number }> {
   // The audience: an author with 60,000 followers, all seen today (none skipped as dormant), each
@@ -719,7 +715,7 @@ async function benchFanout(store: Store, redis: Redis, keys: Keyspace, world: Wo
   await store.pool.query('ANALYZE users; ANALYZE follows');
   const followers = Array.from({ length: FANOUT_FOLLOWERS }, (_, i) => first + i);
   const tlKey = (u: number) => keys.key(timelineKey(u));
-  const rnd = mulberry32(5);
+  const rnd = uniform(5);
   for (let i = 0; i < followers.length; i += 2_000) {
     const p = redis.pipeline();
     for (const u of followers.slice(i, i + 2_000)) {

@@ -1,7 +1,7 @@
 // Fan-out policies: who gets a post written into their timeline (push) and whose posts are merged
 // in at read time (pull). One decision procedure, used by the server's worker and read path and by
 // the simulator, so that the model simulates what the server does.
-import { mix32 } from './hash.js';
+import { keyedUniform, mix32 } from './random.js';
 import type { PostId } from './post-id.js';
 import { nearest } from './suggest.js';
 import { DEFAULT_CELEBRITY_THRESHOLD, DEFAULT_READER_CAP } from './timeline-rules.js';
@@ -187,7 +187,7 @@ export function postSalt(postId: PostId): number {
 
 /** keepForReader's uniform draw in [0, 1): a function of (the post's salt, reader) only. */
 export function readerDraw(salt: number, readerId: number): number {
-  return mix32((salt + Math.imul(readerId | 0, 0x9e3779b1) + Math.floor(readerId / 4294967296)) | 0) / 4294967296;
+  return keyedUniform(salt, readerId);
 }
 
 /**

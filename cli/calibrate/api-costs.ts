@@ -15,7 +15,7 @@ import * as hdr from 'hdr-histogram-js';
 import { firstSlice } from '../../core/read-plan.js';
 import { CpuMeter } from '../../sim/replay/cpu.js';
 import { closedLoop, getRequest, newHistogram, openConnections, postRequest, request, type ClosedLoopResult, type KeepAliveConnection } from '../../sim/replay/http-client.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { sleep } from './pace.js';
 import { fitLine, SampleSet, spreadOf, type Spread } from '../../sim/calibration/figures.js';
 import { QUANTILES, unsoundFit, type ApiMeasurements } from '../../sim/calibration/document.js';

@@ -1,7 +1,7 @@
 // Posts through the API at random (Poisson) times, as a replay's users send them: the hop's posts and
 // a running worker's posts by size. A post answered other than 201 stops calibrate.
 import { KeepAliveConnection, postRequest, request } from '../../sim/replay/http-client.js';
-import type { Rng } from '../../sim/random.js';
+import type { Rng } from '../../core/random.js';
 
 export interface PostTarget {
   host: string;

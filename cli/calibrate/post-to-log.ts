@@ -9,7 +9,7 @@ import { eventStreamKey } from '../../core/keys.js';
 import { decodePostEvent } from '../../server/events/event-log.js';
 import { QUANTILES, type Distribution } from '../../sim/calibration/document.js';
 import { quantilesOf } from '../../sim/calibration/figures.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
 import { inRounds, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';

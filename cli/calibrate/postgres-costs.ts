@@ -8,7 +8,7 @@ import { mean, median } from 'simple-statistics';
 import type { TimelineCache } from '../../server/cache/timelines.js';
 import type { FeedRepository } from '../../server/store/repository.js';
 import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { sleep } from './pace.js';
 import { inRounds, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';

@@ -4,7 +4,7 @@
 // whose typical value e^E[ln gap] is e^-γ / r: a point is that idle time and the median statement of
 // the pace's events (the worker's own eventStatementsMs).
 import type { StatementsByIdle, WorkerStages } from '../../sim/calibration/document.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
 import { CalibrationStopped } from './rounds.js';
 import { CALIBRATE } from './settings.js';

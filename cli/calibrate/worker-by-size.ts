@@ -8,7 +8,7 @@
 // (sim/calibration/document.ts).
 import type { WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
 import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
 import { CalibrationStopped } from './rounds.js';
 import { CALIBRATE } from './settings.js';

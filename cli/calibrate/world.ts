@@ -13,7 +13,7 @@ import { migrate } from '../../server/store/migrate.js';
 import type { Store } from '../../server/store/pool.js';
 import { seedPosts } from '../../server/store/seed-posts.js';
 import { offsetsFromCounts, transpose } from '../../sim/graph/csr.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { postText } from '../../sim/workload/history.js';
 import { historyPostIds } from '../replay/world.js';
 import { CALIBRATE } from './settings.js';

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { runSchedule } from '../../sim/replay/driver.js';
 import { callsDelta, commandCalls } from '../../sim/replay/redis-figures.js';
-import { mix32 } from '../../sim/random.js';
+import { mix32 } from '../../core/random.js';
 import { REPLAY } from './settings.js';
 
 export interface CommandsPerRead {

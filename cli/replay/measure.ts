@@ -16,7 +16,7 @@ import { memoryByClass } from '../../sim/replay/memory-classes.js';
 import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, postToLogLags, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
 import type { IntervalSample, ReplayMeasurements } from '../../sim/replay/result.js';
 import { counterDelta, parseMetrics, serverCounters, type ServerCounters } from '../../sim/replay/server-metrics.js';
-import { mix32 } from '../../sim/random.js';
+import { mix32 } from '../../core/random.js';
 import { postText } from '../../sim/workload/history.js';
 import { REPLAY } from './settings.js';
 import type { LiveWorld } from './world.js';

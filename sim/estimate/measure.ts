@@ -22,7 +22,7 @@ import {
   ZSET_LISTPACK_MAX_ENTRIES,
 } from '../../core/redis-memory.js';
 import { InfrastructureError, InputError } from '../errors.js';
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 import { redisUrlFromEnv, redactUrl as redactRedisUrl } from '../../core/service-url.js';
 import { mean } from 'simple-statistics';
 

@@ -1,7 +1,7 @@
 // Walker/Vose alias table: O(1) weighted draws, which is what makes drawing a hundred
 // million followees by popularity affordable.
 
-import type { Rng } from '../random.js';
+import type { Rng } from '../../core/random.js';
 
 /** Coin thresholds are kept as 31-bit integers beside their alias, so one draw touches one cache line. */
 const ONE = 2147483648;

@@ -11,7 +11,7 @@
 // Draws happen in rank space, where the popular accounts sit together and the per-account state
 // stays in cache; ranks become ids in one pass at the end.
 
-import type { Rng } from '../random.js';
+import type { Rng } from '../../core/random.js';
 import { AliasSampler, buildAliasTable } from './alias.js';
 import { offsetsFromCounts, type Csr } from './csr.js';
 

@@ -6,7 +6,7 @@
 // so follower counts follow the law without Poisson noise. Celebrities are the last accounts of
 // the id range, followed by an exact number of accounts chosen uniformly without replacement.
 
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 import type { FollowerGraph } from './graph.js';
 import { drawFollowees } from './followees.js';
 import { followerQuotas, followerTargets, shuffledIds } from './popularity.js';

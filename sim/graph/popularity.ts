@@ -2,7 +2,7 @@
 // scaled to the edges the followee draws will make, clipped where it asks for more
 // followers than there are, and rounded to whole followers without adding noise.
 
-import type { Rng } from '../random.js';
+import type { Rng } from '../../core/random.js';
 
 /**
  * Expected follower counts by rank (0 = most popular): rank i weighs w = (i + 1)^(-1/(alpha - 1)),

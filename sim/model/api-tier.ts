@@ -11,7 +11,7 @@
 // `instances: none` sizes the tier so that it is 50% busy at the run's peak, a cold-start storm's
 // returning readers included: the tier is then never what a run is short of (the number is
 // reported); give `instances` to see it queue.
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 import { quantileAt, quantileMean } from '../scenario/quantiles.js';
 import type { ApiTier } from '../scenario/types.js';
 import { firstSlice, listsPerPage } from '../../core/read-plan.js';

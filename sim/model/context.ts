@@ -6,7 +6,7 @@ import { keepForReader, pullsAuthor, pushPair, readerDraw, type FanoutPolicy } f
 import { isDormant, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { EventQueue } from '../engine/event-queue.js';
 import { DurationRecorder, IntervalHistograms } from '../metrics/recorder.js';
-import { mix32 } from '../random.js';
+import { mix32 } from '../../core/random.js';
 import type { Scenario } from '../scenario/types.js';
 import { ArrivalSchedule } from '../workload/schedule.js';
 import type { Arrivals } from '../workload/time-scaled.js';

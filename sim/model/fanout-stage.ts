@@ -16,7 +16,7 @@ import { ADAPTIVE_RECHECK_SECONDS, nextAdaptiveThreshold } from '../../core/fano
 import { authorPartition } from '../../core/partition.js';
 import { isDormant } from '../../core/timeline-rules.js';
 import { DurationRecorder } from '../metrics/recorder.js';
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 import { quantileAt } from '../scenario/quantiles.js';
 import type { ApiStage } from './api-tier.js';
 import { ConsumerFleet } from './consumers.js';

@@ -10,7 +10,7 @@ import { userShard } from '../../core/keys.js';
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import type { FollowerGraph } from '../graph/graph.js';
 import { shuffledIds } from '../graph/popularity.js';
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 import type { Scenario } from '../scenario/types.js';
 import { drawDailyRate, meanPagesPerSession } from '../workload/activity.js';
 

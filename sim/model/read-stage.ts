@@ -4,7 +4,7 @@
 // its shard, waiting behind that shard's load; then the MGET of the page's bodies. A missing
 // timeline or list is rebuilt from Postgres first (cold start), queued on the rebuild connections.
 import { commandsPerPage, firstSlice, listsPerPage } from '../../core/read-plan.js';
-import { mix32, Rng } from '../random.js';
+import { mix32, Rng } from '../../core/random.js';
 import type { ApiStage } from './api-tier.js';
 import { EV, minuteOf, type ModelContext } from './context.js';
 import { listReadSeconds } from './list-reads.js';

@@ -3,7 +3,7 @@
 // over the last second sets the chance and length of a wait (M/M/1: P(wait) = rho, and the wait
 // given one is exponential with mean S / (1 - rho)); when demand exceeds a second of work per
 // second, the excess piles up as a backlog every later request waits behind.
-import type { Rng } from '../random.js';
+import type { Rng } from '../../core/random.js';
 
 const RHO_CAP = 0.98;
 

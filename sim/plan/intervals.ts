@@ -2,7 +2,7 @@
 // 50th and 95th percentile of its samples. The distribution is triangular (low, mode = likely,
 // high), drawn by inverting its CDF, one seeded stream per input (named after it) so that adding an
 // interval to one input leaves the draws of the others unchanged.
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 import type { Interval } from '../scenario/types.js';
 
 export const DISTRIBUTION = 'triangular';

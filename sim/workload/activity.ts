@@ -1,6 +1,6 @@
 // Per-user activity: how often each user posts and reads, and how many pages a session reads.
 import type { Distribution, PagesPerSession } from '../scenario/types.js';
-import type { Rng } from '../random.js';
+import type { Rng } from '../../core/random.js';
 
 /** One user's posts per day drawn from the scenario's distribution (mean = the distribution's mean). */
 export function drawDailyRate(dist: Distribution, rng: Rng): number {

@@ -3,7 +3,7 @@
 // uniform times), and post texts. Offsets are ms before the start, so the same scenario and seed
 // give the same history whatever the wall clock says; the loader turns them into post ids.
 import type { Population } from '../model/population.js';
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 
 export interface History {
   /** Ms before the start (negative), ascending. */

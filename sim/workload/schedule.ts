@@ -18,7 +18,7 @@ import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { buildAliasTable, drawAlias, type AliasTable } from '../graph/alias.js';
 import type { FiredEvent } from '../model/metrics.js';
 import type { Population } from '../model/population.js';
-import { Rng } from '../random.js';
+import { Rng } from '../../core/random.js';
 import type { Scenario } from '../scenario/types.js';
 import { PagesSampler } from './activity.js';
 import { RateProfile, type RateWindow } from './rate-profile.js';

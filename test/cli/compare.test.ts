@@ -87,9 +87,9 @@ describe('feedlab compare', () => {
     expect(JSON.parse(same.stdout).counts).toEqual({ within: 25, noise: 0, outside: 0, 'n/a': 4 });
     expect(same.stderr).toBe('');
     expect(same.code).toBe(0);
-    // the two replays of one schedule differ in their lag tails by more than 15% (26 against 35 ms)
+    // the two replays of one schedule differ in their lag tails by more than 15% (326 against 66 ms)
     const runs = JSON.parse(feedlab(['compare', REPLAY_RUNS[1], REPLAY, '--json']).stdout) as CompareDocument;
-    expect(runs.figures.find((f) => f.id === 'lag_p99')).toMatchObject({ simulated: 0.026015, measured: 0.035007, verdict: 'outside' });
+    expect(runs.figures.find((f) => f.id === 'lag_p99')).toMatchObject({ simulated: 0.326143, measured: 0.066047, verdict: 'outside' });
     expect(runs.figures.find((f) => f.id === 'memory_timelines_bytes')!.verdict).toBe('within');
   });
 
@@ -200,8 +200,8 @@ describe('feedlab compare SCENARIO', () => {
     writeFileSync(
       cal,
       `calibration:
-  machine: { hostname: lab, cpu: Test CPU, cores: 2, memory: 24GB }
-  date: 2026-12-03T13:06:00.000Z
+  machine: { hostname: vm, cpu: Test CPU, cores: 2, memory: 24GB }
+  date: 2026-12-04T03:10:00.000Z
   contention: { otherShare: 0.404, contended: true, over: 150s }
 infrastructure:
   costs: { rtt: 416us }
@@ -210,7 +210,7 @@ infrastructure:
     const r = feedlab(['compare', scenario, '--replays', REPLAY_RUNS.join(','), '--calibration', cal, '--seeds', '1', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as CompareDocument).warnings).toEqual([
-      `the costs (${cal}, 2026-12-03T13:06:00.000Z) were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`,
+      `the costs (${cal}, 2026-12-04T03:10:00.000Z) were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`,
     ]);
   });
 

@@ -21,7 +21,7 @@ import {
   withCleanupOnSignal,
   type MeasureResult,
 } from '../../sim/estimate/measure.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { discreteAlphaMle, fitPowerLawTail, hurwitzZeta, logHurwitzZeta } from '../../sim/graph/powerlaw.js';
 import { histogramPercentile } from '../../sim/graph/stats.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 
 describe('hurwitzZeta', () => {
   it('matches closed forms and reference values', () => {

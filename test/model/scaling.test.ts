@@ -6,7 +6,7 @@ import { generateGraph } from '../../sim/graph/generate.js';
 import { buildPopulation } from '../../sim/model/population.js';
 import { simulate } from '../../sim/model/simulation.js';
 import { basePolicy } from '../../sim/policy.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { scenarioFrom } from './fixtures.js';
 
 const USERS = 20_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventQueue } from '../../sim/engine/event-queue.js';
 import { WorkerPool } from '../../sim/model/worker-pool.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 
 describe('event queue', () => {
   it('pops in time order, equal times in insertion order, through growth', () => {

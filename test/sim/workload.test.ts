@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildAliasTable, drawAlias } from '../../sim/graph/alias.js';
-import { Rng } from '../../sim/random.js';
+import { Rng } from '../../core/random.js';
 import { PagesSampler, meanPagesPerSession, drawDailyRate } from '../../sim/workload/activity.js';
 import { diurnalFactor, kappaForPeak } from '../../sim/workload/diurnal.js';
 import { RateProfile } from '../../sim/workload/rate-profile.js';

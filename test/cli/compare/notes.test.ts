@@ -55,7 +55,7 @@ describe('compare notes', () => {
     expect(notes.post_lag_max).toBe(`one post: ${notes.lag_max}`);
     expect(notes.lag_p99).toMatch(/^the tail is the large posts' writes: measured, a worker's batch of timeline writes p50 /);
     // the reads that waited for Postgres, each run's
-    expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)$/);
+    expect(notes.read_p99).toMatch(/; 7 of \d+, 9 of \d+ reads waited for their followee set from Postgres \(not modelled\)(;|$)/);
   });
 
   it('gives no write-tail note, and does not fail, when every post was pulled (no batches)', () => {
@@ -99,7 +99,15 @@ describe('compare notes', () => {
   });
 
   it('says nothing of what the documents did not measure', () => {
-    const notes = figureNotes([savedReplay(0), savedReplay(1)], scenario());
+    // documents of a replay before the stages, the followee waits and the runtime's waits were read
+    const older = [savedReplay(0), savedReplay(1)].map((r) => {
+      delete r.summary.fanout.stagesSeconds;
+      (r.replay!.reads.counters as { followeeLoadsWaited?: number }).followeeLoadsWaited = undefined;
+      delete r.replay!.reads.server!.loopDelay;
+      delete r.replay!.reads.server!.gc;
+      return r;
+    });
+    const notes = figureNotes(older, scenario());
     expect(Object.keys(notes).filter((k) => k.startsWith('stage_'))).toEqual([]);
     expect(notes.read_p99 ?? '').not.toMatch(/followee|event loop|GC/);
   });

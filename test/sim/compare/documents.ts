@@ -1,6 +1,6 @@
 // Result documents for the comparison tests: hand-made ones whose figures are set by the test (every
 // other figure 1), the two saved replays of test/cli/replay.test.ts's replay-events scenario (real
-// measurements, 2026-12-01/02, test/fixtures/results), and that scenario simulated in-process.
+// measurements, 2026-12-04, test/fixtures/results), and that scenario simulated in-process.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '../../../sim/result.js';

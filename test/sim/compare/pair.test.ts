@@ -59,7 +59,7 @@ describe('pairDocuments', () => {
     other.scenario.sampledUsers = 5000;
     expect(worldWarnings(other, replay, { simulated: 'x', measured: 'y' })).toEqual([
       'different scenarios: "other" (x) and "replay-events" (y)',
-      'different worlds: 5k users, 24.8k follows (x) and 1.2k users, 24.8k follows (y)',
+      'different worlds: 5k users, 24k follows (x) and 1.2k users, 24k follows (y)',
     ]);
   });
 });

@@ -117,7 +117,7 @@ describe('what a replay offers and whether it fits', () => {
     expect(fp.redisBytes).toBeGreaterThan(fp.timelineEntries * 20);
     expect(footprintRefusal(fp, { redisBytes: fp.redisBytes * 2, postgresBytes: null, redisFrom: 'x', postgresFrom: 'y' }, 4000)).toBeNull();
     const line = footprintRefusal(fp, { redisBytes: fp.redisBytes / 4, postgresBytes: null, redisFrom: '(half of Redis\'s free memory)', postgresFrom: '' }, 4000)!;
-    expect(line).toMatch(/does not fit this machine: its warm timelines and lists need about .* of Redis memory, more than the .* \(half of Redis's free memory\); the largest that fits is about --users 950$/);
+    expect(line).toMatch(/does not fit this machine: its warm timelines and lists need about .* of Redis memory, more than the .* \(half of Redis's free memory\); the largest that fits is about --users 949$/);
   });
 
   it('writes texts of 40 to 280 characters, the same for the same seed and index', () => {
