@@ -35,7 +35,7 @@ import { COUNTERS, HISTOGRAMS, parseExportedMetrics, type CounterName, type Expo
 import { METRICS_INTERVAL_MS } from '../worker/process.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { RUNTIME_PAUSE_BUCKETS_SECONDS } from './runtime-metrics.js';
-import { LAG_BUCKETS_SECONDS, LATENCY_BUCKETS_SECONDS, type Counter, type Gauge, type Histogram, type MetricsRegistry } from './metrics.js';
+import { LAG_BUCKETS_SECONDS, LATENCY_BUCKETS_SECONDS, type Counter, type Gauge, type MetricsRegistry, type MirroredHistogram } from './metrics.js';
 import { withTimeout } from '../timeout.js';
 
 export const METRIC_FANOUT_LAG = 'feedlab_fanout_lag_seconds';
@@ -61,7 +61,7 @@ export interface FleetMetricsOptions {
   clock?: () => number;
 }
 
-/** The metric name of a worker counter, as MemoryMetrics.prometheusText() names it. */
+/** The metric name of a worker counter in the API's /metrics: feedlab_fanout_<snake case>_total. */
 export function fanoutCounterName(name: CounterName): string {
   return `feedlab_fanout_${name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())}_total`;
 }
@@ -106,7 +106,7 @@ export function addHdrToBuckets(encoded: string, boundsSeconds: readonly number[
 
 /** The fleet's fan-out metrics, mirrored into a registry by refresh() (call it before rendering). */
 export class FleetMetrics {
-  private readonly histograms: Record<string, Histogram>;
+  private readonly histograms: Record<string, MirroredHistogram>;
   private readonly counters = new Map<CounterName, Counter>();
   private readonly workers: Gauge;
   private readonly failures: Counter;
@@ -121,24 +121,24 @@ export class FleetMetrics {
     this.readTimeoutMs = o.readTimeoutMs ?? DEFAULT_FLEET_READ_TIMEOUT_MS;
     this.clock = o.clock ?? Date.now;
     this.histograms = {
-      [METRIC_FANOUT_LAG]: r.histogram(
+      [METRIC_FANOUT_LAG]: r.mirroredHistogram(
         METRIC_FANOUT_LAG,
         "Fan-out lag in seconds, all workers: post creation to the last follower timeline written (path=push), or to the author's recent-list write (path=pull)",
         { labelNames: ['path'], buckets: LAG_BUCKETS_SECONDS },
       ),
-      [METRIC_FANOUT_FOLLOWER_LAG]: r.histogram(
+      [METRIC_FANOUT_FOLLOWER_LAG]: r.mirroredHistogram(
         METRIC_FANOUT_FOLLOWER_LAG,
         "Fan-out lag per follower in seconds, all workers: post creation to each follower's timeline written (path=push), or to the author's recent-list write once per follower (path=pull)",
         { labelNames: ['path'], buckets: LAG_BUCKETS_SECONDS },
       ),
-      [METRIC_FANOUT_BATCH]: r.histogram(METRIC_FANOUT_BATCH, 'One pipelined round trip of timeline writes in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
-      [METRIC_FANOUT_EVENT]: r.histogram(METRIC_FANOUT_EVENT, 'Handling one post event in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
-      [METRIC_FANOUT_EVENT_STAGE]: r.histogram(
+      [METRIC_FANOUT_BATCH]: r.mirroredHistogram(METRIC_FANOUT_BATCH, 'One pipelined round trip of timeline writes in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
+      [METRIC_FANOUT_EVENT]: r.mirroredHistogram(METRIC_FANOUT_EVENT, 'Handling one post event in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
+      [METRIC_FANOUT_EVENT_STAGE]: r.mirroredHistogram(
         METRIC_FANOUT_EVENT_STAGE,
         "A post event's stages in seconds, all workers: the log to a worker starting on it (stage=pickup), the author's follower count (statements), the first follower page with the list add beside it (first_page), its timeline writes (writes)",
         { labelNames: ['stage'], buckets: LATENCY_BUCKETS_SECONDS },
       ),
-      [METRIC_FANOUT_LOOP_DELAY]: r.histogram(
+      [METRIC_FANOUT_LOOP_DELAY]: r.mirroredHistogram(
         METRIC_FANOUT_LOOP_DELAY,
         `How late the workers' event loops ran a timer due every ${LOOP_PROBE_MS} ms in seconds, all workers (an event arriving then waited as long)`,
         { buckets: RUNTIME_PAUSE_BUCKETS_SECONDS },

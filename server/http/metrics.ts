@@ -1,14 +1,23 @@
-// A small Prometheus registry: counters, gauges and histograms with fixed buckets, rendered in the
-// text exposition format (version 0.0.4). One registry per process is shared by the API (feed
-// latency, requests), the fan-out worker (lag, batches, backlog) and the read path (cache hits,
-// cold starts, rebuilds): each asks for its metrics by name, and asking again for the same name
-// and kind returns the same metric, so two modules can declare one metric without coordinating.
+// The process's Prometheus metrics, on prom-client: counters, gauges and histograms with fixed
+// buckets, rendered in the text exposition format (version 0.0.4) by prom-client's registry. One
+// registry per process is shared by the API (feed latency, requests), the fan-out workers' figures
+// mirrored from Redis (fleet-metrics.ts) and the read path (cache hits, cold starts, rebuilds): each
+// asks for its metrics by name, and asking again for the same name and kind returns the same metric,
+// so two modules can declare one metric without coordinating.
 //
-// Hot-path cost: an observation is a bucket scan over a dozen numbers; labelled series are found
-// through a Map keyed by their label values. Labels must have bounded values (route patterns,
-// status codes), never ids.
+// What this module adds to prom-client: the shared declaration by name; a labelled series must name
+// every declared label (prom-client would make a series of a partial set); a collector that throws
+// keeps the gauge's last values instead of failing the scrape; and series mirrored from elsewhere
+// (another process's totals and bucket counts), which prom-client's metrics cannot be set to.
+// Labels must have bounded values (route patterns, status codes), never ids.
+import { Counter as PromCounter, Gauge as PromGauge, Histogram as PromHistogram, Registry } from 'prom-client';
 
-export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+/** A series' label values, and one value of a metric as prom-client's get() gives it (its types are not exported). */
+type LabelValues<T extends string> = Partial<Record<T, string | number>>;
+type MetricValue<T extends string> = { value: number; labels: LabelValues<T>; metricName?: string };
+type MetricValueWithName<T extends string> = MetricValue<T> & { metricName: string };
+
+export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /** Request and read latencies, seconds: 0.5 ms .. 10 s. */
 export const LATENCY_BUCKETS_SECONDS: readonly number[] = Object.freeze([
@@ -22,9 +31,6 @@ export const LAG_BUCKETS_SECONDS: readonly number[] = Object.freeze([
 
 export type Labels = Readonly<Record<string, string | number>>;
 export type MetricKind = 'counter' | 'gauge' | 'histogram';
-
-const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
-const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 export interface MetricOptions {
   labelNames?: readonly string[];
@@ -49,104 +55,63 @@ export interface HistogramSnapshot {
   sum: number;
 }
 
-function formatValue(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  return String(v);
+/** The labels exactly as declared, or a TypeError naming the declaration. */
+function checkedLabels(name: string, names: readonly string[], labels: Labels | undefined): LabelValues<string> {
+  const given = labels ?? {};
+  let count = 0;
+  for (const _ in given) count++;
+  if (count !== names.length) throw new TypeError(`metric ${name} takes labels {${names.join(', ')}}, got {${Object.keys(given).join(', ')}}`);
+  for (const n of names) if (given[n] === undefined) throw new TypeError(`metric ${name}: label ${n} is missing`);
+  return given as LabelValues<string>;
 }
 
-function escapeLabelValue(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+/** The value of the series with exactly these labels in a prom-client metric's values (0: none). */
+function seriesValue(values: readonly MetricValue<string>[], labels: Labels | undefined, metricName?: string): number {
+  const want = labels ?? {};
+  const keys = Object.keys(want);
+  const found = values.find(
+    (v) => (metricName === undefined || v.metricName === metricName) && keys.every((k) => String(v.labels[k]) === String(want[k])) && Object.keys(v.labels).filter((k) => k !== 'le').length === keys.length,
+  );
+  return found?.value ?? 0;
 }
 
-function escapeHelp(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-}
-
-abstract class Metric<S> {
+abstract class Metric {
   abstract readonly kind: MetricKind;
-  readonly labelNames: readonly string[];
-  protected readonly series = new Map<string, { labels: string; state: S }>();
-
   constructor(
     readonly name: string,
-    readonly help: string,
-    labelNames: readonly string[],
-    reserved: readonly string[] = [],
+    readonly labelNames: readonly string[],
   ) {
-    if (!METRIC_NAME.test(name)) throw new TypeError(`metric name "${name}" is not valid (${METRIC_NAME.source})`);
-    for (const label of labelNames) {
-      if (!LABEL_NAME.test(label) || label.startsWith('__') || reserved.includes(label)) {
-        throw new TypeError(`label name "${label}" of metric ${name} is not valid`);
-      }
-    }
-    if (new Set(labelNames).size !== labelNames.length) throw new TypeError(`metric ${name} repeats a label name`);
-    this.labelNames = Object.freeze([...labelNames]);
+    // Prometheus keeps names starting with __ for itself; prom-client checks the rest of the syntax
+    for (const label of labelNames) if (label.startsWith('__')) throw new TypeError(`label name "${label}" of metric ${name} is reserved (__)`);
   }
 
-  protected abstract initial(): S;
-
-  /** The state of the series for these label values (exactly the declared labels), created at first use. */
-  protected state(labels: Labels | undefined): S {
-    const names = this.labelNames;
-    let key = '';
-    if (names.length > 0 || labels !== undefined) {
-      const given = labels ?? {};
-      const count = Object.keys(given).length;
-      if (count !== names.length) {
-        throw new TypeError(`metric ${this.name} takes labels {${names.join(', ')}}, got {${Object.keys(given).join(', ')}}`);
-      }
-      for (const n of names) {
-        const v = given[n];
-        if (v === undefined) throw new TypeError(`metric ${this.name}: label ${n} is missing`);
-        key += `${String(v)}\u0000`;
-      }
-    }
-    let entry = this.series.get(key);
-    if (entry === undefined) {
-      const text = names.map((n) => `${n}="${escapeLabelValue(String((labels ?? {})[n]))}"`).join(',');
-      entry = { labels: text, state: this.initial() };
-      this.series.set(key, entry);
-    }
-    return entry.state;
-  }
-
-  /** HELP, TYPE and the samples, each line ending in \n. */
-  render(): string {
-    let out = `# HELP ${this.name} ${escapeHelp(this.help)}\n# TYPE ${this.name} ${this.kind}\n`;
-    // An unlabelled metric shows 0 before its first use, like the client libraries do.
-    if (this.series.size === 0 && this.labelNames.length === 0) this.state(undefined);
-    for (const { labels, state } of this.series.values()) out += this.samples(labels, state);
-    return out;
-  }
-
-  protected abstract samples(labels: string, state: S): string;
-
-  /** Forget every series (tests, or a registry reused across runs). */
-  reset(): void {
-    this.series.clear();
+  protected labels(labels: Labels | undefined): LabelValues<string> | undefined {
+    if (this.labelNames.length === 0 && labels === undefined) return undefined;
+    return checkedLabels(this.name, this.labelNames, labels);
   }
 }
 
-function braces(labels: string, extra = ''): string {
-  const all = labels && extra ? `${labels},${extra}` : labels || extra;
-  return all ? `{${all}}` : '';
-}
-
-export class Counter extends Metric<{ value: number }> {
+export class Counter extends Metric {
   readonly kind = 'counter';
-  protected initial() {
-    return { value: 0 };
+  private readonly prom: PromCounter<string>;
+
+  constructor(registry: Registry, name: string, help: string, labelNames: readonly string[]) {
+    super(name, labelNames);
+    this.prom = new PromCounter({ name, help, labelNames: [...labelNames], registers: [registry] });
   }
+
   /** Add a non-negative amount (default 1). */
   inc(labels?: Labels, amount = 1): void {
     if (!(amount >= 0) || !Number.isFinite(amount)) throw new RangeError(`counter ${this.name} can only go up (got ${amount})`);
-    this.state(labels).value += amount;
+    const l = this.labels(labels);
+    if (l) this.prom.inc(l, amount);
+    else this.prom.inc(amount);
   }
-  get(labels?: Labels): number {
-    return this.state(labels).value;
+
+  async get(labels?: Labels): Promise<number> {
+    return seriesValue((await this.prom.get()).values, labels);
   }
+
   /**
    * Set the total of a counter kept elsewhere (another process's, read at scrape time: see
    * fleet-metrics.ts). Such a total may go down when its source restarts or leaves, which
@@ -154,108 +119,90 @@ export class Counter extends Metric<{ value: number }> {
    */
   mirror(value: number, labels?: Labels): void {
     if (!(value >= 0) || !Number.isFinite(value)) throw new RangeError(`counter ${this.name} cannot be ${value}`);
-    this.state(labels).value = value;
-  }
-  protected samples(labels: string, s: { value: number }): string {
-    return `${this.name}${braces(labels)} ${formatValue(s.value)}\n`;
-  }
-}
-
-export class Gauge extends Metric<{ value: number }> {
-  readonly kind = 'gauge';
-  constructor(
-    name: string,
-    help: string,
-    labelNames: readonly string[],
-    private readonly collect?: (gauge: Gauge) => void,
-  ) {
-    super(name, help, labelNames);
-  }
-  protected initial() {
-    return { value: 0 };
-  }
-  set(value: number, labels?: Labels): void {
-    this.state(labels).value = value;
-  }
-  inc(labels?: Labels, amount = 1): void {
-    this.state(labels).value += amount;
-  }
-  dec(labels?: Labels, amount = 1): void {
-    this.state(labels).value -= amount;
-  }
-  get(labels?: Labels): number {
-    return this.state(labels).value;
-  }
-  override render(): string {
-    try {
-      this.collect?.(this);
-    } catch {
-      // A failing collector leaves the last values: one bad gauge must not fail the scrape.
+    const l = this.labels(labels);
+    if (l) {
+      this.prom.remove(l);
+      this.prom.inc(l, value);
+    } else {
+      this.prom.reset();
+      this.prom.inc(value);
     }
-    return super.render();
-  }
-  protected samples(labels: string, s: { value: number }): string {
-    return `${this.name}${braces(labels)} ${formatValue(s.value)}\n`;
   }
 }
 
-interface HistogramState {
-  counts: Float64Array; // per bucket, not cumulative; the last slot is +Inf
-  count: number;
-  sum: number;
+export class Gauge extends Metric {
+  readonly kind = 'gauge';
+  private readonly prom: PromGauge<string>;
+
+  constructor(registry: Registry, name: string, help: string, labelNames: readonly string[], collect?: (gauge: Gauge) => void) {
+    super(name, labelNames);
+    const self = this;
+    this.prom = new PromGauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [registry],
+      // A failing collector leaves the last values: one bad gauge must not fail the scrape.
+      collect: collect
+        ? () => {
+            try {
+              collect(self);
+            } catch {
+              // the last values stay
+            }
+          }
+        : undefined,
+    });
+  }
+
+  set(value: number, labels?: Labels): void {
+    const l = this.labels(labels);
+    if (l) this.prom.set(l, value);
+    else this.prom.set(value);
+  }
+
+  inc(labels?: Labels, amount = 1): void {
+    const l = this.labels(labels);
+    if (l) this.prom.inc(l, amount);
+    else this.prom.inc(amount);
+  }
+
+  dec(labels?: Labels, amount = 1): void {
+    const l = this.labels(labels);
+    if (l) this.prom.dec(l, amount);
+    else this.prom.dec(amount);
+  }
+
+  async get(labels?: Labels): Promise<number> {
+    return seriesValue((await this.prom.get()).values, labels);
+  }
 }
 
-export class Histogram extends Metric<HistogramState> {
+function checkBuckets(name: string, buckets: readonly number[]): readonly number[] {
+  if (buckets.length === 0) throw new TypeError(`histogram ${name} needs at least one bucket`);
+  for (let i = 0; i < buckets.length; i++) {
+    const b = buckets[i] as number;
+    if (!Number.isFinite(b) || (i > 0 && b <= (buckets[i - 1] as number))) throw new TypeError(`histogram ${name}: buckets must be finite and strictly increasing`);
+  }
+  return Object.freeze([...buckets]);
+}
+
+export class Histogram extends Metric {
   readonly kind = 'histogram';
   readonly buckets: readonly number[];
-  private readonly bucketText: string[];
+  private readonly prom: PromHistogram<string>;
 
-  constructor(name: string, help: string, labelNames: readonly string[], buckets: readonly number[]) {
-    super(name, help, labelNames, ['le']);
-    if (buckets.length === 0) throw new TypeError(`histogram ${name} needs at least one bucket`);
-    for (let i = 0; i < buckets.length; i++) {
-      const b = buckets[i] as number;
-      if (!Number.isFinite(b) || (i > 0 && b <= (buckets[i - 1] as number))) {
-        throw new TypeError(`histogram ${name}: buckets must be finite and strictly increasing`);
-      }
-    }
-    this.buckets = Object.freeze([...buckets]);
-    this.bucketText = this.buckets.map((b) => `le="${formatValue(b)}"`);
-  }
-
-  protected initial(): HistogramState {
-    return { counts: new Float64Array(this.buckets.length + 1), count: 0, sum: 0 };
+  constructor(registry: Registry, name: string, help: string, labelNames: readonly string[], buckets: readonly number[]) {
+    super(name, labelNames);
+    this.buckets = checkBuckets(name, buckets);
+    this.prom = new PromHistogram({ name, help, labelNames: [...labelNames], buckets: [...this.buckets], registers: [registry] });
   }
 
   observe(value: number, labels?: Labels): void {
     if (Number.isNaN(value)) return;
-    const s = this.state(labels);
-    const b = this.buckets;
-    let i = 0;
-    while (i < b.length && value > (b[i] as number)) i++;
-    s.counts[i]!++;
-    s.count++;
-    s.sum += value;
-  }
-
-  /**
-   * Replace a series with a distribution kept elsewhere (other processes' histograms, read at
-   * scrape time: see fleet-metrics.ts): `counts` per bucket, not cumulative, one per bound and a
-   * last one for +Inf; `sum` of the observed values.
-   */
-  mirror(counts: readonly number[], sum: number, labels?: Labels): void {
-    if (counts.length !== this.buckets.length + 1) {
-      throw new RangeError(`histogram ${this.name}: ${counts.length} bucket counts for ${this.buckets.length} bounds and +Inf`);
-    }
-    if (!counts.every((c) => c >= 0 && Number.isFinite(c))) throw new RangeError(`histogram ${this.name}: bucket counts must be finite and not negative`);
-    const s = this.state(labels);
-    let count = 0;
-    counts.forEach((c, i) => {
-      s.counts[i] = c;
-      count += c;
-    });
-    s.count = count;
-    s.sum = sum;
+    const l = this.labels(labels);
+    if (l) this.prom.observe(l, value);
+    else this.prom.observe(value);
   }
 
   /** Observe the seconds elapsed since a process.hrtime.bigint() reading. */
@@ -263,54 +210,100 @@ export class Histogram extends Metric<HistogramState> {
     this.observe(Number(process.hrtime.bigint() - startNs) / 1e9, labels);
   }
 
-  snapshot(labels?: Labels): HistogramSnapshot {
-    const s = this.state(labels);
-    const cumulative: number[] = [];
-    let running = 0;
-    for (let i = 0; i < this.buckets.length; i++) cumulative.push((running += s.counts[i] as number));
-    return { buckets: this.buckets, cumulative, count: s.count, sum: s.sum };
-  }
-
-  protected samples(labels: string, s: HistogramState): string {
-    let out = '';
-    let running = 0;
-    for (let i = 0; i < this.buckets.length; i++) {
-      running += s.counts[i] as number;
-      out += `${this.name}_bucket${braces(labels, this.bucketText[i])} ${running}\n`;
-    }
-    out += `${this.name}_bucket${braces(labels, 'le="+Inf"')} ${s.count}\n`;
-    out += `${this.name}_sum${braces(labels)} ${formatValue(s.sum)}\n`;
-    out += `${this.name}_count${braces(labels)} ${s.count}\n`;
-    return out;
+  async snapshot(labels?: Labels): Promise<HistogramSnapshot> {
+    const values = (await this.prom.get()).values;
+    const of = (suffix: string, le?: number) => seriesValue(values.filter((v) => le === undefined || v.labels.le === le), labels, `${this.name}${suffix}`);
+    return { buckets: this.buckets, cumulative: this.buckets.map((b) => of('_bucket', b)), count: of('_count'), sum: of('_sum') };
   }
 }
+
+/**
+ * A histogram whose series are distributions kept elsewhere (other processes' histograms, read at
+ * scrape time: see fleet-metrics.ts), set whole by mirror(); prom-client's registry renders it.
+ */
+export class MirroredHistogram extends Metric {
+  readonly kind = 'histogram';
+  readonly buckets: readonly number[];
+  private readonly series = new Map<string, { labels: LabelValues<string>; counts: number[]; sum: number }>();
+
+  constructor(
+    registry: Registry,
+    name: string,
+    readonly help: string,
+    labelNames: readonly string[],
+    buckets: readonly number[],
+  ) {
+    super(name, labelNames);
+    if (labelNames.includes('le')) throw new TypeError(`label name "le" of metric ${name} is reserved (a histogram's bucket)`);
+    this.buckets = checkBuckets(name, buckets);
+    registry.registerMetric(this.collector() as never);
+  }
+
+  /** `counts` per bucket, not cumulative, one per bound and a last one for +Inf; `sum` of the observed values. */
+  mirror(counts: readonly number[], sum: number, labels?: Labels): void {
+    if (counts.length !== this.buckets.length + 1) throw new RangeError(`histogram ${this.name}: ${counts.length} bucket counts for ${this.buckets.length} bounds and +Inf`);
+    if (!counts.every((c) => c >= 0 && Number.isFinite(c))) throw new RangeError(`histogram ${this.name}: bucket counts must be finite and not negative`);
+    const l = this.labels(labels) ?? {};
+    this.series.set(JSON.stringify(this.labelNames.map((n) => String(l[n]))), { labels: l, counts: [...counts], sum });
+  }
+
+  /** What prom-client's registry asks a metric for: its values, as its own histograms give them. */
+  private collector() {
+    const get = async () => {
+      const values: MetricValueWithName<string>[] = [];
+      for (const { labels, counts, sum } of this.series.values()) {
+        let running = 0;
+        this.buckets.forEach((le, i) => values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le }, value: (running += counts[i] as number) }));
+        running += counts[this.buckets.length] as number;
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: '+Inf' }, value: running });
+        values.push({ metricName: `${this.name}_sum`, labels, value: sum });
+        values.push({ metricName: `${this.name}_count`, labels, value: running });
+      }
+      return { name: this.name, help: this.help, type: 'histogram', values, aggregator: 'sum' };
+    };
+    return { name: this.name, help: this.help, type: 'histogram', get, reset: () => this.series.clear() };
+  }
+}
+
+type AnyMetric = Counter | Gauge | Histogram | MirroredHistogram;
 
 function sameList(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 export class MetricsRegistry {
-  private readonly metrics = new Map<string, Counter | Gauge | Histogram>();
+  private readonly prom = new Registry();
+  private readonly metrics = new Map<string, AnyMetric>();
 
   /** The counter of this name, created on first request. */
   counter(name: string, help: string, options: MetricOptions = {}): Counter {
-    return this.register(name, 'counter', options, () => new Counter(name, help, options.labelNames ?? [])) as Counter;
+    return this.register(name, 'counter', options, () => new Counter(this.prom, name, help, options.labelNames ?? [])) as Counter;
   }
 
   /** The gauge of this name, created on first request (a `collect` given later is ignored). */
   gauge(name: string, help: string, options: GaugeOptions = {}): Gauge {
-    return this.register(name, 'gauge', options, () => new Gauge(name, help, options.labelNames ?? [], options.collect)) as Gauge;
+    return this.register(name, 'gauge', options, () => new Gauge(this.prom, name, help, options.labelNames ?? [], options.collect)) as Gauge;
   }
 
   /** The histogram of this name, created on first request; asking again with other buckets throws. */
   histogram(name: string, help: string, options: HistogramOptions = {}): Histogram {
+    return this.histogramOf(name, help, options, Histogram) as Histogram;
+  }
+
+  /** A histogram set whole from elsewhere (MirroredHistogram), created on first request. */
+  mirroredHistogram(name: string, help: string, options: HistogramOptions = {}): MirroredHistogram {
+    return this.histogramOf(name, help, options, MirroredHistogram) as MirroredHistogram;
+  }
+
+  private histogramOf(name: string, help: string, options: HistogramOptions, kind: typeof Histogram | typeof MirroredHistogram): Histogram | MirroredHistogram {
     const buckets = options.buckets ?? LATENCY_BUCKETS_SECONDS;
-    const h = this.register(name, 'histogram', options, () => new Histogram(name, help, options.labelNames ?? [], buckets)) as Histogram;
+    const h = this.register(name, 'histogram', options, () => new kind(this.prom, name, help, options.labelNames ?? [], buckets)) as Histogram | MirroredHistogram;
+    if (!(h instanceof kind)) throw new TypeError(`histogram ${name} is already registered ${kind === MirroredHistogram ? 'as observed here' : 'as mirrored'}`);
     if (!sameList(h.buckets, buckets)) throw new TypeError(`histogram ${name} is already registered with other buckets`);
     return h;
   }
 
-  private register(name: string, kind: MetricKind, options: MetricOptions, create: () => Counter | Gauge | Histogram) {
+  private register(name: string, kind: MetricKind, options: MetricOptions, create: () => AnyMetric): AnyMetric {
     const existing = this.metrics.get(name);
     if (existing) {
       if (existing.kind !== kind) throw new TypeError(`metric ${name} is already registered as a ${existing.kind}`);
@@ -324,14 +317,12 @@ export class MetricsRegistry {
     return metric;
   }
 
-  get(name: string): Counter | Gauge | Histogram | undefined {
+  get(name: string): AnyMetric | undefined {
     return this.metrics.get(name);
   }
 
   /** Every metric in the Prometheus text format, in registration order. */
-  render(): string {
-    let out = '';
-    for (const metric of this.metrics.values()) out += metric.render();
-    return out;
+  render(): Promise<string> {
+    return this.prom.metrics();
   }
 }

@@ -8,8 +8,7 @@
 // MemoryMetrics keeps the histograms as HDR histograms (microsecond resolution, 3 significant
 // digits), so percentiles are exact to 0.1% and histograms merge across consumers and processes:
 // `exportMetrics()` gives a JSON document with the compressed histograms, `merge()` adds one in.
-// The HTTP layer can render a MemoryMetrics (its own, or one merged from the workers' exports) as
-// Prometheus text with `prometheusText()`.
+// The API's /metrics shows the workers' exports merged (server/http/fleet-metrics.ts).
 import * as hdr from 'hdr-histogram-js';
 import { COUNTERS, HISTOGRAMS, HISTOGRAM_UNITS_PER_MS, WORKER_METRICS_SCHEMA, type CounterName, type ExportedMetrics, type HistogramName } from '../../core/worker-metrics.js';
 
@@ -101,30 +100,6 @@ export class MemoryMetrics implements MetricsSink {
       entry.sumMs += v.sumMs;
     }
   }
-
-  /** Prometheus text exposition: counters, and each histogram as a summary in seconds. */
-  prometheusText(prefix = 'feedlab_fanout_'): string {
-    const lines: string[] = [];
-    for (const name of Object.keys(COUNTERS) as CounterName[]) {
-      const metric = prefix + snake(name) + '_total';
-      lines.push(`# HELP ${metric} ${COUNTERS[name]}`, `# TYPE ${metric} counter`, `${metric} ${this.counter(name)}`);
-    }
-    for (const name of Object.keys(HISTOGRAMS) as HistogramName[]) {
-      const metric = prefix + snake(name.replace(/Ms$/, '')) + '_seconds';
-      const entry = this.histograms.get(name);
-      lines.push(`# HELP ${metric} ${HISTOGRAMS[name].replace(/, ms$/, ', seconds')}`, `# TYPE ${metric} summary`);
-      for (const q of [0.5, 0.9, 0.99, 0.999]) {
-        const v = entry && entry.h.totalCount > 0 ? entry.h.getValueAtPercentile(q * 100) / 1e6 : 0;
-        lines.push(`${metric}{quantile="${q}"} ${v}`);
-      }
-      lines.push(`${metric}_sum ${entry ? entry.sumMs / 1000 : 0}`, `${metric}_count ${entry ? entry.h.totalCount : 0}`);
-    }
-    return lines.join('\n') + '\n';
-  }
-}
-
-function snake(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
 }
 
 /** Several sinks as one (e.g. the process's total and a per-consumer one). */

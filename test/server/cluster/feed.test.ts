@@ -119,7 +119,7 @@ async function posted(author: number, text: string): Promise<{ id: PostId; creat
   return res.body;
 }
 
-const counter = (name: string, labels?: Record<string, string>) => (metrics.get(name) as Counter | undefined)?.get(labels) ?? 0;
+const counter = async (name: string, labels?: Record<string, string>) => (await (metrics.get(name) as Counter | undefined)?.get(labels)) ?? 0;
 
 describe.skipIf(SKIP)('the reference server on a 3-master Redis Cluster', () => {
   let regular: { author: number; followers: number[] };
@@ -206,20 +206,20 @@ describe.skipIf(SKIP)('the reference server on a 3-master Redis Cluster', () => 
 
     // Forget some bodies: the page is hydrated from the cache (one MGET per slot) and Postgres.
     await unlinkBySlot(cluster, [...pushed.slice(0, 4), ...pulled.slice(0, 4)].map((id) => bodies.key(id)));
-    const hits0 = counter(METRIC_BODY_LOOKUPS, { result: 'hit' });
-    const misses0 = counter(METRIC_BODY_LOOKUPS, { result: 'miss' });
+    const hits0 = (await counter(METRIC_BODY_LOOKUPS, { result: 'hit' }));
+    const misses0 = (await counter(METRIC_BODY_LOOKUPS, { result: 'miss' }));
     const page = await feed(reader);
     expect(page.map((p) => p.id)).toEqual(expected);
     expect(page.find((p) => p.id === pulled[3])).toMatchObject({ authorId: celebrity.author, text: 'celebrity 3' });
-    expect(counter(METRIC_BODY_LOOKUPS, { result: 'miss' }) - misses0).toBe(8);
-    expect(counter(METRIC_BODY_LOOKUPS, { result: 'hit' }) - hits0).toBe(17);
+    expect((await counter(METRIC_BODY_LOOKUPS, { result: 'miss' })) - misses0).toBe(8);
+    expect((await counter(METRIC_BODY_LOOKUPS, { result: 'hit' })) - hits0).toBe(17);
     // The misses were written back; all 25 bodies now come from the cache, spread over the masters.
     await vi.waitFor(async () => expect((await bodies.getMany(expected)).missing).toEqual([]), { timeout: 2_000 });
     const spread = await keysPerNode(expected.map((id) => bodies.key(id)));
     expect(spread.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
-    const hits1 = counter(METRIC_BODY_LOOKUPS, { result: 'hit' });
+    const hits1 = (await counter(METRIC_BODY_LOOKUPS, { result: 'hit' }));
     expect((await feed(reader)).map((p) => p.id)).toEqual(expected);
-    expect(counter(METRIC_BODY_LOOKUPS, { result: 'hit' }) - hits1).toBe(25);
+    expect((await counter(METRIC_BODY_LOOKUPS, { result: 'hit' })) - hits1).toBe(25);
 
     // Deletes: the author's own request leaves a tombstone; the worker takes it out of the list.
     expect((await call(regular.author, 'DELETE', `/v1/posts/${pushed[11]}`)).status).toBe(204);

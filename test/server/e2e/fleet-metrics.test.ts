@@ -96,9 +96,9 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
     const registry = new MetricsRegistry();
     const fleet = new FleetMetrics({ registry, redis, keys });
     // Before the first scrape: both lag paths present, at zero.
-    expect(registry.render()).toContain('feedlab_fanout_lag_seconds_count{path="pull"} 0\n');
+    expect((await registry.render())).toContain('feedlab_fanout_lag_seconds_count{path="pull"} 0\n');
     await fleet.refresh();
-    const text = registry.render();
+    const text = (await registry.render());
     const lines = text.split('\n');
     const value = (series: string) => {
       const line = lines.find((l) => l.startsWith(series + ' '));
@@ -147,12 +147,12 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
 
     // A scrape sees the current figures, not a sum over scrapes.
     await fleet.refresh();
-    expect(registry.render()).toBe(text);
+    expect((await registry.render())).toBe(text);
 
     // The workers gone (stopped longer than the age limit): zeros, and no worker.
     await redis.del(keys.key(METRICS_KEY));
     await fleet.refresh();
-    const empty = registry.render();
+    const empty = (await registry.render());
     expect(empty).toContain('feedlab_fanout_lag_seconds_count{path="push"} 0\n');
     expect(empty).toContain('feedlab_fanout_events_created_total 0\n');
     expect(empty).toContain('feedlab_fanout_workers 0\n');
@@ -164,12 +164,12 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
     const registry = new MetricsRegistry();
     const fleet = new FleetMetrics({ registry, redis: lost, keys, readTimeoutMs: 500 });
     await fleet.refresh();
-    expect(registry.render()).toContain('feedlab_fanout_lag_seconds_count{path="push"} 1\n');
+    expect((await registry.render())).toContain('feedlab_fanout_lag_seconds_count{path="push"} 1\n');
     lost.disconnect();
     const began = Date.now();
     await fleet.refresh();
     expect(Date.now() - began).toBeLessThan(1_500);
-    const text = registry.render();
+    const text = (await registry.render());
     expect(text).toContain('feedlab_fanout_lag_seconds_count{path="push"} 1\n');
     expect(text).toContain('feedlab_fanout_workers 1\n');
     expect(text).toContain('feedlab_fanout_metrics_read_failures_total 1\n');

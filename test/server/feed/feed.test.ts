@@ -174,12 +174,12 @@ async function truth(user: number): Promise<PostId[]> {
   return r.rows.map((row) => row.id);
 }
 
-function counter(name: string, labels?: Record<string, string>): number {
-  return (metrics.get(name) as Counter | undefined)?.get(labels) ?? 0;
+async function counter(name: string, labels?: Record<string, string>): Promise<number> {
+  return (await (metrics.get(name) as Counter | undefined)?.get(labels)) ?? 0;
 }
 
 /** Followee sets loaded from Postgres so far, whatever the reason. */
-const followeeLoads = () => LOAD_REASONS.reduce((n, reason) => n + counter(METRIC_FOLLOWEE_LOADS, { reason }), 0);
+const followeeLoads = async () => { let n = 0; for (const reason of LOAD_REASONS) n += await counter(METRIC_FOLLOWEE_LOADS, { reason }); return n; };
 
 const sortNewestFirst = (posts: FeedPosition[]) => [...posts].sort(compareNewestFirst).map((p) => p.id);
 
@@ -258,11 +258,11 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     // page is still full and in order.
     const many = expected.slice(0, 20).filter((_, i) => i % 4 !== 0);
     for (const id of many) if (id !== gone) await service.deletePost(author, id);
-    const refillsBefore = counter(METRIC_REFILLS);
+    const refillsBefore = (await counter(METRIC_REFILLS));
     const live = expected.filter((id) => id !== gone && !many.includes(id));
     const full = await page(reader, 10);
     expect(full.posts.map((p) => p.id)).toEqual(live.slice(0, 10));
-    expect(counter(METRIC_REFILLS)).toBeGreaterThan(refillsBefore);
+    expect((await counter(METRIC_REFILLS))).toBeGreaterThan(refillsBefore);
     expect((await pageAll(reader, 4)).ids).toEqual(live);
     expect((await pageAll(reader, 1)).ids).toEqual(live);
   });
@@ -291,13 +291,13 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     // Another instance (its own process-local caches), the default 5-minute followee TTL here.
     const other = newService(redis, new MetricsRegistry());
     const loads = () => counter(METRIC_FOLLOWEE_LOADS, { reason: 'token' });
-    const before = loads();
+    const before = await loads();
     await other.follow(reader, celeb);
     expect((await page(reader, 10)).posts.map((p) => p.id)).toEqual(sortNewestFirst([r1, c1]));
-    expect(loads()).toBe(before + 1);
+    expect(await loads()).toBe(before + 1);
     // Unchanged token: the set stays cached.
     await page(reader, 10);
-    expect(loads()).toBe(before + 1);
+    expect(await loads()).toBe(before + 1);
 
     // An unfollow there: the celebrity's list is no longer merged here, and an entry of the
     // regular author pushed after the other instance's cleanup is filtered out.
@@ -372,10 +372,10 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     const want = await truth(reader);
     expect((await pageAll(reader, 10)).ids).toEqual(want);
 
-    const rebuilds = counter(METRIC_REBUILDS, { list: 'timeline' });
+    const rebuilds = (await counter(METRIC_REBUILDS, { list: 'timeline' }));
     await redis.del(timelines.key(reader));
     expect((await pageAll(reader, 10)).ids).toEqual(want);
-    expect(counter(METRIC_REBUILDS, { list: 'timeline' })).toBe(rebuilds + 1);
+    expect((await counter(METRIC_REBUILDS, { list: 'timeline' }))).toBe(rebuilds + 1);
     expect(await timelines.size(reader)).toBe(24);
     expect(await redis.pttl(timelines.key(reader))).toBeGreaterThan(LEASE_MS - 60_000); // leased
 
@@ -394,11 +394,11 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     await redis.del(timelines.key(reader));
 
     const spy = vi.spyOn(repo, 'rebuildTimeline');
-    const rebuilds = counter(METRIC_REBUILDS, { list: 'timeline' });
+    const rebuilds = (await counter(METRIC_REBUILDS, { list: 'timeline' }));
     try {
       const answers = await Promise.all(Array.from({ length: 20 }, () => page(reader, 5)));
       expect(spy).toHaveBeenCalledTimes(1);
-      expect(counter(METRIC_REBUILDS, { list: 'timeline' })).toBe(rebuilds + 1); // the metric counts it once too
+      expect((await counter(METRIC_REBUILDS, { list: 'timeline' }))).toBe(rebuilds + 1); // the metric counts it once too
       for (const answer of answers) {
         expect(answer.posts.map((p) => p.id)).toEqual(want.slice(0, 5));
         expect(answer.nextCursor).toBe(answers[0].nextCursor);
@@ -474,7 +474,7 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
         cursor = body.nextCursor;
       } while (cursor !== null);
       expect(ids).toEqual(want);
-      expect((registry.get(METRIC_FALLBACK_READS) as Counter).get()).toBeGreaterThan(0);
+      expect(await (registry.get(METRIC_FALLBACK_READS) as Counter).get()).toBeGreaterThan(0);
 
       // A cursor issued by the cached path goes on in the fallback, and back.
       const first = await page(reader, 3);
@@ -525,7 +525,7 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
       });
       const answer = await other.homeFeed(reader, { limit: 10, cursor: null });
       expect(answer.posts.map((p) => p.id)).toEqual(want);
-      expect((registry.get(METRIC_FALLBACK_READS) as Counter).get()).toBe(1);
+      expect(await (registry.get(METRIC_FALLBACK_READS) as Counter).get()).toBe(1);
       expect(warnings.some((w) => /Redis unavailable \(Connection is closed\.\): answering home feeds from Postgres/.test(w))).toBe(true);
       // The next reads within the back-off do not try Redis at all.
       const tries = vi.mocked(flaky.sendCommand).mock.calls.length;
@@ -622,7 +622,7 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     const [reader, author] = await users(2);
     await follow(reader, author);
     await page(reader, 5);
-    const loads = followeeLoads();
+    const loads = (await followeeLoads());
     // The post went only into the author's recent list (pulled when the threshold was lower),
     // and the author carries the worker's mark until its next push backfills.
     const created = await repo.createPost(author, 'pulled', new PostIdGenerator(nextWorkerId++ % 1024));
@@ -631,7 +631,7 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     await registry.mark(author, Date.now() + LEASE_MS);
     expect((await page(reader, 5)).posts.map((p) => p.id)).toEqual([created.id]);
     // The reader's followee set, loaded before the mark, was not loaded again.
-    expect(followeeLoads()).toBe(loads);
+    expect((await followeeLoads())).toBe(loads);
   });
 
   it('at threshold 0 (the pull policy) merges every followee\'s list without asking the registry of pulled authors', async () => {
@@ -655,11 +655,11 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     await page(reader, 5);
     for (let i = 0; i < 5; i++) await posted(a, `a${i}`);
     await page(reader, 5);
-    const hits = counter(METRIC_BODY_LOOKUPS, { result: 'hit' });
-    const misses = counter(METRIC_BODY_LOOKUPS, { result: 'miss' });
+    const hits = (await counter(METRIC_BODY_LOOKUPS, { result: 'hit' }));
+    const misses = (await counter(METRIC_BODY_LOOKUPS, { result: 'miss' }));
     await page(reader, 5);
-    expect(counter(METRIC_BODY_LOOKUPS, { result: 'hit' })).toBe(hits + 5);
-    expect(counter(METRIC_BODY_LOOKUPS, { result: 'miss' })).toBe(misses);
+    expect((await counter(METRIC_BODY_LOOKUPS, { result: 'hit' }))).toBe(hits + 5);
+    expect((await counter(METRIC_BODY_LOOKUPS, { result: 'miss' }))).toBe(misses);
   });
 
   it('pages an author\'s posts by cursor', async () => {

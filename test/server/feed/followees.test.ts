@@ -127,7 +127,7 @@ describe('FolloweeCache', () => {
     expect(settled).toBe(false);
     release2();
     expect((await waiting).loadedAt).toBeGreaterThan(refreshed.loadedAt);
-    expect(Object.fromEntries(LOAD_REASONS.map((reason) => [reason, w.loads.get({ reason })]))).toEqual({ new: 1, expired: 1, refresh: 1, token: 0, stranger: 0 });
+    expect(Object.fromEntries(await Promise.all(LOAD_REASONS.map(async (reason) => [reason, await w.loads.get({ reason })])))).toEqual({ new: 1, expired: 1, refresh: 1, token: 0, stranger: 0 });
   });
 
   it('after a background refresh failed (Postgres down), starts no other for REFRESH_BACKOFF_MS, and keeps answering from the set', async () => {

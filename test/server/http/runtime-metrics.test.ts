@@ -17,9 +17,9 @@ describe("the runtime's /metrics series", () => {
     expect(churn()).toBeGreaterThan(0);
     await sleep(3 * LOOP_PROBE_MS);
     stop();
-    const text = registry.render();
+    const text = (await registry.render());
     expect(text).toContain(`# TYPE ${METRIC_LOOP_DELAY} histogram`);
-    expect(text).toMatch(new RegExp(`${METRIC_GC_PAUSE}_bucket\\{kind="minor",le="0.001"\\} \\d+`));
+    expect(text).toMatch(new RegExp(`${METRIC_GC_PAUSE}_bucket\\{le="0.001",kind="minor"\\} \\d+`));
     const samples = parseMetrics(text);
     const loop = bucketsOf(samples, METRIC_LOOP_DELAY);
     const total = loop.at(-1)!.count;
