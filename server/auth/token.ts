@@ -1,5 +1,6 @@
 // Bearer tokens of the reference server: compact JWS (RFC 7515) JWTs (RFC 7519) signed with
-// HMAC-SHA256, on node:crypto alone.
+// HMAC-SHA256, made and verified by fast-jwt (the token format, the HMAC and its constant-time
+// comparison, the algorithm allowlist, `crit`), with this module's stricter rules around it.
 //
 //   header  {"alg":"HS256","typ":"JWT"}
 //   claims  {"sub":"<user id>","iat":<s>,"exp":<s>}
@@ -7,13 +8,16 @@
 // The subject is the user id as a decimal string (RFC 7519 makes `sub` a string). Verification
 // refuses, each with its own one-line reason: anything but three base64url parts, a header that is
 // not HS256 (so "none", RS256 and friends never get as far as a signature check), a `crit` header
-// (extensions we do not understand must be refused), a signature that is not ours (compared in
-// constant time, on the canonical base64url text so no second spelling of it passes), claims
-// without a numeric `exp`, an expired or not-yet-valid token, and a subject that is not a user id.
+// (extensions we do not understand must be refused), a `typ` other than JWT, a signature that is
+// not ours or not spelled canonically (fast-jwt compares the decoded bytes, which a second spelling
+// of the same MAC in base64url's unused trailing bits also decodes to: refused here), claims without
+// a numeric `exp`, an expired or not-yet-valid token (checked here, on or after exp as RFC 7519
+// says, where fast-jwt would still take a token in its exp millisecond), and a subject that is not
+// a user id.
 //
 // The secret comes from FEED_TOKEN_SECRET (or an option) and must be at least 32 bytes: RFC 7518
 // section 3.2 requires an HS256 key at least as long as the hash output.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createDecoder, createSigner, createVerifier, TokenError as JwtError } from 'fast-jwt';
 
 export const TOKEN_ALGORITHM = 'HS256';
 export const TOKEN_SECRET_ENV = 'FEED_TOKEN_SECRET';
@@ -78,8 +82,6 @@ export interface VerifyOptions {
 }
 
 const USER_ID_TEXT = /^(?:0|[1-9][0-9]{0,15})$/;
-const BASE64URL_PART = /^[A-Za-z0-9_-]+$/;
-const HEADER_PART = base64urlJson({ alg: TOKEN_ALGORITHM, typ: 'JWT' });
 
 /** A user id: a non-negative safe integer (the store's ids). */
 export function isUserId(id: unknown): id is UserId {
@@ -112,12 +114,26 @@ export function tokenSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string
   return secret;
 }
 
-function base64urlJson(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-}
+type Signer = (payload: TokenClaims) => string;
+type Verifier = (token: string) => { header: Record<string, unknown>; payload: Record<string, unknown>; signature: string };
 
-function signature(signingInput: string, secret: TokenSecret): string {
-  return createHmac('sha256', secret).update(signingInput).digest('base64url');
+/** A signer and a verifier per secret: fast-jwt checks its options when it makes them, once. */
+const bySecret = new Map<TokenSecret, { sign: Signer; verify: Verifier }>();
+
+function jwt(secret: TokenSecret): { sign: Signer; verify: Verifier } {
+  let made = bySecret.get(secret);
+  if (!made) {
+    const key = typeof secret === 'string' ? secret : Buffer.from(secret);
+    made = {
+      // iat and exp are the payload's own (fast-jwt keeps a given iat): the signing time is the caller's
+      sign: createSigner({ key, algorithm: TOKEN_ALGORITHM }) as Signer,
+      // the times are checked here (checkTokenTime), for this verification and the remembered ones alike
+      verify: createVerifier({ key, algorithms: [TOKEN_ALGORITHM], complete: true, requiredClaims: ['exp'], ignoreExpiration: true, ignoreNotBefore: true }) as unknown as Verifier,
+    };
+    if (bySecret.size >= 16) bySecret.clear();
+    bySecret.set(secret, made);
+  }
+  return made;
 }
 
 /** A signed token for the user. Throws RangeError for an id or lifetime no token can carry. */
@@ -128,27 +144,37 @@ export function signToken(userId: UserId | string, secret: TokenSecret, options:
   const ttl = options.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS;
   if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new RangeError(`token lifetime ${ttl} must be a positive whole number of seconds`);
   const iat = Math.floor((options.now ?? Date.now()) / 1000);
-  const claims: TokenClaims = { sub: String(id), iat, exp: iat + ttl };
-  const signingInput = `${HEADER_PART}.${base64urlJson(claims)}`;
-  return `${signingInput}.${signature(signingInput, secret)}`;
-}
-
-function decodePart(part: string, what: string): Record<string, unknown> {
-  if (!BASE64URL_PART.test(part)) throw new TokenError('malformed', `malformed token: the ${what} is not base64url`);
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  } catch {
-    throw new TokenError('malformed', `malformed token: the ${what} is not JSON`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TokenError('malformed', `malformed token: the ${what} is not a JSON object`);
-  }
-  return value as Record<string, unknown>;
+  return jwt(secret).sign({ sub: String(id), iat, exp: iat + ttl });
 }
 
 function quoted(value: unknown): string {
   return JSON.stringify(typeof value === 'string' ? value.slice(0, 20) : value ?? null) ?? 'null';
+}
+
+const headerOf = createDecoder({ complete: true }) as unknown as (token: string) => { header: Record<string, unknown> };
+
+/** fast-jwt's refusal as ours: the reason, and a line that names what was wrong. */
+function refusal(err: unknown, token: string): TokenError {
+  if (!(err instanceof JwtError)) throw err;
+  const { codes } = JwtError;
+  switch (err.code) {
+    case codes.invalidAlgorithm:
+      return new TokenError('algorithm', `token algorithm ${quoted(headerOf(token).header.alg)} is not accepted (HS256 only)`);
+    case codes.missingSignature: {
+      // an unsigned token: "alg": "none" is refused as an algorithm, a stripped HS256 one as a signature
+      const alg = headerOf(token).header.alg;
+      if (alg !== TOKEN_ALGORITHM) return new TokenError('algorithm', `token algorithm ${quoted(alg)} is not accepted (HS256 only)`);
+      return new TokenError('signature', 'token signature is missing');
+    }
+    case codes.invalidSignature:
+      return new TokenError('signature', 'token signature is invalid (altered, or signed with another secret)');
+    case codes.invalidCritHeader:
+      return new TokenError('malformed', 'malformed token: critical header extensions are not supported');
+    case codes.missingRequiredClaim:
+      return new TokenError('malformed', 'malformed token: no numeric exp claim');
+    default:
+      return new TokenError('malformed', `malformed token: ${err.message.replace(/^The (token )?/, '').replace(/\.$/, '')}`);
+  }
 }
 
 /** The token's user and claims, or a TokenError naming what is wrong with it. */
@@ -158,26 +184,21 @@ export function verifyToken(token: string, secret: TokenSecret, options: VerifyO
   if (token.length > MAX_TOKEN_LENGTH) throw new TokenError('malformed', `malformed token: longer than ${MAX_TOKEN_LENGTH} characters`);
   const parts = token.split('.');
   if (parts.length !== 3) throw new TokenError('malformed', `malformed token: ${parts.length} parts, a JWT has 3 (header.claims.signature)`);
-  const [headerPart, claimsPart, signaturePart] = parts as [string, string, string];
 
-  const header = decodePart(headerPart, 'header');
-  if (header.alg !== TOKEN_ALGORITHM) {
-    throw new TokenError('algorithm', `token algorithm ${quoted(header.alg)} is not accepted (HS256 only)`);
+  let verified: ReturnType<Verifier>;
+  try {
+    verified = jwt(secret).verify(token);
+  } catch (err) {
+    throw refusal(err, token);
+  }
+  const { header, payload: claims, signature } = verified;
+  if (Buffer.from(signature, 'base64url').toString('base64url') !== signature) {
+    throw new TokenError('signature', 'token signature is invalid (not spelled canonically)');
   }
   if (header.typ !== undefined && (typeof header.typ !== 'string' || header.typ.toUpperCase() !== 'JWT')) {
     throw new TokenError('malformed', `malformed token: type ${quoted(header.typ)} is not JWT`);
   }
-  if (header.crit !== undefined) throw new TokenError('malformed', 'malformed token: critical header extensions are not supported');
 
-  // Authenticate before trusting any claim. Comparing the base64url text (not decoded bytes) also
-  // refuses a second spelling of the right signature (base64url's unused trailing bits).
-  const expected = Buffer.from(signature(`${headerPart}.${claimsPart}`, secret), 'ascii');
-  const given = Buffer.from(signaturePart, 'utf8');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new TokenError('signature', 'token signature is invalid (altered, or signed with another secret)');
-  }
-
-  const claims = decodePart(claimsPart, 'claims');
   const nowSeconds = (options.now ?? Date.now()) / 1000;
   const { sub, iat, exp, nbf } = claims;
   if (typeof exp !== 'number' || !Number.isFinite(exp)) throw new TokenError('malformed', 'malformed token: no numeric exp claim');
@@ -186,9 +207,9 @@ export function verifyToken(token: string, secret: TokenSecret, options: VerifyO
   checkTokenTime(exp, typeof nbf === 'number' ? nbf : undefined, options);
   const userId = typeof sub === 'string' ? parseUserId(sub) : undefined;
   if (userId === undefined) throw new TokenError('subject', `token subject ${quoted(sub)} is not a user id`);
-  const verified: TokenClaims = { sub: sub as string, iat: typeof iat === 'number' ? iat : Math.floor(nowSeconds), exp };
-  if (typeof nbf === 'number') verified.nbf = nbf;
-  return { userId, claims: verified };
+  const out: TokenClaims = { sub: sub as string, iat: typeof iat === 'number' ? iat : Math.floor(nowSeconds), exp };
+  if (typeof nbf === 'number') out.nbf = nbf;
+  return { userId, claims: out };
 }
 
 /** TokenError('expired' | 'not-yet-valid') unless the time is within [nbf, exp) give or take the leeway. */
