@@ -102,7 +102,7 @@ function SloLine({ state, color }: { state: DashboardState; color: boolean }) {
 function Keys({ state, active, color }: { state: DashboardState; active: boolean; color: boolean }) {
   if (!active) return null;
   if (state.stopRequested) {
-    const what = state.source === 'replay' ? 'stopping: the fan-out settles, then the partial report' : 'stopping at the end of the minute the simulation has reached (it may be ahead of the one shown)';
+    const what = state.source === 'replay' ? 'stopping: the fan-out settles, then the partial report' : 'stopping at the minute shown';
     return <Text wrap="truncate-end">{what}; q or Ctrl-C again quits without a report</Text>;
   }
   return <Text dimColor={color} wrap="truncate-end">q or Ctrl-C: stop here and write the partial report</Text>;

@@ -59,14 +59,21 @@ export class LiveSession {
     return this.outcomePromise;
   }
 
-  /** Ask the run to stop at the current simulated minute; `force` (a second stop) quits at once. */
+  /**
+   * Ask the run to stop at the simulated minute on screen; `force` (a second stop) quits at once.
+   * The flag carries that minute plus one (0: no stop): the simulation is usually ahead of the
+   * screen, and sim-worker.ts runs the policy again to the minute shown.
+   */
   stop(force = false): void {
     if (this.settled) return;
-    this.store.dispatch({ type: 'stop' });
-    Atomics.store(this.stopFlag, 0, 1);
+    const state = this.store.getState();
+    // the current run's last frame; none of it drawn yet (a sweep's next policy): its first minute
+    const shown = this.view.shownAt !== null && state.current !== null && this.view.shownAt.index === state.current.index ? this.view.shownAt.atSeconds : 0;
+    const minutes = Math.floor(shown / 60);
+    this.store.dispatch({ type: 'stop', atSeconds: state.source === 'replay' ? null : Math.max(60, minutes * 60) });
+    if (Atomics.load(this.stopFlag, 0) === 0) Atomics.store(this.stopFlag, 0, minutes + 1);
     // nothing to wait for before the first simulated minute (the graph is still being built), or when
     // forced; a replay always finishes its cleanup (it stops its stack and removes its scratch space)
-    const state = this.store.getState();
     if (force || (state.current === null && state.source !== 'replay')) {
       this.settled = true;
       void this.worker.terminate();

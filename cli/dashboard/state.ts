@@ -17,7 +17,7 @@ export type LiveMessage =
   | { type: 'error'; input: boolean; infrastructure?: boolean; message: string; stack?: string };
 
 /** What the command adds: the user asked to stop; take the live view down; the final report, shown as the last frame. */
-export type LocalMessage = { type: 'stop' } | { type: 'clear' } | { type: 'report'; text: string };
+export type LocalMessage = { type: 'stop'; atSeconds: number | null } | { type: 'clear' } | { type: 'report'; text: string };
 
 export interface PolicyState {
   label: string;
@@ -61,6 +61,8 @@ export interface DashboardState {
   /** Wall time the first policy started: the sweep's ETA counts from here. */
   firstStartWall: number | null;
   stopRequested: boolean;
+  /** Where a stop ends the simulation (the minute on screen when it was asked): later minutes are not shown. Null: no stop, or a replay's. */
+  stopAtSeconds: number | null;
   report: string | null;
   /** Wall time of the latest message: elapsed time and the ETA are shown as of then. */
   wallNow: number;
@@ -86,6 +88,7 @@ export function initialState(sc: Scenario, labels: string[], mode: 'run' | 'swee
     current: null,
     firstStartWall: null,
     stopRequested: false,
+    stopAtSeconds: null,
     report: null,
     wallNow: 0,
   };
@@ -117,7 +120,9 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
     }
     case 'minutes': {
       const c = s.current;
-      if (!c || c.index !== msg.index || msg.snapshots.length === 0) return s;
+      // the minutes a stopped run simulated past the one on screen are not part of its result
+      const snapshots = s.stopAtSeconds === null ? msg.snapshots : msg.snapshots.filter((m) => m.atSeconds <= (s.stopAtSeconds as number));
+      if (!c || c.index !== msg.index || snapshots.length === 0) return s;
       const next: CurrentRun = {
         ...c,
         lastWall: now,
@@ -128,7 +133,7 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
         readP99Ms: [...c.readP99Ms],
         memoryBytes: [...c.memoryBytes],
       };
-      for (const m of msg.snapshots) {
+      for (const m of snapshots) {
         next.postsPerSecond[m.minute] = m.postsPerSecond;
         next.writesPerSecond[m.minute] = m.writesPerSecond;
         next.backlogWrites[m.minute] = m.backlogWrites;
@@ -136,7 +141,7 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
         next.readP99Ms[m.minute] = m.readP99Ms;
         next.memoryBytes[m.minute] = m.memoryBytes;
       }
-      const last = msg.snapshots[msg.snapshots.length - 1];
+      const last = snapshots[snapshots.length - 1];
       next.atSeconds = last.atSeconds;
       next.soFar = last.soFar;
       next.events = last.events;
@@ -153,7 +158,7 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
     case 'error':
       return s;
     case 'stop':
-      return { ...s, stopRequested: true };
+      return s.stopRequested ? s : { ...s, stopRequested: true, stopAtSeconds: msg.atSeconds };
     case 'clear':
       return { ...s, phase: 'report' };
     case 'report':

@@ -93,8 +93,13 @@ export class LiveView {
     await this.drawn();
   }
 
+  /** The run and simulated second of the last frame drawn: where a stop ends the run (the minute on screen). */
+  shownAt: { index: number; atSeconds: number } | null = null;
+
   private frameDrawn(): void {
     this.drawnChanges = this.changes;
+    const c = this.store.getState().current;
+    if (c) this.shownAt = { index: c.index, atSeconds: c.atSeconds };
     this.flushWaiters(this.drawnChanges);
   }
 

@@ -28,8 +28,11 @@ export interface SimulationInput {
   onProgress?: (fraction: number, detail: string) => void;
   /** Called after each simulated minute is recorded (for a live view); costs nothing when absent. */
   onMinute?: (snapshot: MinuteSnapshot) => void;
-  /** Asked once per simulated minute: true ends the run there, and the metrics cover what was simulated. */
-  shouldStop?: () => boolean;
+  /**
+   * Asked at the end of each simulated minute with the simulated seconds so far: true ends the run
+   * there, and the metrics cover what was simulated.
+   */
+  shouldStop?: (atSeconds: number) => boolean;
 }
 
 /** One simulated minute as it is recorded, with the run's figures so far. */
@@ -153,7 +156,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         if (m + 1 < minutes) q.push(Math.min((m + 2) * SERIES_INTERVAL, duration), EV.TICK, m + 1);
         input.onProgress?.(t / duration, `${Math.round(t / 60)}/${Math.round(duration / 60)} simulated min`);
         if (input.onMinute) input.onMinute(minuteSnapshot(m, t));
-        if (input.shouldStop && t < duration && input.shouldStop()) {
+        if (input.shouldStop && t < duration && input.shouldStop(t)) {
           stoppedAt = t;
           break simulation;
         }

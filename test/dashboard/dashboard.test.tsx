@@ -140,23 +140,32 @@ describe('feedlab run dashboard', () => {
     b.unmount();
   });
 
-  it('q asks the run to stop, a second q quits; the frame says it is stopping', async () => {
+  it('q asks the run to stop at the minute shown, a second q quits; the frame says it is stopping and shows no later minute', async () => {
     const sc = tinyPrepared().scenario;
     const store = new DashboardStore(initialState(sc, ['push'], 'run'), fakeClock());
     const stops: boolean[] = [];
     const onStop = (force: boolean) => {
       stops.push(force);
-      store.dispatch({ type: 'stop' });
+      // as session.tsx does: the minute on screen
+      store.dispatch({ type: 'stop', atSeconds: store.getState().current!.atSeconds });
     };
     const { lastFrame, stdin, unmount } = render(<Dashboard store={store} color={false} onStop={onStop} />);
-    feed(store, messagesFor(0, push, 4).slice(0, 3));
+    const messages = messagesFor(0, push, 4);
+    feed(store, messages.slice(0, 3));
     await settle();
     expect(lastFrame()).toContain('q or Ctrl-C: stop here and write the partial report');
+    expect(lastFrame()).toContain('simulated 0:08:00 / 0:20:00');
     stdin.write('q');
     await settle();
     expect(stops).toEqual([false]);
-    expect(lastFrame()).toContain('stopping at the end of the minute the simulation has reached');
+    expect(store.getState().stopAtSeconds).toBe(480);
+    expect(lastFrame()).toContain('stopping at the minute shown');
     expect(lastFrame()).toMatch(/wall \S+\s+stopping/);
+    // the minutes the simulation ran past the screen before it saw the stop are not drawn
+    feed(store, messages.slice(3, 5));
+    await settle();
+    expect(lastFrame()).toContain('simulated 0:08:00 / 0:20:00');
+    expect(store.getState().current!.memoryBytes).toHaveLength(8);
     stdin.write('\x03'); // Ctrl-C
     await settle();
     expect(stops).toEqual([false, true]);

@@ -35,6 +35,20 @@ describe('a run stopped with shouldStop', () => {
     expect(result.summary.reads.perSecond.mean).toBeCloseTo(result.summary.reads.total / 420, 6);
   });
 
+  it('stops at the simulated second it is handed, and a run stopped late and run again to an earlier minute is that run exactly', () => {
+    const prepared = tinyPrepared();
+    const policy = policyFor(prepared.scenario, 'push');
+    const seen: number[] = [];
+    const at = runPolicy(prepared, policy, undefined, { shouldStop: (t) => (seen.push(t), t >= 300) });
+    expect(seen).toEqual([60, 120, 180, 240, 300]);
+    expect(at.partial).toEqual({ stoppedAtSeconds: 300 });
+    // what the dashboard does when the simulation is ahead of the screen (sim-worker.ts)
+    const late = runPolicy(prepared, policy, undefined, { shouldStop: (t) => t >= 660 });
+    expect(late.partial).toEqual({ stoppedAtSeconds: 660 });
+    const again = runPolicy(prepared, policy, undefined, { shouldStop: (t) => t >= 300 });
+    expect(JSON.parse(stringifyResult(again))).toEqual(JSON.parse(stringifyResult(at)));
+  });
+
   it('gives the figures of a run that was only ever that long', () => {
     const stopped = recordRun('push', 7).result;
     const sc = parseScenario(TINY.replace('duration: 20m', 'duration: 7m'), 'tiny7.yaml');
