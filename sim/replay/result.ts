@@ -6,6 +6,7 @@
 //
 // Figures a replay does not measure are NaN (null in the JSON), never a made-up number: event-log
 // partition utilisation, the Postgres connections' busy share, the adaptive threshold's changes.
+import { mean } from 'simple-statistics';
 import * as hdr from 'hdr-histogram-js';
 import { isDormant } from '../../core/timeline-rules.js';
 import type { FollowerGraph } from '../graph/graph.js';
@@ -261,7 +262,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
   for (let i = 0; i < intervals; i++) if (Number.isFinite(series.memory[i])) series.memory[i] -= foreignMemory;
   const memorySeries = series.memory.filter((x) => Number.isFinite(x));
   const shardBytes = m.memory.shardBytes;
-  const meanShard = shardBytes.reduce((a, b) => a + b, 0) / Math.max(1, shardBytes.length);
+  const meanShard = shardBytes.length > 0 ? mean(shardBytes) : 0;
 
   // per post: the workers' pushed posts; pulled posts by the probes (a pulled post is in its author's
   // list before the 201: the worker's later list write finds it there and records no sample)
