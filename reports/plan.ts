@@ -2,7 +2,8 @@
 // resource's reason, the simulation check, the binding constraint and the what-ifs; as terminal
 // text and as Markdown. Everything comes from the feedlab.plan/1 document.
 import type { PlanDocument, PlanRow } from '../sim/plan/plan.js';
-import { calibrationLine } from './summary-lines.js';
+import { thresholdVerdict } from '../sim/plan/check.js';
+import { calibrationLine, checkLines } from './summary-lines.js';
 
 function table(head: string[], rows: string[][]): string[] {
   const widths = head.map((_, i) => Math.max(...[head, ...rows].map((r) => r[i].length)));
@@ -42,6 +43,8 @@ export function planText(doc: PlanDocument): string {
   out.push('', `Binding constraint: ${doc.binding.reason}`, '', 'What if');
   for (const w of doc.whatIfs) out.push(`  ${w.text}`);
   out.push('');
+  const thresholds = thresholdVerdict(doc.check);
+  if (thresholds.checks.length > 0) out.push(`Thresholds on the simulation check's runs: ${thresholds.pass ? 'all met' : 'NOT MET'}`, ...checkLines(thresholds.checks).map((l) => `  ${l}`), '');
   out.push(doc.satisfied ? 'Plan: every objective met within the limits' : `Plan: NOT SATISFIED\n${doc.problems.map((p) => `  ${p}`).join('\n')}`);
   return out.join('\n') + '\n';
 }
@@ -65,6 +68,8 @@ export function planMarkdown(doc: PlanDocument): string {
   for (const r of doc.resources) out.push(`- **${r.label}**: ${r.reason}`);
   out.push('', '## Binding constraint', '', doc.binding.reason, '', '## What if', '');
   for (const w of doc.whatIfs) out.push(`- ${w.text}`);
+  const thresholds = thresholdVerdict(doc.check);
+  if (thresholds.checks.length > 0) out.push('', "## Thresholds on the simulation check's runs", '', ...checkLines(thresholds.checks).map((l) => `- ${l}`));
   out.push('', '## Verdict', '', doc.satisfied ? 'Every objective is met within the limits.' : `**Not satisfied:**\n\n${doc.problems.map((p) => `- ${p}`).join('\n')}`);
   out.push('', `Growth x${s.growth} multiplies the users; headroom ${Math.round(s.headroom * 100)}% keeps every resource at most ${Math.round((1 - s.headroom) * 100)}% busy (or full) at the peak. ${doc.method.closedForm} ${doc.method.simulated}`, '');
   return out.join('\n');

@@ -148,7 +148,12 @@ export function sloHeading(r: RunResult): string {
 }
 
 export function sloLines(r: RunResult): string[] {
-  return r.summary.slo.checks.map((c) => `${c.pass ? 'PASS' : 'FAIL'}  ${c.description}: ${sloValue(c.unit, c.actual)} (${sloTarget(c)})`);
+  return checkLines(r.summary.slo.checks);
+}
+
+/** "PASS  home-feed read p99: 3.04 ms (threshold < 5 ms)", a line a check. */
+export function checkLines(checks: readonly SloCheck[]): string[] {
+  return checks.map((c) => `${c.pass ? 'PASS' : 'FAIL'}  ${c.description}: ${sloValue(c.unit, c.actual)} (${sloTarget(c)})`);
 }
 
 export function eventLines(r: RunResult): string[] {

@@ -2,14 +2,16 @@
 import { reportFiles } from '../../reports/files.js';
 import { planText } from '../../reports/plan.js';
 import { checkGrowthForGraph, checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM, DEFAULT_SAMPLES } from '../../sim/plan/inputs.js';
+import { thresholdVerdict } from '../../sim/plan/check.js';
 import { buildPlan } from '../../sim/plan/plan.js';
 import { stringifyResult } from '../../sim/result.js';
+import { verdictExit } from '../../sim/slo.js';
 import { scenarioGraph } from '../../sim/run-scenario.js';
 import { numberFlag } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
 import { checkOutputDir, Progress, writeReport, sayWritten } from '../output.js';
 import { asInputError, readScenario } from '../prepare-scenario.js';
-import type { Values } from '../spec/options.js';
+import { exitOptions, type Values } from '../spec/options.js';
 import type { PLAN_OPTIONS } from '../spec/simulate.js';
 
 export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: string[]): Promise<number> {
@@ -44,5 +46,8 @@ export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: stri
   if (values.out) writeReport(values.out, files);
   process.stdout.write(values.json ? json + '\n' : planText(doc));
   sayWritten(values, files);
-  return values.check && !doc.satisfied ? EXIT_SLO_FAILED : EXIT_OK;
+  // --check is about the plan itself (planCheck), so the thresholds alone are judged here
+  const thresholds = verdictExit([thresholdVerdict(doc.check)], { check: false, thresholds: exitOptions(values).thresholds });
+  if (thresholds.message) process.stderr.write(`feedlab: ${thresholds.message}\n`);
+  return (values.check && !doc.satisfied) || thresholds.exitCode === 1 ? EXIT_SLO_FAILED : EXIT_OK;
 }

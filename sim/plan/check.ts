@@ -5,6 +5,7 @@
 // objective the workers grow (by the miss, between x1.25 and x4), with the partitions, and the
 // scenario is simulated again; when the lag does not improve as the workers grow, the lag is not set
 // by the fan-out fleet: the check stops there and says what sets it instead of inflating the fleet.
+import type { SloCheck, SloVerdict } from '../slo.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import type { FollowerGraph } from '../graph/graph.js';
 import { prepare, runPolicy, scenarioGraph, type ProgressFn } from '../run-scenario.js';
@@ -50,6 +51,8 @@ export interface SimulationCheck {
   readP99Ms: number;
   peakMemoryBytes: number;
   sloPass: boolean;
+  /** The scenario's slo.thresholds on that run (absent from older documents, empty without any). */
+  thresholds?: SloCheck[];
 }
 
 export interface CheckProgress {
@@ -136,6 +139,7 @@ export function checkWorkers(input: CheckInput, quantile: 'p50' | 'p95', point: 
     readP99Ms: s.reads.latencyMs.p99,
     peakMemoryBytes: s.redis.memoryBytes.peak,
     sloPass: s.slo.pass,
+    thresholds: s.slo.checks.filter((c) => c.threshold !== undefined),
   };
 }
 
@@ -159,4 +163,20 @@ function whatSetsTheLag(sc: Scenario, run: ReturnType<typeof runPolicy>, before:
     return `${stayed}: the large-post pool sets it (infrastructure.largePostClass: ${int(i.largePostClass.workers)} workers for authors over ${int(i.largePostClass.followers)} followers, which the check does not grow)`;
   }
   return `${stayed}: something other than the fleet's size sets it (partitions ${Math.round(partitionBusy * 100)}% busy, fan-out workers ${Math.round(run.summary.fanout.workerUtilisation * 100)}% busy)`;
+}
+
+/**
+ * The scenario's thresholds over the simulation checks, as one verdict: a threshold fails when it
+ * fails on the planned fleet at any point checked (p50 or p95), and is shown with that run's figure.
+ */
+export function thresholdVerdict(checks: readonly SimulationCheck[]): SloVerdict {
+  const byId = new Map<string, SloCheck>();
+  for (const c of checks) {
+    for (const t of c.thresholds ?? []) {
+      const seen = byId.get(t.id);
+      if (!seen || (seen.pass && !t.pass)) byId.set(t.id, t);
+    }
+  }
+  const list = [...byId.values()];
+  return { pass: list.every((t) => t.pass), checks: list };
 }

@@ -1,11 +1,11 @@
-// slo.thresholds end to end through the built CLI: exit codes of run and sweep, the stderr line,
+// slo.thresholds end to end through the built CLI: exit codes of run, sweep and plan, the stderr line,
 // --no-thresholds and --check, the checks in the JSON, the terminal report and report.md.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
 import { fmtMs, fmtSeconds, fmtShare } from '../../reports/summary-lines.js';
-import { expectInputErrors, feedlab, scratchDir, SMALL, writeScenario } from './cli-helpers.js';
+import { expectInputErrors, feedlab, oneLine, ROOT, scratchDir, SMALL, writeScenario } from './cli-helpers.js';
 
 const SLO_LINE = 'slo: { fanoutLagP99: 5s, readP99: 100ms, redisMemory: 1TB }\n';
 
@@ -151,10 +151,27 @@ describe('feedlab run with thresholds', () => {
     ]);
   });
 
-  it('help names --no-thresholds; plan says thresholds are out of its scope', () => {
+  it('help names --no-thresholds, plan too', () => {
     expect(feedlab(['run', '--help']).stdout).toMatch(/--no-thresholds +a failed threshold/);
     expect(feedlab(['sweep', '--help']).stdout).toMatch(/--no-thresholds/);
-    expect(feedlab(['plan', '--help']).stdout).toMatch(/Thresholds\s+\(slo\.thresholds\) are out of the plan's scope/);
+    expect(feedlab(['plan', '--help']).stdout).toMatch(/--no-thresholds +a failed threshold/);
+  });
+
+  it("plan checks thresholds on its simulation check's runs: printed, in the JSON, exit 1 unless --no-thresholds", () => {
+    const planPush = readFileSync(join(ROOT, 'test/fixtures/scenarios/plan-push.yaml'), 'utf8');
+    const withPlanThresholds = (lines: string[]) => planPush.replace(/^slo: .*$/m, `slo:\n  fanoutLagP99: 5s\n  readP99: 100ms\n  redisMemory: 1TB\n  thresholds:\n${lines.map((l) => `    ${l}\n`).join('')}`);
+    const bad = writeScenario(dir, 'plan-bad.yaml', withPlanThresholds(['read: ["max < 1us", "p99 < 1s"]']));
+    const good = writeScenario(dir, 'plan-good.yaml', withPlanThresholds(['read: ["p99 < 1s"]']));
+    const r = feedlab(['plan', bad, '--quiet']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^Thresholds on the simulation check's runs: NOT MET\n {2}FAIL {2}home-feed read max: .* \(threshold < 1 us\)\n {2}PASS {2}home-feed read p99: .* \(threshold < 1 s\)$/m);
+    expect(oneLine(r.stderr)).toBe('feedlab: threshold not met: read max < 1us (exit 1; --no-thresholds leaves thresholds out of the exit code)');
+    const json = feedlab(['plan', bad, '--quiet', '--json', '--no-thresholds']);
+    expect(json.code).toBe(0);
+    expect(json.stderr).toBe('');
+    const doc = JSON.parse(json.stdout);
+    expect(doc.check[0].thresholds.map((c: Check) => [c.id, c.pass])).toEqual([['read max < 1us', false], ['read p99 < 1s', true]]);
+    expect(feedlab(['plan', good, '--quiet']).code).toBe(0);
   });
 });
 
