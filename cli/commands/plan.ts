@@ -1,5 +1,6 @@
 // feedlab plan SCENARIO: the resources that meet the scenario's SLOs with headroom, each with its reason.
 import { reportFiles } from '../../reports/files.js';
+import { planJunitXml } from '../../reports/junit.js';
 import { planText } from '../../reports/plan.js';
 import { checkGrowthForGraph, checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM, DEFAULT_SAMPLES } from '../../sim/plan/inputs.js';
 import { thresholdVerdict } from '../../sim/plan/check.js';
@@ -9,7 +10,7 @@ import { verdictExit } from '../../sim/slo.js';
 import { scenarioGraph } from '../../sim/run-scenario.js';
 import { numberFlag } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
-import { checkOutputDir, Progress, writeReport, sayWritten } from '../output.js';
+import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, sayWritten } from '../output.js';
 import { asInputError, readScenario } from '../prepare-scenario.js';
 import { exitOptions, type Values } from '../spec/options.js';
 import type { PLAN_OPTIONS } from '../spec/simulate.js';
@@ -23,6 +24,7 @@ export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: stri
   const path = positionals[0];
   const sc = readScenario(path, values, { onIntervalNote: null });
   if (values.out) checkOutputDir(values.out);
+  checkJunitFile(values.junit);
   if (sc.graph.kind === 'generate') checkGrowthForGraph(sc, options.growth, sc.graph.users);
   const show = !values.quiet;
   const doc = asInputError(() => {
@@ -44,6 +46,7 @@ export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: stri
   const json = stringifyResult(doc);
   const files = values.out ? reportFiles(doc) : {};
   if (values.out) writeReport(values.out, files);
+  if (values.junit) writeJunit(values.junit, planJunitXml(doc));
   process.stdout.write(values.json ? json + '\n' : planText(doc));
   sayWritten(values, files);
   // --check is about the plan itself (planCheck), so the thresholds alone are judged here

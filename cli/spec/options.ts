@@ -49,7 +49,7 @@ export const DASHBOARD_OPTIONS = {
   'no-dashboard': { type: 'boolean', help: 'plain progress and report even on a terminal' },
 } as const satisfies OptionTable;
 
-/** The commands that check slo.thresholds and exit by them (run, sweep, replay; plan takes --no-thresholds alone). */
+/** The commands that check slo.thresholds and exit by them (run, sweep, plan, replay). */
 export const THRESHOLD_OPTIONS = {
   'no-thresholds': {
     type: 'boolean',

@@ -66,7 +66,7 @@ export const PLAN_OPTIONS = {
   json: { type: 'boolean', help: 'print the plan document (feedlab.plan/1) on stdout' },
   out: SCENARIO_OPTIONS.out,
   check: { type: 'boolean', help: 'exit 1 when no plan meets every objective within the limits' },
-  'no-thresholds': THRESHOLD_OPTIONS['no-thresholds'],
+  ...THRESHOLD_OPTIONS,
   quiet: SCENARIO_OPTIONS.quiet,
 } as const;
 
@@ -78,7 +78,8 @@ export const plan = command({
   notes: `The plan sizes for the scenario's slo.fanoutLagP99, readP99 and redisMemory. Its thresholds
 (slo.thresholds) size nothing: they are checked on the simulation check's runs of the planned fleet
 (a threshold fails when it fails at any point checked), printed, in the JSON (check[].thresholds),
-and a failed one exits 1 (unless --no-thresholds). --check exits 1 when the plan is not satisfied.`,
+and a failed one exits 1 (unless --no-thresholds). --check exits 1 when the plan is not satisfied.
+--junit writes the plan (satisfied or not) and each threshold as a JUnit test case.`,
   examples: [
     ['feedlab plan scenarios/plan-next-year.yaml', "next year's fleet, each resource with its reason"],
     ['feedlab plan scenarios/steady-state.yaml --growth 3 --headroom 0.4 -o plan/', 'three times the users'],

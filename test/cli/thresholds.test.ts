@@ -172,6 +172,13 @@ describe('feedlab run with thresholds', () => {
     const doc = JSON.parse(json.stdout);
     expect(doc.check[0].thresholds.map((c: Check) => [c.id, c.pass])).toEqual([['read max < 1us', false], ['read p99 < 1s', true]]);
     expect(feedlab(['plan', good, '--quiet']).code).toBe(0);
+    // --junit: the plan itself and each threshold, a test case each
+    const junit = join(dir, 'plan-checks.xml');
+    expect(feedlab(['plan', bad, '--quiet', '--junit', junit]).code).toBe(1);
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toMatch(/<testsuites name="feedlab plan plan-push" tests="3" failures="1">/);
+    expect(xml).toMatch(/<testcase classname="feedlab\.plan-push\.plan" name="plan: every objective met within the limits">\s*<system-out>/);
+    expect(xml).toMatch(/<testcase classname="feedlab\.plan-push\.plan" name="read max &lt; 1us">\s*<failure message="read max &lt; 1us: .* \(threshold &lt; 1 us\)" type="threshold">/);
   });
 });
 
