@@ -102,8 +102,8 @@ async function cpuFits(t: ApiTarget, conns: KeepAliveConnection[], meter: CpuMet
   await inRounds(rounds, (keep) => round(keep));
   // a line the samples scatter off is measured again (its shapes only) before it is refused
   const scattered = () => {
-    const why = [unsoundFit('the API CPU against merged lists', fitLine(lists.byKey), 'list'), unsoundFit('the API CPU against hydrated posts', fitLine(posts.byKey), 'post')].filter((w) => w !== null);
-    return why.length > 0 ? why.map((w) => w.replace(/: the samples scatter.*|: noise swamps.*/, '')).join('; ') : null;
+    const why = [unsoundFit('API CPU against merged lists', fitLine(lists.byKey), 'list'), unsoundFit('API CPU against hydrated posts', fitLine(posts.byKey), 'post')].filter((w) => w !== null);
+    return why.length > 0 ? why.join('; ') : null;
   };
   await moreRoundsWhile(rounds, a.retrySets, scattered, () => round(true, (s) => !s.quiet));
   return {

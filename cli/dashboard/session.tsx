@@ -61,17 +61,17 @@ export class LiveSession {
 
   /**
    * Ask the run to stop at the simulated minute on screen; `force` (a second stop) quits at once.
-   * The flag carries that minute plus one (0: no stop): the simulation is usually ahead of the
-   * screen, and sim-worker.ts runs the policy again to the minute shown.
+   * The flag carries that minute, the first at least (0: no stop): the simulation is usually ahead
+   * of the screen, and sim-worker.ts runs the policy again to the minute shown.
    */
   stop(force = false): void {
     if (this.settled) return;
     const state = this.store.getState();
     // the current run's last frame; none of it drawn yet (a sweep's next policy): its first minute
     const shown = this.view.shownAt !== null && state.current !== null && this.view.shownAt.index === state.current.index ? this.view.shownAt.atSeconds : 0;
-    const minutes = Math.floor(shown / 60);
-    this.store.dispatch({ type: 'stop', atSeconds: state.source === 'replay' ? null : Math.max(60, minutes * 60) });
-    if (Atomics.load(this.stopFlag, 0) === 0) Atomics.store(this.stopFlag, 0, minutes + 1);
+    const minute = Math.max(1, Math.floor(shown / 60));
+    this.store.dispatch({ type: 'stop', atSeconds: state.source === 'replay' ? null : minute * 60 });
+    if (Atomics.load(this.stopFlag, 0) === 0) Atomics.store(this.stopFlag, 0, minute);
     // nothing to wait for before the first simulated minute (the graph is still being built), or when
     // forced; a replay always finishes its cleanup (it stops its stack and removes its scratch space)
     if (force || (state.current === null && state.source !== 'replay')) {

@@ -32,8 +32,8 @@ function main(): void {
   const input = workerData as WorkerInput;
   const flag = new Int32Array(input.stop);
   const stopRequested = () => Atomics.load(flag, 0) !== 0;
-  /** The simulated second the stop asks for: the end of the minute on screen (session.tsx), at least the first. */
-  const stopAtSeconds = () => Math.max(1, Atomics.load(flag, 0) - 1) * 60;
+  /** The simulated second the stop asks for: the end of the minute on screen (session.tsx). */
+  const stopAtSeconds = () => Atomics.load(flag, 0) * 60;
   const post = (m: LiveMessage) => port.postMessage(m);
 
   try {
@@ -67,7 +67,7 @@ function main(): void {
       flush();
       // The run went past the minute on screen before it saw the stop (a fast run is minutes ahead
       // of a frame): run it again to that minute, the same draws, so the result is what was shown.
-      const at = result.partial ? stopAtSeconds() : Infinity;
+      const at = stopAtSeconds();
       if (result.partial && result.partial.stoppedAtSeconds > at) result = runPolicy(prepared, input.policies[i], undefined, { shouldStop: (t) => t >= at });
       post({ type: 'finished', index: i, result });
       if (result.partial) break;

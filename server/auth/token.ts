@@ -153,18 +153,19 @@ function quoted(value: unknown): string {
 
 const headerOf = createDecoder({ complete: true }) as unknown as (token: string) => { header: Record<string, unknown> };
 
+const algorithmRefused = (alg: unknown) => new TokenError('algorithm', `token algorithm ${quoted(alg)} is not accepted (HS256 only)`);
+
 /** fast-jwt's refusal as ours: the reason, and a line that names what was wrong. */
 function refusal(err: unknown, token: string): TokenError {
   if (!(err instanceof JwtError)) throw err;
   const { codes } = JwtError;
   switch (err.code) {
     case codes.invalidAlgorithm:
-      return new TokenError('algorithm', `token algorithm ${quoted(headerOf(token).header.alg)} is not accepted (HS256 only)`);
+      return algorithmRefused(headerOf(token).header.alg);
     case codes.missingSignature: {
       // an unsigned token: "alg": "none" is refused as an algorithm, a stripped HS256 one as a signature
       const alg = headerOf(token).header.alg;
-      if (alg !== TOKEN_ALGORITHM) return new TokenError('algorithm', `token algorithm ${quoted(alg)} is not accepted (HS256 only)`);
-      return new TokenError('signature', 'token signature is missing');
+      return alg !== TOKEN_ALGORITHM ? algorithmRefused(alg) : new TokenError('signature', 'token signature is missing');
     }
     case codes.invalidSignature:
       return new TokenError('signature', 'token signature is invalid (altered, or signed with another secret)');
