@@ -179,6 +179,8 @@ describe('feedlab run with thresholds', () => {
     expect(xml).toMatch(/<testsuites name="feedlab plan plan-push" tests="3" failures="1">/);
     expect(xml).toMatch(/<testcase classname="feedlab\.plan-push\.plan" name="plan: every objective met within the limits">\s*<system-out>/);
     expect(xml).toMatch(/<testcase classname="feedlab\.plan-push\.plan" name="read max &lt; 1us">\s*<failure message="read max &lt; 1us: .* \(threshold &lt; 1 us\)" type="threshold">/);
+    // refused before the plan when the file's directory cannot be made
+    expectInputErrors([[['plan', good, '--junit', '/proc/feedlab-no/x.xml'], /^feedlab: --junit \/proc\/feedlab-no\/x\.xml: cannot make \/proc\/feedlab-no \(ENOENT\)$/]]);
   });
 });
 
