@@ -18,6 +18,12 @@ export function typicalGap(perSecond: number): number {
   return Math.exp(-EULER_GAMMA) / perSecond;
 }
 
+/** Posts sent at a pace: `samples` samples' worth, but no longer than the settings' cap. */
+export function postsAtPace(samples: number, perSecond: number): number {
+  const s = CALIBRATE.statementsByIdle;
+  return Math.min(samples * s.postsPerSample, Math.floor(s.maxSecondsPerPace * perSecond));
+}
+
 export async function measureStatementsByIdle(
   o: PostTarget & {
     authors: readonly number[];
@@ -41,7 +47,7 @@ export async function measureStatementsByIdle(
     await o.stagesSince();
     for (const perSecond of s.perSecond) {
       if (o.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
-      await poster.send(o.samples * s.postsPerSample, perSecond, () => o.authors[next++ % o.authors.length], 'measuring a running worker after idle time');
+      await poster.send(postsAtPace(o.samples, perSecond), perSecond, () => o.authors[next++ % o.authors.length], 'measuring a running worker after idle time');
       points.push({ gap: typicalGap(perSecond), ...point((await o.stagesSince()).statements) });
       o.onPace?.(perSecond);
     }

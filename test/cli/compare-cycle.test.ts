@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALIBRATE } from '../../cli/calibrate/settings.js';
+import { postsAtPace } from '../../cli/calibrate/statements-by-idle.js';
 import { closeRedis, connectRedis } from '../../server/cache/redis.js';
 import { createStore, type Store } from '../../server/store/pool.js';
 import { durationText, type CalibrationDocument } from '../../sim/calibration/document.js';
@@ -90,7 +91,9 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     const typical = (r: number) => Math.exp(-0.5772156649015329) / r;
     const hop = CALIBRATE.postToLog.perSecond;
     const paces = [...CALIBRATE.statementsByIdle.perSecond, hop].sort((a, b) => b - a);
-    expect(idle.points.map((p) => p.n)).toEqual(paces.map((r) => 3 * (r === hop ? CALIBRATE.postToLog.postsPerSample : CALIBRATE.statementsByIdle.postsPerSample)));
+    // (a slow pace's posts capped by its time: 40 at 1 a second where 3 samples would be 48)
+    expect(idle.points.map((p) => p.n)).toEqual(paces.map((r) => (r === hop ? 3 * CALIBRATE.postToLog.postsPerSample : postsAtPace(3, r))));
+    expect(postsAtPace(3, 1)).toBe(40);
     // (the JSON document keeps six significant digits)
     idle.points.forEach((p, i) => expect(Math.abs(p.gap / typical(paces[i]) - 1), String(paces[i])).toBeLessThan(1e-5));
     expect(idle.referenceGap).toBeCloseTo(typical(hop), 6);
