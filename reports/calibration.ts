@@ -79,6 +79,8 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       return a ? `paced reads' mean service ${us(a.service.mean)} less the fits' ${us(a.service.modelled ?? NaN)}` : 'not measured';
     case 'api.spread':
       return a ? `one at a time with idle gaps, n ${a.service.n}, mean service time ${us(a.service.mean)}` : 'not measured';
+    case 'api.postListed':
+      return m.postListed ? `the server's Server-Timing on the hop's posts, n ${m.postListed.n}` : 'not measured';
   }
 }
 

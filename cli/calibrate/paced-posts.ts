@@ -1,5 +1,6 @@
 // Posts through the API at random (Poisson) times, as a replay's users send them: the hop's posts and
 // a running worker's posts by size. A post answered other than 201 stops calibrate.
+import { LISTED_TIMING, serverTimingDuration } from '../../core/server-timing.js';
 import { KeepAliveConnection, postRequest, request } from '../../sim/replay/http-client.js';
 import type { Rng } from '../../core/random.js';
 
@@ -12,6 +13,8 @@ export interface PostTarget {
 export class PacedPoster {
   private readonly free: KeepAliveConnection[] = [];
   private readonly opened: KeepAliveConnection[] = [];
+  /** Post id -> the server's ms from its creation to its author's list holding it (Server-Timing `listed`), where it said. */
+  readonly listedAfterMs = new Map<string, number>();
 
   constructor(
     private readonly t: PostTarget,
@@ -38,7 +41,10 @@ export class PacedPoster {
     const r = await request(conn, postRequest(`${this.t.host}:${this.t.port}`, '/v1/posts', this.t.token(author), { text }));
     this.free.push(conn);
     if (r.status !== 201) throw new Error(`calibrate: a post was answered ${r.status}: ${r.body.toString('utf8').slice(0, 200)}`);
-    return (JSON.parse(r.body.toString('utf8')) as { id: string }).id;
+    const id = (JSON.parse(r.body.toString('utf8')) as { id: string }).id;
+    const listed = r.serverTiming === undefined ? undefined : serverTimingDuration(r.serverTiming, LISTED_TIMING);
+    if (listed !== undefined) this.listedAfterMs.set(id, listed);
+    return id;
   }
 
   close(): void {

@@ -3,7 +3,9 @@
 // appends (the entry id's millisecond part, Redis's clock). Measured to the log, not to a worker
 // taking the event: the entry id is exact where a worker's take is not visible from outside.
 // Self-contained: posts sent at random (Poisson) times through the API, one sample a round; against
-// a target: the newest entries its log holds (its own traffic, nothing posted).
+// a target: the newest entries its log holds (its own traffic, nothing posted). The same posts give
+// the server's own time from a post's creation to its author's list holding it (its Server-Timing
+// `listed`, core/server-timing.ts): when a pulled post is delivered.
 import type { Redis } from 'ioredis';
 import { eventStreamKey } from '../../core/keys.js';
 import { decodePostEvent } from '../../server/events/event-log.js';
@@ -44,13 +46,20 @@ async function logTimes(t: LogTarget, count?: number): Promise<Map<string, { log
 
 const distribution = (lags: number[]): Distribution => ({ points: quantilesOf(lags, QUANTILES), n: lags.length });
 
+export interface PostToLogFigures {
+  /** createdAt to the log. */
+  hop: Distribution;
+  /** createdAt to the author's list holding the post, by the server's Server-Timing; null: it sent none. */
+  listed: Distribution | null;
+}
+
 /** Posts through the API at Poisson times, then their events found in the log. */
 export async function measurePostToLog(
   o: PostTarget & { authors: readonly number[]; log: LogTarget; seed: number },
   rounds: Rounds,
   /** Called before the first round that is kept (after the warm-up). */
   beforeKept?: () => Promise<void>,
-): Promise<Distribution> {
+): Promise<PostToLogFigures> {
   const p = CALIBRATE.postToLog;
   const poster = new PacedPoster(o, new Rng(o.seed));
   const kept = new Set<string>();
@@ -71,12 +80,15 @@ export async function measurePostToLog(
   await new Promise((r) => setTimeout(r, p.relaySettleMs));
   const times = await logTimes(o.log);
   const lags: number[] = [];
+  const listed: number[] = [];
   for (const id of kept) {
     const t = times.get(id);
     if (t) lags.push((t.logMs - t.createdAt) / 1000);
+    const ms = poster.listedAfterMs.get(id);
+    if (ms !== undefined) listed.push(ms / 1000);
   }
   if (lags.length < kept.size) throw new Error(`calibrate: ${kept.size - lags.length} of ${kept.size} posts were not in the event log ${p.relaySettleMs} ms after the last (is the outbox relay running?)`);
-  return distribution(lags);
+  return { hop: distribution(lags), listed: listed.length > 0 ? distribution(listed) : null };
 }
 
 /** A target's log: the newest entries of each partition (its own traffic). */

@@ -101,7 +101,10 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
     log(`world: ${loaded.users.toLocaleString('en-US')} users, ${loaded.follows.toLocaleString('en-US')} follows, ${loaded.posts.toLocaleString('en-US')} posts (${loaded.seconds.toFixed(1)} s); server (pid ${server.pid}) up on http://${stack.host}:${stack.port}`);
     const readers = [...world.readersByPulled.values(), ...world.readersByQuiet.values()].flat();
     const pageSize = sc.activity.pageSize;
-    await warmCaches({ host: stack.host, port: stack.port, token: stack.token, readers: Int32Array.from(readers), dormantKept: [], pageSize, redis, store, keyPrefix: scratch.keyPrefix, scenario: sc, policy, signal: hooks.signal });
+    // the hop's authors read too, as a replay's warm authors have: their own lists exist, so the
+    // server times each post into its list (api.postListed), as it does a pulled author's
+    const warmed = [...new Set([...readers, ...hopAuthors(world)])];
+    await warmCaches({ host: stack.host, port: stack.port, token: stack.token, readers: Int32Array.from(warmed), dormantKept: [], pageSize, redis, store, keyPrefix: scratch.keyPrefix, scenario: sc, policy, signal: hooks.signal });
     steps.finish('world');
 
     const pgPort = Number(new URL(resolveDatabaseUrl(scratch.databaseUrl)).port || 5432);
@@ -161,6 +164,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         () => probe.mark(),
       );
       workerFigures = await probe.since();
+      if (!postToLog.listed) refused.push({ key: 'api.postListed', why: "the server's 201s carried no Server-Timing `listed` (a server older than the figure)", notMeasured: true });
       const paces = CALIBRATE.statementsByIdle.perSecond;
       const paceRounds = steps.begin('statements by idle', `measuring a running worker's statement after idle time (posts at ${paces.join(', ')} a second beside the hop's ${CALIBRATE.postToLog.perSecond})`, 1, paces.length);
       statementsByIdle = await measureStatementsByIdle({
@@ -206,7 +210,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         samples: input.samples,
         world: { ...worldFigures(world), rebuiltTimelineEntries: rebuiltEntries },
       },
-      measurements: { ...costs, api: { ...api, write }, postToLog, worker: workerFigures, workerBySize, statementsByIdle },
+      measurements: { ...costs, api: { ...api, write }, postToLog: postToLog.hop, postListed: postToLog.listed, worker: workerFigures, workerBySize, statementsByIdle },
       refused,
     };
   } finally {

@@ -43,6 +43,7 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
       notes.post_lag_max = `one post: ${tail}`;
     }
   }
+  pulledNotes(measured, sc, notes);
   Object.assign(notes, stageNotes(measured, sc));
   const server = measured.map((r) => r.replay?.reads.server).filter((s) => s !== undefined && Number.isFinite(s.p50Ms));
   if (server.length > 0) {
@@ -61,6 +62,26 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     notes.read_p99 = read + waited + runtimeWaits(measured);
   }
   return notes;
+}
+
+/**
+ * A pulled post is delivered when its author's list holds it, before the 201: no hop, no worker. The
+ * replays' probes took that time from the server's Server-Timing; the model draws api.postListed.
+ * Added to the lag notes (in place of the pushed posts' tail where no post was pushed).
+ */
+function pulledNotes(measured: RunResult[], sc: Scenario, notes: Partial<Record<FigureId, string>>): void {
+  const probes = measured.map((r) => r.replay?.fanout.probes).filter((p) => p !== undefined && p.pulledPosts > 0 && p.pulledPostLag.count > 0);
+  if (probes.length === 0) return;
+  const lag = (k: 'p50' | 'p99') => mean(probes.map((p) => p!.pulledPostLag[k]));
+  const timed = probes.map((p) => (p!.pulledTimed === undefined ? 'none' : `${p!.pulledTimed} of ${p!.pulledPosts}`)).join(', ');
+  const api = sc.infrastructure.api;
+  const text =
+    `pulled posts (delivered when their author's list holds them, before the 201; timed by the server's Server-Timing: ${timed}): measured, creation to the list p50 ${ms(lag('p50'))}, p99 ${ms(lag('p99'))}` +
+    (api
+      ? `; modelled, api.postListed p50 ${ms(quantileAt(api.postListed, 0.5))}, p99 ${ms(quantileAt(api.postListed, 0.99))} (the post's CPU ${ms(api.cpuPerWrite)} at least)`
+      : `; modelled without an API tier: a Redis round trip, ${ms(sc.infrastructure.costs.rtt)}`);
+  for (const id of ['lag_p50', 'post_lag_p50'] as const) notes[id] = notes[id] ? `${notes[id]}. ${text[0].toUpperCase()}${text.slice(1)}` : text;
+  for (const id of ['lag_p99', 'lag_max', 'post_lag_p99', 'post_lag_max'] as const) notes[id] ??= text;
 }
 
 /** The server's event-loop waits and GC pauses the replays measured (server/http/runtime-metrics.ts), '' from older servers. */

@@ -204,7 +204,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
         // every pulled and every burst post is probed, a share of the others
         if (!pulled && s.posts.burst[i] !== 1 && mix32(i ^ 0x5bd1e995) / 4294967296 >= REPLAY.probeShare) return;
         const answeredAt = Date.now(); // this is called as the 201 arrives
-        if (pulled) probe.watch(created.id, created.createdAt, author, [], true, audienceOf(ctx, author, active), answeredAt);
+        if (pulled) probe.watch(created.id, created.createdAt, author, [], true, audienceOf(ctx, author, active), answeredAt, created.listedAfterMs);
         else probe.watch(created.id, created.createdAt, author, probedFollowers(ctx, author, i, active), false);
       },
       onInterval: (b) => {

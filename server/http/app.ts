@@ -21,6 +21,7 @@
 import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { decodeCursor, encodeCursor, type CursorSecret, type FeedPosition } from '../../core/cursor.js';
 import { isPostId } from '../../core/post-id.js';
+import { LISTED_TIMING, serverTiming } from '../../core/server-timing.js';
 import { bearerToken, checkTokenSecret, parseUserId, TokenVerifier, type TokenSecret } from '../auth/token.js';
 import { httpFailure } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
@@ -265,6 +266,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     async (request, reply) => {
       const created = await service.createPost(request.userId, request.body.text);
       reply.code(201);
+      if (created.listedAfterMs !== undefined) reply.header('server-timing', serverTiming(LISTED_TIMING, created.listedAfterMs));
       return { id: created.id, authorId: request.userId, createdAt: created.createdAt };
     },
   );

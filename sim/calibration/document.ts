@@ -107,6 +107,8 @@ export interface Measurements {
   api: ApiMeasurements | null;
   /** From a post's createdAt to its event's entry in the event log (the entry id's ms). */
   postToLog: Distribution | null;
+  /** The same posts' creation to their author's list holding them, by the server's Server-Timing (null: not measured; absent from older files). */
+  postListed?: Distribution | null;
   /** The workers' own stages (null: not measured; absent from files written before they were). */
   worker?: WorkerStages | null;
   /** A running worker's first page and writes by a post's followers (null: not measured; absent from older files). */
@@ -153,7 +155,7 @@ export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
   costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string>; eventStatementsByIdle?: Record<string, string> };
   postToLog?: Record<string, string>;
-  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number> };
+  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number>; postListed?: Record<string, string> };
 }
 
 /** A duration as the scenario format writes it, to four significant digits: 95.12us, 6.1ms, 1.2s. */
@@ -375,6 +377,9 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
       api.idleOverhead = durationText(Math.max(0, s.mean - s.modelled));
     } else refuse(['api.idleOverhead'], 'idle overhead: needs the CPU fits, the page read and the MGET');
     if (Object.keys(api).length > 0) block.api = api;
+  }
+  if (m.postListed && !refuse(['api.postListed'], unsoundDistribution("a post's creation to its author's list", m.postListed))) {
+    (block.api ??= {}).postListed = quantileMap(m.postListed);
   }
   return { block, refused, fellBack };
 }

@@ -33,6 +33,7 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'api.network': 'the HTTP round trip of GET /healthz, one at a time, less its CPU (0 when not above it)',
   'api.idleOverhead': "a paced read's mean service time beyond what the fits above give that page (its CPU, two round trips, its Redis work): the cost of finding the server idle",
   'api.spread': "a read's service time over its mean, one request at a time with idle gaps (a replay's pace): latency less api.network",
+  'api.postListed': "the hop's posts: the server's own time from a post's creation to its author's list holding it (Server-Timing `listed` on each 201; a pulled post is delivered from then)",
 };
 
 const spread = (s: Spread, unit: (v: number) => string | number = durationText) => ({ median: unit(s.median), p10: unit(s.p10), p90: unit(s.p90), n: s.n });
@@ -89,6 +90,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
           }
         : {}),
       ...(m.postToLog ? { postToLog: distribution(m.postToLog) } : {}),
+      ...(m.postListed ? { postListed: distribution(m.postListed) } : {}),
       ...(m.workerBySize
         ? { workerBySize: { events: m.workerBySize.events, firstPage: fit(m.workerBySize.firstPage, 'followers'), writes: fit(m.workerBySize.writes, 'followers') } }
         : {}),

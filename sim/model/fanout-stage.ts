@@ -181,7 +181,7 @@ export class FanoutStage {
     const created = t + accepted.started;
     const logged = created + quantileAt(infra.postToLog, this.hopRng.float());
     this.stages.postToLog.record(logged - created, stands);
-    const visible = t + accepted.done;
+    const visible = t + accepted.listed;
     this.feedFluid(t);
 
     if (this.consumers) {
@@ -382,7 +382,7 @@ export class FanoutStage {
       // finds it there (its work is on the pool; a consumer's is in its statements), and it is no
       // timeline write
       if (fleet instanceof WorkerPool) fleet.submit(ready, 1, 0);
-      const done = visible + costs.rtt;
+      const done = visible;
       count.listWrites += stands;
       count.pulledPosts += stands;
       ctx.q.push(done, EV.LIST_DONE, a);

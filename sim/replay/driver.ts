@@ -32,7 +32,8 @@ import {
   type KindCounts,
   type PostOutcome,
 } from './driver-result.js';
-import { ConnectionPool, type KeepAliveConnection, getRequest, newHistogram, postRequest } from './http-client.js';
+import { ConnectionPool, type Done, type KeepAliveConnection, getRequest, newHistogram, postRequest } from './http-client.js';
+import { LISTED_TIMING, serverTimingDuration } from '../../core/server-timing.js';
 
 export * from './driver-result.js';
 
@@ -59,7 +60,8 @@ export interface DriverPlan {
   drainMs: number;
   /** Bucket width of the time series. */
   intervalMs: number;
-  onPostCreated?(i: number, created: { id: string; createdAt: number; authorId: number; intendedMs: number; answeredMs: number }): void;
+  /** `listedAfterMs`: the server's Server-Timing `listed` (core/server-timing.ts), when it sent one. */
+  onPostCreated?(i: number, created: { id: string; createdAt: number; authorId: number; intendedMs: number; answeredMs: number; listedAfterMs?: number }): void;
   /** Called as each bucket closes (live view). */
   onInterval?(bucket: IntervalFigures): void;
   /** Stop sending, wait for in-flight answers (at most 1 s, or drainMs if shorter), resolve marked partial. */
@@ -91,9 +93,9 @@ class Flight {
   intended = 0;
   sent = 0;
   conn: KeepAliveConnection | null = null;
-  readonly done: (err: Error | null, status: number, body: Buffer | null) => void;
+  readonly done: Done;
   constructor(run: ScheduleRun) {
-    this.done = (err, status, body) => run.answer(this, err, status, body);
+    this.done = (err, status, body, timing) => run.answer(this, err, status, body, timing);
   }
 }
 
@@ -331,7 +333,7 @@ class ScheduleRun {
 
   // ---- answers ----
 
-  answer(f: Flight, err: Error | null, status: number, body: Buffer | null): void {
+  answer(f: Flight, err: Error | null, status: number, body: Buffer | null, serverTiming?: string): void {
     if (this.finished) return;
     const now = performance.now();
     this.admit(now);
@@ -370,7 +372,7 @@ class ScheduleRun {
     }
     this.flights.push(f);
     if (isPost) {
-      if (ok && body !== null) this.created(index, body, f.intended, now);
+      if (ok && body !== null) this.created(index, body, f.intended, now, serverTiming);
     } else if (page < this.plan.sessions.pages[index]) {
       this.nextPage(index, page, ok ? body : null, now);
     } else if (ok) this.sessionCounts.complete++;
@@ -387,12 +389,14 @@ class ScheduleRun {
     this.maybeDone();
   }
 
-  private created(i: number, body: Buffer, intended: number, now: number): void {
-    let created: { id: string; createdAt: number; authorId: number };
+  private created(i: number, body: Buffer, intended: number, now: number, serverTiming: string | undefined): void {
+    let created: { id: string; createdAt: number; authorId: number; listedAfterMs?: number };
     try {
       const r = JSON.parse(body.toString('utf8')) as { id: unknown; authorId: unknown; createdAt: unknown };
       if (typeof r.id !== 'string' || !Number.isFinite(r.createdAt) || !Number.isFinite(r.authorId)) throw new Error(body.toString('utf8', 0, 100));
       created = { id: r.id, createdAt: r.createdAt as number, authorId: r.authorId as number };
+      const listed = serverTiming === undefined ? undefined : serverTimingDuration(serverTiming, LISTED_TIMING);
+      if (listed !== undefined) created.listedAfterMs = listed;
     } catch (e) {
       this.firstError ??= `a 2xx post answer that is not {id, authorId, createdAt}: ${(e as Error).message}`;
       return;

@@ -15,8 +15,10 @@
 // the resolution is half the poll interval plus half a pipeline round trip.
 //
 // A pulled post is visible to every reader who merges its author's list once it is in that list.
-// The API adds it there before answering 201, so a pulled post found at its first poll appeared no
-// later than the 201 arrived: its interval ends there. One key stands for its whole live audience,
+// The API adds it there before answering 201 and says when in the answer (Server-Timing `listed`,
+// core/server-timing.ts: from the post's creation to the list holding it, to the microsecond), so a
+// pulled post found at its first poll has that lag exactly; from a server that does not say, it
+// appeared no later than the 201 arrived, and its interval ends there. One key stands for its whole live audience,
 // and its lag is recorded with that audience as the weight (pulledFollowerLag), so that pushed and
 // pulled deliveries add up per follower as the simulator counts them; pulledPostLag has it once per post.
 import type { Redis } from 'ioredis';
@@ -51,6 +53,8 @@ interface Pair {
   lastMiss: number;
   /** No later than this it was there if the first poll finds it (a pulled post: its 201's arrival); Infinity: unknown. */
   firstBound: number;
+  /** A pulled post: the server's own ms from its creation to its author's list holding it (NaN: not said). */
+  listedAfterMs: number;
 }
 
 interface WatchedPost {
@@ -70,6 +74,8 @@ export interface ProbeFigures {
   /** Pulled posts: the same lag, once per post. */
   pulledPostLag: ReturnType<DurationRecorder['summary']>;
   pulledPosts: number;
+  /** Pulled posts whose lag is the server's own Server-Timing (found at their first poll, the server saying when); absent from older documents. */
+  pulledTimed?: number;
   /** Per probed post (its last probed follower), seconds. */
   postLag: ReturnType<DurationRecorder['summary']>;
   /** Followers dropped because their timeline was missing (rebuilt on their next read). */
@@ -99,6 +105,7 @@ export class FanoutProbe {
   private readonly pulledLag = new DurationRecorder();
   private readonly pulledPostLag = new DurationRecorder();
   private pulledPosts = 0;
+  private pulledTimed = 0;
   private readonly byBucket = new Map<number, DurationRecorder>();
   /** Follower lags seen since the live view last asked (takeRecentP99). */
   private recent = new DurationRecorder();
@@ -128,9 +135,10 @@ export class FanoutProbe {
   /**
    * Watch a post: created at `createdAt` (ms), by `author`; `followers` are the probed readers (an
    * empty list for a pulled post, watched in its author's list instead, standing for `audience` readers,
-   * and in it by `answeredAt`, when its 201 arrived).
+   * and in it by `answeredAt`, when its 201 arrived, `listedAfterMs` after its creation when the
+   * server said so).
    */
-  watch(postId: string, createdAt: number, author: number, followers: readonly number[], pulled: boolean, audience = 1, answeredAt = Infinity): void {
+  watch(postId: string, createdAt: number, author: number, followers: readonly number[], pulled: boolean, audience = 1, answeredAt = Infinity, listedAfterMs = NaN): void {
     const keys = pulled ? [this.o.keyPrefix + authorPostsKey(author)] : followers.map((u) => this.o.keyPrefix + timelineKey(u));
     const weight = pulled ? Math.max(1, audience) : 1;
     if (keys.length === 0) return;
@@ -142,7 +150,8 @@ export class FanoutProbe {
     const bucket = Math.floor((createdAt - this.o.startedAtMs) / this.o.intervalMs);
     this.posts.push({ pending: keys.length, lastSeenMs: -Infinity, bucket, createdAt });
     const firstBound = pulled ? answeredAt : Infinity;
-    for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe, weight, lastMiss: -1, firstBound });
+    const listed = pulled ? listedAfterMs : NaN;
+    for (const key of keys) this.pairs.push({ post: postId, key, createdAt, bucket, probe, weight, lastMiss: -1, firstBound, listedAfterMs: listed });
     this.pairCount += keys.length;
     if (pulled) this.pulledPosts++;
   }
@@ -181,6 +190,7 @@ export class FanoutProbe {
       pulledFollowerLag: this.pulledLag.summary(),
       pulledPostLag: this.pulledPostLag.summary(),
       pulledPosts: this.pulledPosts,
+      pulledTimed: this.pulledTimed,
       postLag: this.postLag.summary(),
       missingTimelines: this.missing,
       notSeen: this.notSeen,
@@ -232,7 +242,9 @@ export class FanoutProbe {
       if (score !== null) {
         const from = pair.lastMiss < 0 ? pair.createdAt : pair.lastMiss;
         const to = pair.lastMiss < 0 ? Math.min(now, pair.firstBound) : now;
-        const lag = Math.max(0, (from + to) / 2 - pair.createdAt) / 1000;
+        const said = pair.lastMiss < 0 && Number.isFinite(pair.listedAfterMs);
+        const lag = said ? pair.listedAfterMs / 1000 : Math.max(0, (from + to) / 2 - pair.createdAt) / 1000;
+        if (said) this.pulledTimed++;
         if (pair.weight === 1) this.followerLag.record(lag);
         else {
           this.pulledLag.record(lag, pair.weight);
@@ -242,7 +254,7 @@ export class FanoutProbe {
         let rec = this.byBucket.get(pair.bucket);
         if (!rec) this.byBucket.set(pair.bucket, (rec = new DurationRecorder()));
         rec.record(lag, pair.weight);
-        post.lastSeenMs = Math.max(post.lastSeenMs, (from + to) / 2);
+        post.lastSeenMs = Math.max(post.lastSeenMs, said ? pair.createdAt + pair.listedAfterMs : (from + to) / 2);
         this.settle(post);
       } else if (exists === 0) {
         this.missing++;

@@ -8,20 +8,22 @@
 // Why a minimal client of its own over node:net rather than node:http's Agent: the generator shares
 // the two cores with the server, Redis and Postgres, so every microsecond it spends per request is
 // taken from the server it measures. This client writes pre-built request bytes and parses only the
-// status line, Content-Length (fastify always sends one for a serialized JSON reply) and a
-// `Connection: close`, keeping the generator's share of the CPU small; the share it does take is
-// measured and printed. One request at a time per connection (no HTTP pipelining), as a browser or
-// an undici Pool connection does.
+// status line, Content-Length (fastify always sends one for a serialized JSON reply), a
+// `Connection: close` and, where the body is kept, Server-Timing, keeping the generator's share of
+// the CPU small; the share it does take is measured and printed. One request at a time per
+// connection (no HTTP pipelining), as a browser or an undici Pool connection does.
 import { connect, type Socket } from 'node:net';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import * as hdr from 'hdr-histogram-js';
 import type { CpuMeter, CpuShare, CpuSnapshot } from './cpu.js';
 
-export type Done = (err: Error | null, status: number, body: Buffer | null) => void;
+/** `serverTiming`: the answer's Server-Timing header value, read only when the body is kept. */
+export type Done = (err: Error | null, status: number, body: Buffer | null, serverTiming?: string) => void;
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
 const CONNECTION_CLOSE = /\r\nconnection:[ \t]*close/i;
+const SERVER_TIMING = /\r\nserver-timing:[ \t]*([^\r\n]*)/i;
 
 /** One keep-alive connection carrying one request at a time. */
 export class KeepAliveConnection {
@@ -32,6 +34,7 @@ export class KeepAliveConnection {
   private status = 0;
   private bodyStart = -1;
   private bodyLength = -1;
+  private serverTiming: string | undefined;
   /** The current answer said `Connection: close`: the connection is closed once it is complete. */
   private closeAfter = false;
   private closedByUs = false;
@@ -102,6 +105,7 @@ export class KeepAliveConnection {
       this.bodyStart = end + 4;
       this.bodyLength = Number(m[1]);
       this.closeAfter = CONNECTION_CLOSE.test(head);
+      this.serverTiming = this.keepBody ? SERVER_TIMING.exec(head)?.[1] : undefined;
     }
     const complete = this.bodyStart + this.bodyLength;
     if (buf.length < complete) return;
@@ -119,7 +123,7 @@ export class KeepAliveConnection {
       this.closed = true;
       this.socket.destroy();
     }
-    done?.(null, this.status, body);
+    done?.(null, this.status, body, this.serverTiming);
   }
 
   /** A broken answer: the connection is unusable (the server's fault, so not closed "by us"). */
@@ -274,8 +278,8 @@ export function postRequest(host: string, path: string, token: string, json: unk
 }
 
 /** One request on a connection, as a promise (set-up work, not the measured loops). */
-export function request(conn: KeepAliveConnection, bytes: Buffer): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => conn.send(bytes, (err, status, body) => (err ? reject(err) : resolve({ status, body: body! })), true));
+export function request(conn: KeepAliveConnection, bytes: Buffer): Promise<{ status: number; body: Buffer; serverTiming?: string }> {
+  return new Promise((resolve, reject) => conn.send(bytes, (err, status, body, serverTiming) => (err ? reject(err) : resolve({ status, body: body!, serverTiming })), true));
 }
 
 /** `work(i)` for i in 0..n-1 over the connections, each connection one at a time. */

@@ -41,6 +41,7 @@ export const CALIBRATED_KEYS = [
   'api.network',
   'api.idleOverhead',
   'api.spread',
+  'api.postListed',
 ] as const;
 
 export type CalibratedKey = (typeof CALIBRATED_KEYS)[number];

@@ -110,6 +110,8 @@ export interface ApiTier {
   cpuPerPost: number;
   /** CPU of accepting one post. */
   cpuPerWrite: number;
+  /** A post's creation to its author's list holding it (commit and list add, CPU included): when a pulled post is delivered. */
+  postListed: QuantileDistribution;
   /** The client's round trip to the API. */
   network: number;
   /** Time a request loses when it finds the API idle, shrinking with the tier's utilisation (not CPU). */

@@ -16,8 +16,8 @@ export interface CliRun {
   stderr: string;
 }
 
-export function feedlab(args: string[], opts: { cwd?: string } = {}): CliRun {
-  const r = spawnSync(process.execPath, [MAIN, ...args], { cwd: opts.cwd ?? ROOT, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 300_000 });
+export function feedlab(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): CliRun {
+  const r = spawnSync(process.execPath, [MAIN, ...args], { cwd: opts.cwd ?? ROOT, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: opts.timeoutMs ?? 300_000 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 

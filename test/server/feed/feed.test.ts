@@ -13,6 +13,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compareNewestFirst, type FeedPosition } from '../../../core/cursor.js';
 import { PostIdGenerator, type PostId } from '../../../core/post-id.js';
+import { LISTED_TIMING, serverTimingDuration } from '../../../core/server-timing.js';
 import { signToken } from '../../../server/auth/token.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
@@ -356,6 +357,25 @@ describe.skipIf(SKIP)('home feed through the real service', () => {
     await redis.del(authorPosts.key(reader));
     const second = await call(reader, 'POST', '/v1/posts', { text: 'again' });
     expect((await page(reader, 10)).posts.map((p) => p.id)).toEqual([second.body.id, first.body.id, a1.id]);
+  });
+
+  it("says in each 201 how long after the post's creation its author's list held it, and nothing when the list is missing", async () => {
+    const [author] = await users(1);
+    await page(author, 10); // the own list exists now
+    const before = Date.now();
+    const listed = await call(author, 'POST', '/v1/posts', { text: 'timed' });
+    const wall = Date.now() - before;
+    expect(listed.status).toBe(201);
+    const ms = serverTimingDuration(String(listed.headers['server-timing']), LISTED_TIMING);
+    // the commit and the list add took some time, no more than the whole request
+    expect(ms).toBeGreaterThan(0);
+    expect(ms).toBeLessThanOrEqual(wall + 1);
+    expect(await redis.zscore(authorPosts.key(author), listed.body.id)).not.toBeNull();
+    // no list, nothing added: the post is not delivered through it, and no time is claimed
+    await redis.del(authorPosts.key(author));
+    const unlisted = await call(author, 'POST', '/v1/posts', { text: 'not timed' });
+    expect(unlisted.status).toBe(201);
+    expect(unlisted.headers['server-timing']).toBeUndefined();
   });
 
   it('rebuilds a missing timeline from Postgres with no acknowledged post missing', async () => {

@@ -40,6 +40,7 @@ function measurements(): Measurements {
       service: { ...q([315e-6, 553e-6, 736e-6, 2.9e-3, 5.1e-3, 15.3e-3]), mean: 627e-6 },
     },
     postToLog: q([1e-3, 4e-3, 7e-3, 20e-3, 21e-3, 21e-3]),
+    postListed: q([1.1e-3, 2.8e-3, 3.8e-3, 11.1e-3, 25.6e-3, 32.8e-3]),
     worker: {
       source: 'calibrate-worker',
       events: 300,
@@ -131,6 +132,8 @@ describe('the infrastructure block', () => {
     // full list (the timeline) and one empty (the reader's own): 335.9 - 38.4 - 92.4 us
     expect(b.api).toMatchObject({ cpuPerList: '9.2us', cpuPerListEntry: '0.8us', cpuPerPost: '4.62us', cpuPerRead: '205.1us', cpuPerWrite: '812us', network: '35.5us' });
     expect(b.api!.spread).toEqual({ min: 0.502, p50: 0.882, p90: 1.17, p99: 4.63, 'p99.9': 8.13, max: 24.4 });
+    // the server's own time of a post into its author's list, as quantiles (a pulled post's delivery)
+    expect(b.api!.postListed).toEqual({ min: '1.1ms', p50: '2.8ms', p90: '3.8ms', p99: '11.1ms', 'p99.9': '25.6ms', max: '32.8ms' });
   });
 
   test("a running worker's statement after idle time is refused from too few events, or without the hop's point, and then neither key is written", () => {
@@ -242,6 +245,7 @@ describe('the infrastructure block', () => {
     m.expansion = line(365e-6, 1e-6, [10, 100, 1000, 10000], (i) => [400e-6, -3e-3, 4e-3, -2e-3][i]);
     m.api!.trivialCpu = spread(200e-6);
     m.postToLog = { ...m.postToLog!, n: 12 };
+    m.postListed = { ...m.postListed!, n: 3 };
     const doc = calibrationDocument(provenance, m, [{ key: 'costs.rebuild', why: 'not measured here' }]);
     const why = Object.fromEntries(doc.calibration.refused.map((r) => [r.key, r.why]));
     expect(why.writesPerSecondPerWorker).toMatch(/^timeline writes against batch size: the fit's slope is -1 us per timeline, not positive/);
@@ -250,6 +254,8 @@ describe('the infrastructure block', () => {
     // a round trip not above its CPU leaves no hop: 0, not refused (the default would add 0.2 ms)
     expect(why['api.network']).toBeUndefined();
     expect(why.postToLog).toBe('post to event log: 12 samples, fewer than 50');
+    expect(why['api.postListed']).toBe("a post's creation to its author's list: 3 samples, fewer than 50");
+    expect(doc.infrastructure.api).not.toHaveProperty('postListed');
     expect(why['costs.rebuild']).toBe('not measured here');
     expect(doc.infrastructure.writesPerSecondPerWorker).toBeUndefined();
     expect(doc.infrastructure.costs).not.toHaveProperty('expand');
@@ -294,10 +300,11 @@ describe('the file', () => {
     }
     expect(back.values.get('writesPerSecondPerWorker')).toBe(b.writesPerSecondPerWorker);
     for (const [k, v] of Object.entries(b.api!)) {
-      if (k !== 'spread') expect(back.values.get(`api.${k}` as never), k).toBe(parseDuration(v as string));
+      if (k !== 'spread' && k !== 'postListed') expect(back.values.get(`api.${k}` as never), k).toBe(parseDuration(v as string));
     }
     expect((back.values.get('api.spread') as { points: { value: number }[] }).points.map((p) => p.value)).toEqual(Object.values(b.api!.spread!));
     expect((back.values.get('postToLog') as { points: { value: number }[] }).points.map((p) => p.value)).toEqual(Object.values(b.postToLog!).map((v) => parseDuration(v)));
+    expect((back.values.get('api.postListed') as { points: { value: number }[] }).points.map((p) => p.value)).toEqual(Object.values(b.api!.postListed!).map((v) => parseDuration(v)));
     // and within the written precision of what was measured
     expect(Math.abs((back.values.get('costs.rtt') as number) / 110.37e-6 - 1)).toBeLessThan(5e-4);
     expect(back.provenance).toEqual({ file, machine: 'lab, 2 x Test CPU', date: provenance.date, contended: true });

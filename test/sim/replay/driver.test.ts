@@ -113,6 +113,19 @@ async function run(p: DriverPlan): Promise<{ r: DriverResult; intervals: Interva
 }
 
 describe('replay driver: open model', () => {
+  it("hands each created post's Server-Timing `listed` to the caller, and nothing where the server sent none", async () => {
+    let n = 0;
+    const { port } = await serve((_req, res, s) => {
+      const i = n++;
+      const headers: Record<string, string> = i % 3 === 0 ? { 'server-timing': `db;dur=1, listed;dur=${i + 0.5}` } : i % 3 === 1 ? { 'server-timing': 'db;dur=1' } : {};
+      json(res, 201, { id: String(nextId++), authorId: s.user, createdAt: Date.now() }, headers);
+    });
+    const listed: (number | undefined)[] = [];
+    await runSchedule({ ...plan(port, { posts: evenly(6, 5) }, { maxConnections: 1 }), onPostCreated: (_i, c) => listed.push(c.listedAfterMs) });
+    // one connection: answered in the order sent
+    expect(listed).toEqual([0.5, undefined, undefined, 3.5, undefined, undefined]);
+  });
+
   it('sends 200 posts/s and 200 page reads/s for 2 s on time, all answered, and the buckets add up', async () => {
     const { port, seen } = await serve((_req, res, s, body) => feedApi(res, s, body, 'c1'));
     const { r, created } = await run(plan(port, { posts: evenly(400, 5, 1), sessions: evenly(400, 5, 3.5) }));
