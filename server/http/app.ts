@@ -18,12 +18,13 @@
 // converted from its query-string digits before validation. Cursors are core/cursor.ts's signed
 // (createdAt, id) positions: a mangled, tampered or foreign cursor is a 400, never page one.
 // Errors become answers in server/http/errors.ts.
+import { PassThrough } from 'node:stream';
 import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { decodeCursor, encodeCursor, type CursorSecret, type FeedPosition } from '../../core/cursor.js';
 import { isPostId } from '../../core/post-id.js';
 import { LISTED_TIMING, serverTiming } from '../../core/server-timing.js';
 import { bearerToken, checkTokenSecret, parseUserId, TokenVerifier, type TokenSecret } from '../auth/token.js';
-import { httpFailure } from './errors.js';
+import { BodyTimeoutError, httpFailure } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
 import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
 import { withTimeout } from '../timeout.js';
@@ -42,6 +43,7 @@ export const MAX_PAGE_LIMIT = 100;
 export const MAX_POST_CHARS = 280;
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
 export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
 export const DEFAULT_READY_TIMEOUT_MS = 2_000;
 /** Longest path parameter routed (ids are at most 19 digits); longer is a 414. */
 export const MAX_PARAM_LENGTH = 200;
@@ -66,6 +68,8 @@ export interface AppOptions {
   retryAfterSeconds?: number;
   /** A handler still running after this long answers 503 (default 10 s); 0 turns it off. */
   handlerTimeoutMs?: number;
+  /** A request body still arriving after this long answers 408 and closes the connection (default 5 s, under the handler's). */
+  bodyTimeoutMs?: number;
   /** /readyz waits this long for service.ready() (default 2 s). */
   readyTimeoutMs?: number;
   /** Clock for token expiry, Unix ms (tests). */
@@ -115,6 +119,9 @@ const pageQuery = {
   },
 } as const;
 
+/** The routes without query parameters: any is an unknown one, a 400 (never ignored). */
+const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
+
 const createPostBody = {
   type: 'object',
   additionalProperties: false,
@@ -161,6 +168,14 @@ async function limitFromDigits(request: FastifyRequest): Promise<void> {
   if (typeof query.limit === 'string' && /^[0-9]{1,9}$/.test(query.limit)) query.limit = Number(query.limit);
 }
 
+/** GET routes take no body: one sent (any Content-Length above 0, or chunked) is refused, not ignored. */
+async function refuseGetBody(request: FastifyRequest): Promise<void> {
+  const length = request.headers['content-length'];
+  if ((length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined) {
+    throw new BadRequestError(`${request.method} ${request.routeOptions.url} takes no body`);
+  }
+}
+
 /** Routes that take no body refuse one with fields: an unknown field is an error, not ignored. */
 async function refuseBody(request: FastifyRequest): Promise<void> {
   const body = request.body as unknown;
@@ -180,6 +195,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
   const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const now = options.now ?? Date.now;
   const leewaySeconds = options.tokenLeewaySeconds ?? 0;
   const tokens = new TokenVerifier(tokenSecret);
@@ -225,6 +241,24 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.setErrorHandler(answerError);
 
+  // A body that trickles in would hold its handler until the handler's timeout (a 503, counted as the
+  // server's failure) and its connection for good: it is read through a stream that fails with a 408
+  // after bodyTimeoutMs. Only requests that carry a body pay for the timer.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const length = request.headers['content-length'];
+    if (!(bodyTimeoutMs > 0) || ((length === undefined || length === '0') && request.headers['transfer-encoding'] === undefined)) {
+      done(null, payload);
+      return;
+    }
+    const body = new PassThrough();
+    const timer = setTimeout(() => body.destroy(new BodyTimeoutError(bodyTimeoutMs)), bodyTimeoutMs);
+    const settled = () => clearTimeout(timer);
+    body.once('end', settled).once('close', settled);
+    payload.once('error', (err) => body.destroy(err));
+    payload.pipe(body);
+    done(null, body);
+  });
+
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     reply.code(404).send({ error: `no route ${request.method} ${JSON.stringify(path.slice(0, 100))}` });
@@ -240,6 +274,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   async function authenticate(request: FastifyRequest): Promise<void> {
+    // node:http keeps the first of several Authorization headers and drops the rest: which one a
+    // proxy or a client meant is unknown, so two are refused, not resolved
+    const raw = request.raw.rawHeaders;
+    let given = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') given++;
+    if (given > 1) throw new BadRequestError(`${given} Authorization headers: send one`);
     const token = bearerToken(request.headers.authorization);
     request.userId = tokens.verify(token, { now: now(), leewaySeconds }).userId;
   }
@@ -259,6 +299,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     {
       ...authed,
       schema: {
+        querystring: noQuery,
         body: createPostBody,
         response: { 201: { type: 'object', required: ['id', 'authorId', 'createdAt'], properties: { id: { type: 'string' }, authorId: { type: 'integer' }, createdAt: { type: 'integer' } } } },
       },
@@ -271,7 +312,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     },
   );
 
-  app.delete<{ Params: { id: string } }>('/v1/posts/:id', { ...authed, preValidation: refuseBody, schema: { params: idParams('id', 'post-id') } }, async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/v1/posts/:id', { ...authed, preValidation: refuseBody, schema: { querystring: noQuery, params: idParams('id', 'post-id') } }, async (request, reply) => {
     await service.deletePost(request.userId, request.params.id);
     reply.code(204).send();
   });
@@ -282,13 +323,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const { changed } = following ? await service.follow(request.userId, followeeId) : await service.unfollow(request.userId, followeeId);
     return { followeeId, following, changed };
   };
-  const followSchema = { params: idParams('userId', 'user-id'), response: { 200: followResponse } };
+  const followSchema = { querystring: noQuery, params: idParams('userId', 'user-id'), response: { 200: followResponse } };
   app.put<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, preValidation: refuseBody, schema: followSchema }, followRoute(true));
   app.delete<{ Params: { userId: string } }>('/v1/follows/:userId', { ...authed, preValidation: refuseBody, schema: followSchema }, followRoute(false));
 
   app.get<{ Querystring: PageQuery }>(
     '/v1/feed',
-    { ...authed, preValidation: limitFromDigits, schema: { querystring: pageQuery, response: { 200: feedPageResponse } } },
+    { ...authed, preValidation: [refuseGetBody, limitFromDigits], schema: { querystring: pageQuery, response: { 200: feedPageResponse } } },
     async (request) => {
       const cursor = cursorOf(request.query.cursor);
       return pageBody(await service.homeFeed(request.userId, { limit: request.query.limit, cursor }));
@@ -297,7 +338,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.get<{ Params: { id: string }; Querystring: PageQuery }>(
     '/v1/users/:id/posts',
-    { ...authed, preValidation: limitFromDigits, schema: { params: idParams('id', 'user-id'), querystring: pageQuery, response: { 200: feedPageResponse } } },
+    { ...authed, preValidation: [refuseGetBody, limitFromDigits], schema: { params: idParams('id', 'user-id'), querystring: pageQuery, response: { 200: feedPageResponse } } },
     async (request) => {
       const cursor = cursorOf(request.query.cursor);
       return pageBody(await service.userPosts(Number(request.params.id), { limit: request.query.limit, cursor }));

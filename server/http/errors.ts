@@ -16,6 +16,18 @@ export interface HttpFailure {
   headers?: Record<string, string>;
 }
 
+/**
+ * A request body still arriving after the app's body timeout: a 408, and the connection closed (its
+ * remaining bytes are not waited for), as node:http does for headers that are too slow.
+ */
+export class BodyTimeoutError extends Error {
+  override readonly name = 'BodyTimeoutError';
+  readonly statusCode = 408;
+  constructor(readonly afterMs: number) {
+    super(`the request body did not arrive within ${afterMs / 1000} s`);
+  }
+}
+
 export interface FailureContext {
   bodyLimit: number;
   maxParamLength: number;
@@ -79,6 +91,7 @@ export function httpFailure(err: unknown, ctx: FailureContext): HttpFailure {
   const domain = DOMAIN_STATUS[err.name];
   if (domain !== undefined) return { status: domain, message: oneLine(err.message) };
 
+  if (err instanceof BodyTimeoutError) return { status: 408, message: err.message, headers: { connection: 'close' } };
   const down = unavailableWhat(err);
   if (down) return { status: 503, message: `${down} is unavailable; retry shortly`, log: 'warn', headers: retry };
 

@@ -1,6 +1,8 @@
 // The HTTP API against an in-memory FeedService (fastify.inject, no network): every client mistake
 // is its 4xx with one line, the auth matrix holds, an outage is a quick 503 with Retry-After, the
 // metrics show the feed latency, and cursors page through a feed without repeating or skipping.
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { compareNewestFirst, encodeCursor, isOlderThan, type FeedPosition } from '../../../core/cursor.js';
@@ -306,6 +308,42 @@ describe('bad input: one line and the right 4xx, never a 500', () => {
     expect(service.calls.filter((c) => c.method === 'createPost')).toHaveLength(0);
   });
 
+  it('refuses a query parameter on the routes that take none, and a body on a GET', async () => {
+    for (const [method, url] of [['POST', '/v1/posts?authorId=101'], ['DELETE', '/v1/posts/123?as=2'], ['PUT', '/v1/follows/2?x=1'], ['DELETE', '/v1/follows/2?notify=no']] as const) {
+      const json = method === 'POST' ? { text: 'hi' } : undefined;
+      expectError(await call({ method, url, json }), 400, /^unknown query parameter "(authorId|as|x|notify)"$/);
+    }
+    for (const url of ['/v1/feed', '/v1/users/2/posts']) {
+      const route = url === '/v1/feed' ? '/v1/feed' : '/v1/users/:id/posts';
+      expectError(await call({ url, json: { limit: 5 } }), 400, new RegExp(`^GET ${route.replace(/[/:]/g, (c) => `\\${c}`)} takes no body$`));
+      expectError(await call({ url, payload: 'x', headers: { 'content-type': 'text/plain' } }), 400, /takes no body$/);
+    }
+    expect(service.calls.filter((c) => c.method !== 'ready')).toHaveLength(0);
+    // without them, the same requests pass
+    expect((await call({ url: '/v1/feed' })).statusCode).toBe(200);
+    expect((await call({ method: 'PUT', url: '/v1/follows/2' })).statusCode).toBe(200);
+  });
+
+  it('refuses two Authorization headers (node keeps the first) with 400, over a real socket', async () => {
+    // (afterEach closes the app)
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const send = (headers: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port }, () => socket.end(`GET /v1/feed HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`));
+        let got = '';
+        socket.on('data', (c: Buffer) => (got += c.toString('utf8')));
+        socket.on('end', () => resolve(got));
+        socket.on('error', reject);
+      });
+    const two = await send(`Authorization: Bearer ${tokenFor(1)}\r\nauthorization: Bearer ${tokenFor(2)}\r\n`);
+    expect(two).toMatch(/^HTTP\/1\.1 400 /);
+    expect(two).toContain('{"error":"2 Authorization headers: send one"}');
+    const one = await send(`Authorization: Bearer ${tokenFor(1)}\r\n`);
+    expect(one).toMatch(/^HTTP\/1\.1 200 /);
+    expect(service.calls.filter((c) => c.method === 'homeFeed').map((c) => c.args[0])).toEqual([1]);
+  });
+
   it('refuses a body with fields on the routes that take none', async () => {
     for (const [method, url] of [['DELETE', '/v1/posts/123'], ['PUT', '/v1/follows/2'], ['DELETE', '/v1/follows/2']] as const) {
       expectError(await call({ method, url, json: { a: 1 } }), 400, new RegExp(`^${method} /v1/(posts/:id|follows/:userId) takes no body$`));
@@ -420,7 +458,9 @@ describe('auth matrix: nobody posts as, reads the home feed of, or deletes for s
   it('posts only as the token\'s subject', async () => {
     expectError(await call({ method: 'POST', url: '/v1/posts', as: 1, json: { text: 'hi', authorId: 2 } }), 400, /unknown field "authorId"/);
     expectError(await call({ method: 'POST', url: '/v1/posts', as: 1, json: { text: 'hi', userId: 2 } }), 400, /unknown field "userId"/);
-    const res = await call({ method: 'POST', url: '/v1/posts?userId=2', as: 1, json: { text: 'hi' }, headers: { 'x-user-id': '2' } });
+    // a query parameter is refused, not ignored (it posted as the token's user before)
+    expectError(await call({ method: 'POST', url: '/v1/posts?userId=2', as: 1, json: { text: 'hi' } }), 400, /^unknown query parameter "userId"$/);
+    const res = await call({ method: 'POST', url: '/v1/posts', as: 1, json: { text: 'hi' }, headers: { 'x-user-id': '2' } });
     expect(res.statusCode).toBe(201);
     expect(service.posts.get((res.json() as { id: string }).id)?.authorId).toBe(1);
     expect(service.calls.filter((c) => c.method === 'createPost').map((c) => c.args[0])).toEqual([1]);
@@ -489,6 +529,37 @@ describe('outages', () => {
     service.failures.set('follow', new EventLogUnavailableError('Kafka is down'));
     expectError(await call({ method: 'PUT', url: '/v1/follows/2' }), 503, /^the event log is unavailable/);
     expect(logs.join('')).toContain('answered 503');
+  });
+
+  it('answers a body that trickles in with 408 and closes the connection, and a whole body in time as usual', async () => {
+    const slow = makeApp({ bodyTimeoutMs: 200, handlerTimeoutMs: 2_000 });
+    try {
+      await slow.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = slow.server.address() as AddressInfo;
+      const head = (length: number) => `POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokenFor(1)}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+      // 9 of the 40 bytes promised, then nothing: the answer, then the server closes the socket
+      const started = Date.now();
+      const answer = await new Promise<{ text: string; closedAfterMs: number }>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port }, () => socket.write(`${head(40)}{"text":"`));
+        let text = '';
+        socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        socket.on('close', () => resolve({ text, closedAfterMs: Date.now() - started }));
+        socket.on('error', reject);
+        setTimeout(() => reject(new Error(`still open after 3 s: ${text}`)), 3_000).unref();
+      });
+      expect(answer.text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer.text.toLowerCase()).toContain('connection: close');
+      expect(answer.text).toContain('{"error":"the request body did not arrive within 0.2 s"}');
+      expect(answer.closedAfterMs).toBeGreaterThanOrEqual(190);
+      expect(answer.closedAfterMs).toBeLessThan(1_500);
+      // a client mistake: no server error logged
+      expect(logs.join('')).not.toMatch(/internal error/);
+      expect(service.calls.filter((c) => c.method === 'createPost')).toHaveLength(0);
+      // a body sent whole is not held to it
+      expect((await call({ target: slow, method: 'POST', url: '/v1/posts', json: { text: 'in time' } })).statusCode).toBe(201);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('answers 503 when a store hangs past the handler timeout', async () => {
