@@ -18,13 +18,14 @@
 // converted from its query-string digits before validation. Cursors are core/cursor.ts's signed
 // (createdAt, id) positions: a mangled, tampered or foreign cursor is a 400, never page one.
 // Errors become answers in server/http/errors.ts.
-import { PassThrough } from 'node:stream';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Duplex } from 'node:stream';
 import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { decodeCursor, encodeCursor, type CursorSecret, type FeedPosition } from '../../core/cursor.js';
 import { isPostId } from '../../core/post-id.js';
 import { LISTED_TIMING, serverTiming } from '../../core/server-timing.js';
 import { bearerToken, checkTokenSecret, parseUserId, TokenVerifier, type TokenSecret } from '../auth/token.js';
-import { BodyTimeoutError, httpFailure } from './errors.js';
+import { BodyTimeoutError, clientErrorFailure, httpFailure, oneLine, rawAnswer } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
 import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
 import { withTimeout } from '../timeout.js';
@@ -232,6 +233,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // A malformed URL or an overlong path parameter, found before routing: the same one-line answers.
     frameworkErrors: answerError,
+    // and a request node:http could not parse at all (fastify's own answer has another shape)
+    clientErrorHandler: (err: Error & { code?: unknown }, socket: Duplex) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.write(rawAnswer(clientErrorFailure(err)));
+      socket.destroy();
+    },
+    // a missing Host is answered below, in the same shape (node's own 400 has no body)
+    http: { requireHostHeader: false },
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false, verbose: true },
       plugins: [idFormats],
@@ -240,6 +249,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('userId', -1);
 
   app.setErrorHandler(answerError);
+
+  // HTTP/1.1 requires a Host header (RFC 9112 3.2)
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(request.headers.host === undefined && request.raw.httpVersion === '1.1' ? new BadRequestError('the Host header is missing') : undefined);
+  });
+  // An Expect other than 100-continue: node answers 417 itself, without a body
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify({ error: oneLine(`Expect: ${String(req.headers.expect)} is not supported (only 100-continue)`) });
+    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+  });
 
   // A body that trickles in would hold its handler until the handler's timeout (a 503, counted as the
   // server's failure) and its connection for good: it is read through a stream that fails with a 408
@@ -371,5 +390,5 @@ export function buildApp(options: AppOptions): FastifyInstance {
 }
 
 function oneLineOf(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 300);
+  return oneLine(err instanceof Error ? err.message : String(err));
 }

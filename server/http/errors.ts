@@ -1,6 +1,7 @@
 // The one place an error becomes an HTTP answer. Every client mistake is a 4xx with one line
 // (`{"error": "..."}`), a known outage is a 503 with Retry-After, and anything else is a 500
 // with a generic message (the detail goes to the log, never to the client).
+import { STATUS_CODES } from 'node:http';
 import { CursorError } from '../../core/cursor.js';
 import { TokenError } from '../auth/token.js';
 import { InfrastructureError } from '../cache/redis.js';
@@ -32,6 +33,28 @@ export interface FailureContext {
   bodyLimit: number;
   maxParamLength: number;
   retryAfterSeconds: number;
+}
+
+/**
+ * The answer to a request node:http could not parse (fastify's clientErrorHandler): a request that
+ * took too long to arrive (408), headers over node's limit (431), anything else malformed (400).
+ */
+export function clientErrorFailure(err: { code?: unknown }): HttpFailure {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, message: 'the request did not arrive in time' };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, message: 'the request headers are larger than the server accepts' };
+    default:
+      return { status: 400, message: 'malformed HTTP request' };
+  }
+}
+
+/** The bytes of a whole answer in the one shape, written straight to a socket (the connection then closes). */
+export function rawAnswer(f: HttpFailure): string {
+  const body = JSON.stringify({ error: f.message });
+  const extra = Object.entries(f.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  return `HTTP/1.1 ${f.status} ${STATUS_CODES[f.status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
 }
 
 /** Domain errors by name, so the store's classes of the same names (server/store/repository.ts)

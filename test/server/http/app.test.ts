@@ -344,6 +344,30 @@ describe('bad input: one line and the right 4xx, never a 500', () => {
     expect(service.calls.filter((c) => c.method === 'homeFeed').map((c) => c.args[0])).toEqual([1]);
   });
 
+  it('answers what node:http could not parse in the one shape too: malformed, huge headers (431), an Expect (417), no Host', async () => {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const send = (request: string) =>
+      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port }, () => socket.write(request));
+        let got = '';
+        socket.on('data', (c: Buffer) => (got += c.toString('latin1')));
+        socket.on('close', () => {
+          const [head, body] = got.split('\r\n\r\n');
+          expect(head, got).toMatch(/\r\ncontent-type: application\/json/i);
+          resolve({ status: Number(head.slice(9, 12)), body: JSON.parse(body) });
+        });
+        socket.on('error', reject);
+      });
+    expect(await send('GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n')).toEqual({ status: 400, body: { error: 'malformed HTTP request' } });
+    expect(await send(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).toEqual({ status: 431, body: { error: 'the request headers are larger than the server accepts' } });
+    expect(await send('GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n')).toEqual({ status: 417, body: { error: 'Expect: 200-ok is not supported (only 100-continue)' } });
+    expect(await send('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toEqual({ status: 400, body: { error: 'the Host header is missing' } });
+    // HTTP/1.0 has no Host requirement; a whole request still passes
+    expect(await send('GET /healthz HTTP/1.0\r\n\r\n')).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await send('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toEqual({ status: 200, body: { status: 'ok' } });
+  });
+
   it('refuses a body with fields on the routes that take none', async () => {
     for (const [method, url] of [['DELETE', '/v1/posts/123'], ['PUT', '/v1/follows/2'], ['DELETE', '/v1/follows/2']] as const) {
       expectError(await call({ method, url, json: { a: 1 } }), 400, new RegExp(`^${method} /v1/(posts/:id|follows/:userId) takes no body$`));
