@@ -219,6 +219,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const route = request.routeOptions?.url ?? request.url?.split('?')[0];
     if (failure.log === 'error') request.log.error({ err }, 'internal error answering %s %s', request.method, route);
     else if (failure.log === 'warn') request.log.warn('%s %s answered %d: %s', request.method, route, failure.status, oneLineOf(err));
+    else if (failure.log === 'info') request.log.info('%s %s: %s', request.method, route, failure.message);
     if (failure.headers) reply.headers(failure.headers);
     reply.code(failure.status).type('application/json; charset=utf-8').send({ error: failure.message });
   }

@@ -12,8 +12,8 @@ export interface HttpFailure {
   status: number;
   /** One line, safe to show the client. */
   message: string;
-  /** How the server should log it: a bug is an error, an outage a warning, a client mistake nothing. */
-  log?: 'warn' | 'error';
+  /** How the server should log it: a bug is an error, an outage a warning, a client gone mid-request a note, a client mistake nothing. */
+  log?: 'info' | 'warn' | 'error';
   headers?: Record<string, string>;
 }
 
@@ -114,6 +114,8 @@ export function httpFailure(err: unknown, ctx: FailureContext): HttpFailure {
   const domain = DOMAIN_STATUS[err.name];
   if (domain !== undefined) return { status: domain, message: oneLine(err.message) };
 
+  // the client closed its connection before its request was whole (its body cut off): nobody to answer
+  if (f.code === 'ECONNRESET' || f.code === 'ERR_STREAM_PREMATURE_CLOSE') return { status: 400, message: 'the client closed the connection mid-request', log: 'info' };
   if (err instanceof BodyTimeoutError) return { status: 408, message: err.message, headers: { connection: 'close' } };
   const down = unavailableWhat(err);
   if (down) return { status: 503, message: `${down} is unavailable; retry shortly`, log: 'warn', headers: retry };

@@ -586,6 +586,31 @@ describe('outages', () => {
     }
   });
 
+  it('notes a client gone mid-body as such, not as an internal error with a stack', async () => {
+    const noted = makeApp({ logger: { level: 'info', stream: { write: (line: string) => void logs.push(line) } } });
+    try {
+      await noted.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = noted.server.address() as AddressInfo;
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port }, () => {
+          socket.write(`POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokenFor(1)}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"text":"`);
+          setTimeout(() => {
+            socket.destroy();
+            resolve();
+          }, 50);
+        });
+        socket.on('error', reject);
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      const text = logs.join('');
+      expect(text).toContain('POST /v1/posts: the client closed the connection mid-request');
+      expect(text).not.toMatch(/internal error|"stack"/);
+      expect(service.calls.filter((c) => c.method === 'createPost')).toHaveLength(0);
+    } finally {
+      await noted.close();
+    }
+  });
+
   it('answers 503 when a store hangs past the handler timeout', async () => {
     const quick = makeApp({ handlerTimeoutMs: 50, retryAfterSeconds: 3 });
     try {
