@@ -18,6 +18,7 @@
 // converted from its query-string digits before validation. Cursors are core/cursor.ts's signed
 // (createdAt, id) positions: a mangled, tampered or foreign cursor is a 400, never page one.
 // Errors become answers in server/http/errors.ts.
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Duplex } from 'node:stream';
 import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
@@ -25,7 +26,7 @@ import { decodeCursor, encodeCursor, type CursorSecret, type FeedPosition } from
 import { isPostId } from '../../core/post-id.js';
 import { LISTED_TIMING, serverTiming } from '../../core/server-timing.js';
 import { bearerToken, checkTokenSecret, parseUserId, TokenVerifier, type TokenSecret } from '../auth/token.js';
-import { BodyTimeoutError, clientErrorFailure, httpFailure, oneLine, rawAnswer } from './errors.js';
+import { BodyTimeoutError, clientErrorFailure, httpFailure, oneLine, rawAnswer, UnsupportedCharsetError } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
 import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
 import { withTimeout } from '../timeout.js';
@@ -250,6 +251,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('userId', -1);
 
   app.setErrorHandler(answerError);
+
+  // JSON bodies are UTF-8 (RFC 8259 8.1). fastify decodes with replacement characters, so raw invalid
+  // bytes were stored as U+FFFD with a 201: they are refused, and so is a body in another charset.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) done(new UnsupportedCharsetError(charset), undefined);
+    else if (!isUtf8(body)) done(new BadRequestError('the body is not valid UTF-8'), undefined);
+    else parseJson(request, body.toString('utf8'), done);
+  });
 
   // HTTP/1.1 requires a Host header (RFC 9112 3.2)
   app.addHook('onRequest', (request, _reply, done) => {

@@ -17,6 +17,14 @@ export interface HttpFailure {
   headers?: Record<string, string>;
 }
 
+/** A JSON body in a charset other than UTF-8 (RFC 8259 8.1: JSON is UTF-8): a 415, never decoded as UTF-8. */
+export class UnsupportedCharsetError extends Error {
+  override readonly name = 'UnsupportedCharsetError';
+  constructor(readonly charset: string) {
+    super(`charset ${shown(charset)} is not supported (send UTF-8)`);
+  }
+}
+
 /**
  * A request body still arriving after the app's body timeout: a 408, and the connection closed (its
  * remaining bytes are not waited for), as node:http does for headers that are too slow.
@@ -116,6 +124,7 @@ export function httpFailure(err: unknown, ctx: FailureContext): HttpFailure {
 
   // the client closed its connection before its request was whole (its body cut off): nobody to answer
   if (f.code === 'ECONNRESET' || f.code === 'ERR_STREAM_PREMATURE_CLOSE') return { status: 400, message: 'the client closed the connection mid-request', log: 'info' };
+  if (err instanceof UnsupportedCharsetError) return { status: 415, message: oneLine(err.message) };
   if (err instanceof BodyTimeoutError) return { status: 408, message: err.message, headers: { connection: 'close' } };
   const down = unavailableWhat(err);
   if (down) return { status: 503, message: `${down} is unavailable; retry shortly`, log: 'warn', headers: retry };

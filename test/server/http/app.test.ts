@@ -378,6 +378,23 @@ describe('bad input: one line and the right 4xx, never a 500', () => {
     expect((await call({ method: 'DELETE', url: '/v1/follows/2' })).statusCode).toBe(200);
   });
 
+  it('refuses raw invalid UTF-8 as it does an escaped lone surrogate, and a charset other than UTF-8 (415)', async () => {
+    const raw = (bytes: Buffer, contentType = 'application/json') => app.inject({ method: 'POST', url: '/v1/posts', headers: { authorization: `Bearer ${tokenFor(1)}`, 'content-type': contentType }, payload: bytes });
+    // a lone continuation byte, an overlong "/", a UTF-16 surrogate encoded in UTF-8
+    for (const bad of [[0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+      expectError(await raw(Buffer.concat([Buffer.from('{"text":"a'), Buffer.from(bad), Buffer.from('b"}')])), 400, /^the body is not valid UTF-8$/);
+    }
+    expectError(await raw(Buffer.from('{"text":"caf\xe9"}', 'latin1'), 'application/json; charset=ISO-8859-1'), 415, /^charset "ISO-8859-1" is not supported \(send UTF-8\)$/);
+    expectError(await raw(Buffer.from('{"text":"hi"}'), 'application/json; charset=utf-16'), 415, /charset "utf-16"/);
+    expect(service.calls.filter((c) => c.method === 'createPost')).toHaveLength(0);
+    // UTF-8, said or not, passes, its characters intact
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'application/json;charset="UTF-8"']) {
+      const res = await raw(Buffer.from('{"text":"café 😀"}'), type);
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    expect(service.calls.filter((c) => c.method === 'createPost').map((c) => c.args[1])).toEqual(['café 😀', 'café 😀', 'café 😀']);
+  });
+
   it('refuses invalid JSON, an empty JSON body, a body over the limit (413) and other media types', async () => {
     expectError(await call({ method: 'POST', url: '/v1/posts', payload: '{"text": "hi"' }), 400, /^the body is not valid JSON$/);
     expectError(await call({ method: 'POST', url: '/v1/posts', payload: '{"text": "hi", "__proto__": {"x": 1}}' }), 400, /not valid JSON/);
