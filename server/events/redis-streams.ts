@@ -20,6 +20,8 @@
 //  - after it died: the living claim its entries once they have been idle for minIdleMs
 //    (XAUTOCLAIM ... JUSTID, checked every claimIntervalMs) and handle them the same way; a
 //    consumer restarted under its old name gets them back at once (it starts with its own pending).
+//    Once it holds nothing and has not read for minIdleMs (3 x blockMs at least), the dead consumer
+//    is removed from the group (REAP_CONSUMERS): restarts under new names do not pile consumers up.
 // Each re-read raises the entry's delivery count (XPENDING). An entry delivered more than
 // maxAttempts times (its handler failed, or its consumer died, that often) goes to the partition's
 // dead-letter stream and is acknowledged, so it does not block the partition forever; so does an
@@ -41,6 +43,7 @@
 // Redis node: point the event log at a standalone Redis (or one primary), which may be another
 // Redis than a clustered timeline cache.
 import { Redis, type RedisOptions } from 'ioredis';
+import { LuaScript } from '../cache/lua.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { EventLogInputError, EventLogUnavailableError } from './errors.js';
 import { redactUrl as redactRedisUrl } from '../../core/service-url.js';
@@ -486,6 +489,26 @@ export class RedisStreamsLog implements EventLog {
   }
 }
 
+/**
+ * Removes every consumer of the group (but the caller) that holds no pending entry and has not read
+ * for ARGV[3] ms: a dead one (a live consumer reads every blockMs, far more often). One script, so
+ * that a consumer that took an entry between the look and the removal is kept: XGROUP DELCONSUMER
+ * drops a consumer's pending entries for good. Returns how many were removed.
+ */
+const REAP_CONSUMERS = new LuaScript(
+  'reap-idle-consumers',
+  `local removed = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local f = {}
+  for i = 1, #c, 2 do f[c[i]] = c[i + 1] end
+  if f['name'] ~= ARGV[2] and f['pending'] == 0 and f['idle'] >= tonumber(ARGV[3]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
+    removed = removed + 1
+  end
+end
+return removed`,
+);
+
 /** One consumer's loop: claims, own pending entries, new entries; until stopped. */
 class ConsumerLoop {
   private readonly state: PartitionState[];
@@ -596,8 +619,18 @@ class ConsumerLoop {
 
   /** XAUTOCLAIM, on every partition, of entries idle for minIdleMs (a dead consumer's); they become
    * this consumer's pending entries, handled before the partition's new ones. JUSTID: the claim does
-   * not count as a delivery, the read that follows does. */
+   * not count as a delivery, the read that follows does. Then the consumers left holding nothing are
+   * removed. */
   private async claimIdle(): Promise<void> {
+    await this.claimEntries();
+    const keys = Array.from({ length: this.s.partitions }, (_, p) => this.log.streamKey(p));
+    // a live consumer blocked in XREADGROUP looks idle for up to blockMs: never taken for dead
+    const deadAfterMs = Math.max(this.s.minIdleMs, 3 * this.s.blockMs);
+    const reaped = await REAP_CONSUMERS.runMany(this.log.redis, keys.map((key) => ({ keys: [key], args: [this.group, this.consumer, deadAfterMs] })));
+    for (const [err] of reaped) if (err) throw err;
+  }
+
+  private async claimEntries(): Promise<void> {
     const pipeline = this.log.redis.pipeline();
     for (let p = 0; p < this.s.partitions; p++) {
       pipeline.xautoclaim(this.log.streamKey(p), this.group, this.consumer, this.s.minIdleMs, '0-0', 'COUNT', this.s.batchSize, 'JUSTID');

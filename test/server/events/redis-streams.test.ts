@@ -271,6 +271,17 @@ describe.skipIf(unreachable !== null && !CI)('Redis Streams event log', () => {
     await waitFor('the survivor to handle everything', () => survivor.length >= 20);
     await waitFor('acknowledged', async () => (await log.pending('g')) === 0);
     await delay(100);
+    // the dead consumer, holding nothing once its entries were claimed, is gone from every
+    // partition's group; the living one stays (restarts under new names do not pile up)
+    const consumers = async () => {
+      const names = new Set<string>();
+      for (let p = 0; p < 4; p++) {
+        for (const c of (await admin.xinfo('CONSUMERS', log.streamKey(p), 'g')) as unknown[][]) names.add(String(c[c.indexOf('name') + 1]));
+      }
+      return [...names].sort();
+    };
+    await waitFor('the dead consumer removed', async () => !(await consumers()).includes('doomed'));
+    expect(await consumers()).toEqual(['survivor']);
     s.stop();
     await s.done;
 
