@@ -11,6 +11,11 @@ export function serverTiming(name: string, ms: number): string {
   return `${name};dur=${Math.max(0, ms).toFixed(3)}`;
 }
 
+/** The `listed` time of a 201's Server-Timing header value (undefined: no header, or no such metric). */
+export function listedAfterMs(header: string | undefined): number | undefined {
+  return header === undefined ? undefined : serverTimingDuration(header, LISTED_TIMING);
+}
+
 /** The `dur` of metric `name` in a Server-Timing header value (metrics separated by commas), or undefined. */
 export function serverTimingDuration(header: string, name: string): number | undefined {
   for (const metric of header.split(',')) {

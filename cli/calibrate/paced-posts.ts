@@ -1,6 +1,6 @@
 // Posts through the API at random (Poisson) times, as a replay's users send them: the hop's posts and
 // a running worker's posts by size. A post answered other than 201 stops calibrate.
-import { LISTED_TIMING, serverTimingDuration } from '../../core/server-timing.js';
+import { listedAfterMs } from '../../core/server-timing.js';
 import { KeepAliveConnection, postRequest, request } from '../../sim/replay/http-client.js';
 import type { Rng } from '../../core/random.js';
 
@@ -42,7 +42,7 @@ export class PacedPoster {
     this.free.push(conn);
     if (r.status !== 201) throw new Error(`calibrate: a post was answered ${r.status}: ${r.body.toString('utf8').slice(0, 200)}`);
     const id = (JSON.parse(r.body.toString('utf8')) as { id: string }).id;
-    const listed = r.serverTiming === undefined ? undefined : serverTimingDuration(r.serverTiming, LISTED_TIMING);
+    const listed = listedAfterMs(r.serverTiming);
     if (listed !== undefined) this.listedAfterMs.set(id, listed);
     return id;
   }

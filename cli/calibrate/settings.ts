@@ -85,12 +85,13 @@ export const CALIBRATE = {
    * A running worker's statement by its idle time before an event (statements-by-idle.ts): posts by
    * the hop's authors at each of these paces a second beside the hop's, this many per sample
    * (--samples) at each: 80 at the default 5, 32 s at 2.5 a second, but no pace longer than
-   * `maxSecondsPerPace` (40 posts at 1 a second: the fewest a point is taken from). A replay's workers take 2.5-4 events a second each, so a quarter of their
+   * `maxSecondsPerPace` (50 posts at 1 a second, a margin over the 40 a point is taken from,
+   * MIN_IDLE_POINT_EVENTS). A replay's workers take 2.5-4 events a second each, so a quarter of their
    * gaps are over half a second, where the statement still grows: a one-row prepared SELECT at
    * Poisson paces took p50 1.0 ms at 4 a second, 1.59 at 2.5 and 1.76 at 1 (2026-12-04, a probe
    * process beside no load), and a replay's workers 1.43 ms at about 2.5 a second each.
    */
-  statementsByIdle: { perSecond: [40, 20, 5, 2.5, 1], postsPerSample: 16, maxSecondsPerPace: 40 },
+  statementsByIdle: { perSecond: [40, 20, 5, 2.5, 1], postsPerSample: 16, maxSecondsPerPace: 50 },
   /**
    * A running worker's first page and writes against the followers of a post: for each size, posts by
    * an author whose followers all have timelines filled to the cap (the write fit's targets), at

@@ -72,16 +72,26 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
 function pulledNotes(measured: RunResult[], sc: Scenario, notes: Partial<Record<FigureId, string>>): void {
   const probes = measured.map((r) => r.replay?.fanout.probes).filter((p) => p !== undefined && p.pulledPosts > 0 && p.pulledPostLag.count > 0);
   if (probes.length === 0) return;
-  const lag = (k: 'p50' | 'p99') => mean(probes.map((p) => p!.pulledPostLag[k]));
   const timed = probes.map((p) => (p!.pulledTimed === undefined ? 'none' : `${p!.pulledTimed} of ${p!.pulledPosts}`)).join(', ');
   const api = sc.infrastructure.api;
-  const text =
-    `pulled posts (delivered when their author's list holds them, before the 201; timed by the server's Server-Timing: ${timed}): measured, creation to the list p50 ${ms(lag('p50'))}, p99 ${ms(lag('p99'))}` +
-    (api
-      ? `; modelled, api.postListed p50 ${ms(quantileAt(api.postListed, 0.5))}, p99 ${ms(quantileAt(api.postListed, 0.99))} (the post's CPU ${ms(api.cpuPerWrite)} at least)`
-      : `; modelled without an API tier: a Redis round trip, ${ms(sc.infrastructure.costs.rtt)}`);
-  for (const id of ['lag_p50', 'post_lag_p50'] as const) notes[id] = notes[id] ? `${notes[id]}. ${text[0].toUpperCase()}${text.slice(1)}` : text;
-  for (const id of ['lag_p99', 'lag_max', 'post_lag_p99', 'post_lag_max'] as const) notes[id] ??= text;
+  const modelled = api
+    ? `; modelled, api.postListed p50 ${ms(quantileAt(api.postListed, 0.5))}, p99 ${ms(quantileAt(api.postListed, 0.99))} (the post's CPU ${ms(api.cpuPerWrite)} at least)`
+    : `; modelled without an API tier: a Redis round trip, ${ms(sc.infrastructure.costs.rtt)}`;
+  // per follower, each post weighted by its audience; per post, once each
+  const text = (per: 'pulledFollowerLag' | 'pulledPostLag') => {
+    const lag = (k: 'p50' | 'p99') => mean(probes.map((p) => p![per][k]));
+    return (
+      `pulled posts (delivered when their author's list holds them, before the 201; the server's Server-Timing for ${timed}, the others bounded by the 201): ` +
+      `measured${per === 'pulledFollowerLag' ? ' per follower' : ''}, creation to the list p50 ${ms(lag('p50'))}, p99 ${ms(lag('p99'))}${modelled}`
+    );
+  };
+  const follower = text('pulledFollowerLag');
+  const post = text('pulledPostLag');
+  const add = (id: FigureId, t: string) => (notes[id] = notes[id] ? `${notes[id]}. ${t[0].toUpperCase()}${t.slice(1)}` : t);
+  add('lag_p50', follower);
+  add('post_lag_p50', post);
+  for (const id of ['lag_p99', 'lag_max'] as const) notes[id] ??= follower;
+  for (const id of ['post_lag_p99', 'post_lag_max'] as const) notes[id] ??= post;
 }
 
 /** The server's event-loop waits and GC pauses the replays measured (server/http/runtime-metrics.ts), '' from older servers. */

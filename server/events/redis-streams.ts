@@ -626,8 +626,14 @@ class ConsumerLoop {
     const keys = Array.from({ length: this.s.partitions }, (_, p) => this.log.streamKey(p));
     // a live consumer blocked in XREADGROUP looks idle for up to blockMs: never taken for dead
     const deadAfterMs = Math.max(this.s.minIdleMs, 3 * this.s.blockMs);
-    const reaped = await REAP_CONSUMERS.runMany(this.log.redis, keys.map((key) => ({ keys: [key], args: [this.group, this.consumer, deadAfterMs] })));
-    for (const [err] of reaped) if (err) throw err;
+    // housekeeping: a failure is reported and tried again at the next claim, never an outage of the loop
+    try {
+      const reaped = await REAP_CONSUMERS.runMany(this.log.redis, keys.map((key) => ({ keys: [key], args: [this.group, this.consumer, deadAfterMs] })));
+      const failed = reaped.find(([err]) => err !== null);
+      if (failed) this.report(this.log.unavailable(`removing dead consumers of ${this.group}`, failed[0]));
+    } catch (err) {
+      this.report(this.log.unavailable(`removing dead consumers of ${this.group}`, err));
+    }
   }
 
   private async claimEntries(): Promise<void> {

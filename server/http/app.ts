@@ -20,13 +20,13 @@
 // Errors become answers in server/http/errors.ts.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PassThrough, type Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { decodeCursor, encodeCursor, type CursorSecret, type FeedPosition } from '../../core/cursor.js';
 import { isPostId } from '../../core/post-id.js';
 import { LISTED_TIMING, serverTiming } from '../../core/server-timing.js';
 import { bearerToken, checkTokenSecret, parseUserId, TokenVerifier, type TokenSecret } from '../auth/token.js';
-import { BodyTimeoutError, clientErrorFailure, httpFailure, oneLine, rawAnswer, UnsupportedCharsetError } from './errors.js';
+import { clientErrorFailure, errorBody, httpFailure, oneLine, rawAnswer, UnsupportedCharsetError } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
 import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
 import { withTimeout } from '../timeout.js';
@@ -45,7 +45,9 @@ export const MAX_PAGE_LIMIT = 100;
 export const MAX_POST_CHARS = 280;
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
 export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
-export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+/** node:http looks for requests past their time every requestTimeoutMs / this (its own default: every 30 s). */
+const REQUEST_TIMEOUT_CHECKS = 5;
 export const DEFAULT_READY_TIMEOUT_MS = 2_000;
 /** Longest path parameter routed (ids are at most 19 digits); longer is a 414. */
 export const MAX_PARAM_LENGTH = 200;
@@ -70,8 +72,12 @@ export interface AppOptions {
   retryAfterSeconds?: number;
   /** A handler still running after this long answers 503 (default 10 s); 0 turns it off. */
   handlerTimeoutMs?: number;
-  /** A request body still arriving after this long answers 408 and closes the connection (default 5 s, under the handler's). */
-  bodyTimeoutMs?: number;
+  /**
+   * A request (headers and body) still arriving after this long is answered 408 and its connection
+   * closed (default 5 s, under the handler's timeout, so a trickling body is not taken for a slow
+   * handler); 0 turns it off.
+   */
+  requestTimeoutMs?: number;
   /** /readyz waits this long for service.ready() (default 2 s). */
   readyTimeoutMs?: number;
   /** Clock for token expiry, Unix ms (tests). */
@@ -163,20 +169,23 @@ interface PageQuery {
   cursor?: string;
 }
 
-/** The query string's `limit` digits as a number, so the schema checks its range; anything else is
- * left for the schema to refuse as "not an integer". */
-async function limitFromDigits(request: FastifyRequest): Promise<void> {
-  const query = request.query as Record<string, unknown>;
-  if (typeof query.limit === 'string' && /^[0-9]{1,9}$/.test(query.limit)) query.limit = Number(query.limit);
-}
-
-/** GET routes take no body: one sent (any Content-Length above 0, or chunked) is refused, not ignored. */
-async function refuseGetBody(request: FastifyRequest): Promise<void> {
+/**
+ * A page request's checks before validation, in one synchronous hook (it runs on every read): a GET
+ * takes no body (one sent, any Content-Length above 0 or chunked, is refused, not ignored); the
+ * query string's `limit` digits become a number, so the schema checks its range (anything else is
+ * left for the schema to refuse as "not an integer").
+ */
+function pageRequest(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const length = request.headers['content-length'];
   if ((length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined) {
-    throw new BadRequestError(`${request.method} ${request.routeOptions.url} takes no body`);
+    done(new BadRequestError(`${request.method} ${request.routeOptions.url} takes no body`));
+    return;
   }
+  const query = request.query as Record<string, unknown>;
+  if (typeof query.limit === 'string' && /^[0-9]{1,9}$/.test(query.limit)) query.limit = Number(query.limit);
+  done();
 }
+
 
 /** Routes that take no body refuse one with fields: an unknown field is an error, not ignored. */
 async function refuseBody(request: FastifyRequest): Promise<void> {
@@ -197,7 +206,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
   const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
-  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const now = options.now ?? Date.now;
   const leewaySeconds = options.tokenLeewaySeconds ?? 0;
   const tokens = new TokenVerifier(tokenSecret);
@@ -241,8 +250,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
       if (socket.writable) socket.write(rawAnswer(clientErrorFailure(err)));
       socket.destroy();
     },
-    // a missing Host is answered below, in the same shape (node's own 400 has no body)
-    http: { requireHostHeader: false },
+    // A request that trickles in would hold its handler until the handler's timeout (a 503, counted
+    // as the server's failure) and its connection for good: node:http answers it 408 (as a client
+    // error, above) once requestTimeoutMs has passed. A missing Host is answered below, in the same
+    // shape (node's own 400 has no body).
+    // (given to node at construction too: set on the server only afterwards, as fastify does, node
+    // never times a request out)
+    requestTimeout: requestTimeoutMs,
+    http: {
+      requireHostHeader: false,
+      ...(requestTimeoutMs > 0 ? { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.max(1, Math.round(requestTimeoutMs / REQUEST_TIMEOUT_CHECKS)) } : {}),
+    },
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false, verbose: true },
       plugins: [idFormats],
@@ -269,27 +287,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
   // An Expect other than 100-continue: node answers 417 itself, without a body
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const body = JSON.stringify({ error: oneLine(`Expect: ${String(req.headers.expect)} is not supported (only 100-continue)`) });
+    const body = errorBody(`Expect: ${String(req.headers.expect)} is not supported (only 100-continue)`);
     res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
 
-  // A body that trickles in would hold its handler until the handler's timeout (a 503, counted as the
-  // server's failure) and its connection for good: it is read through a stream that fails with a 408
-  // after bodyTimeoutMs. Only requests that carry a body pay for the timer.
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    const length = request.headers['content-length'];
-    if (!(bodyTimeoutMs > 0) || ((length === undefined || length === '0') && request.headers['transfer-encoding'] === undefined)) {
-      done(null, payload);
-      return;
-    }
-    const body = new PassThrough();
-    const timer = setTimeout(() => body.destroy(new BodyTimeoutError(bodyTimeoutMs)), bodyTimeoutMs);
-    const settled = () => clearTimeout(timer);
-    body.once('end', settled).once('close', settled);
-    payload.once('error', (err) => body.destroy(err));
-    payload.pipe(body);
-    done(null, body);
-  });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
@@ -361,7 +362,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.get<{ Querystring: PageQuery }>(
     '/v1/feed',
-    { ...authed, preValidation: [refuseGetBody, limitFromDigits], schema: { querystring: pageQuery, response: { 200: feedPageResponse } } },
+    { ...authed, preValidation: pageRequest, schema: { querystring: pageQuery, response: { 200: feedPageResponse } } },
     async (request) => {
       const cursor = cursorOf(request.query.cursor);
       return pageBody(await service.homeFeed(request.userId, { limit: request.query.limit, cursor }));
@@ -370,7 +371,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.get<{ Params: { id: string }; Querystring: PageQuery }>(
     '/v1/users/:id/posts',
-    { ...authed, preValidation: [refuseGetBody, limitFromDigits], schema: { params: idParams('id', 'user-id'), querystring: pageQuery, response: { 200: feedPageResponse } } },
+    { ...authed, preValidation: pageRequest, schema: { params: idParams('id', 'user-id'), querystring: pageQuery, response: { 200: feedPageResponse } } },
     async (request) => {
       const cursor = cursorOf(request.query.cursor);
       return pageBody(await service.userPosts(Number(request.params.id), { limit: request.query.limit, cursor }));

@@ -25,18 +25,6 @@ export class UnsupportedCharsetError extends Error {
   }
 }
 
-/**
- * A request body still arriving after the app's body timeout: a 408, and the connection closed (its
- * remaining bytes are not waited for), as node:http does for headers that are too slow.
- */
-export class BodyTimeoutError extends Error {
-  override readonly name = 'BodyTimeoutError';
-  readonly statusCode = 408;
-  constructor(readonly afterMs: number) {
-    super(`the request body did not arrive within ${afterMs / 1000} s`);
-  }
-}
-
 export interface FailureContext {
   bodyLimit: number;
   maxParamLength: number;
@@ -58,9 +46,14 @@ export function clientErrorFailure(err: { code?: unknown }): HttpFailure {
   }
 }
 
+/** The one shape of every error answer's body. */
+export function errorBody(message: string): string {
+  return JSON.stringify({ error: oneLine(message) });
+}
+
 /** The bytes of a whole answer in the one shape, written straight to a socket (the connection then closes). */
 export function rawAnswer(f: HttpFailure): string {
-  const body = JSON.stringify({ error: f.message });
+  const body = errorBody(f.message);
   const extra = Object.entries(f.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   return `HTTP/1.1 ${f.status} ${STATUS_CODES[f.status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
 }
@@ -122,12 +115,12 @@ export function httpFailure(err: unknown, ctx: FailureContext): HttpFailure {
   const domain = DOMAIN_STATUS[err.name];
   if (domain !== undefined) return { status: domain, message: oneLine(err.message) };
 
-  // the client closed its connection before its request was whole (its body cut off): nobody to answer
-  if (f.code === 'ECONNRESET' || f.code === 'ERR_STREAM_PREMATURE_CLOSE') return { status: 400, message: 'the client closed the connection mid-request', log: 'info' };
   if (err instanceof UnsupportedCharsetError) return { status: 415, message: oneLine(err.message) };
-  if (err instanceof BodyTimeoutError) return { status: 408, message: err.message, headers: { connection: 'close' } };
   const down = unavailableWhat(err);
   if (down) return { status: 503, message: `${down} is unavailable; retry shortly`, log: 'warn', headers: retry };
+  // the client closed its connection before its request was whole (its body cut off): nobody to
+  // answer. After the outages: a store's reset connection is theirs (DatabaseUnavailableError).
+  if (f.code === 'ECONNRESET' || f.code === 'ERR_STREAM_PREMATURE_CLOSE') return { status: 400, message: 'the client closed the connection mid-request', log: 'info' };
 
   switch (f.code) {
     case 'FST_ERR_HANDLER_TIMEOUT':

@@ -33,7 +33,7 @@ import {
   type PostOutcome,
 } from './driver-result.js';
 import { ConnectionPool, type Done, type KeepAliveConnection, getRequest, newHistogram, postRequest } from './http-client.js';
-import { LISTED_TIMING, serverTimingDuration } from '../../core/server-timing.js';
+import { listedAfterMs } from '../../core/server-timing.js';
 
 export * from './driver-result.js';
 
@@ -310,7 +310,7 @@ class ScheduleRun {
       this.series.count('sentLate');
     }
     this.inFlight++;
-    conn.send(bytes, f.done, keepBody);
+    conn.send(bytes, f.done, keepBody, kind === POST);
   }
 
   private newFlight(): Flight {
@@ -395,7 +395,7 @@ class ScheduleRun {
       const r = JSON.parse(body.toString('utf8')) as { id: unknown; authorId: unknown; createdAt: unknown };
       if (typeof r.id !== 'string' || !Number.isFinite(r.createdAt) || !Number.isFinite(r.authorId)) throw new Error(body.toString('utf8', 0, 100));
       created = { id: r.id, createdAt: r.createdAt as number, authorId: r.authorId as number };
-      const listed = serverTiming === undefined ? undefined : serverTimingDuration(serverTiming, LISTED_TIMING);
+      const listed = listedAfterMs(serverTiming);
       if (listed !== undefined) created.listedAfterMs = listed;
     } catch (e) {
       this.firstError ??= `a 2xx post answer that is not {id, authorId, createdAt}: ${(e as Error).message}`;

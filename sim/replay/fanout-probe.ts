@@ -16,9 +16,10 @@
 //
 // A pulled post is visible to every reader who merges its author's list once it is in that list.
 // The API adds it there before answering 201 and says when in the answer (Server-Timing `listed`,
-// core/server-timing.ts: from the post's creation to the list holding it, to the microsecond), so a
-// pulled post found at its first poll has that lag exactly; from a server that does not say, it
-// appeared no later than the 201 arrived, and its interval ends there. One key stands for its whole live audience,
+// core/server-timing.ts: on the server's sub-millisecond clock, from just before it stamps the post's
+// id, within a millisecond of its createdAt), so a pulled post found at its first poll takes that
+// lag; from a server that does not say, it appeared no later than the 201 arrived, and its interval
+// ends there. One key stands for its whole live audience,
 // and its lag is recorded with that audience as the weight (pulledFollowerLag), so that pushed and
 // pulled deliveries add up per follower as the simulator counts them; pulledPostLag has it once per post.
 import type { Redis } from 'ioredis';

@@ -9,7 +9,7 @@
 // the two cores with the server, Redis and Postgres, so every microsecond it spends per request is
 // taken from the server it measures. This client writes pre-built request bytes and parses only the
 // status line, Content-Length (fastify always sends one for a serialized JSON reply), a
-// `Connection: close` and, where the body is kept, Server-Timing, keeping the generator's share of
+// `Connection: close` and, where asked (a post's answer), Server-Timing, keeping the generator's share of
 // the CPU small; the share it does take is measured and printed. One request at a time per
 // connection (no HTTP pipelining), as a browser or an undici Pool connection does.
 import { connect, type Socket } from 'node:net';
@@ -17,7 +17,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import * as hdr from 'hdr-histogram-js';
 import type { CpuMeter, CpuShare, CpuSnapshot } from './cpu.js';
 
-/** `serverTiming`: the answer's Server-Timing header value, read only when the body is kept. */
+/** `serverTiming`: the answer's Server-Timing header value, read only when asked (send's `timing`). */
 export type Done = (err: Error | null, status: number, body: Buffer | null, serverTiming?: string) => void;
 
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -34,6 +34,7 @@ export class KeepAliveConnection {
   private status = 0;
   private bodyStart = -1;
   private bodyLength = -1;
+  private wantTiming = false;
   private serverTiming: string | undefined;
   /** The current answer said `Connection: close`: the connection is closed once it is complete. */
   private closeAfter = false;
@@ -69,8 +70,8 @@ export class KeepAliveConnection {
     });
   }
 
-  /** Send one request (its complete bytes); `done` gets the status (and the body when keepBody). */
-  send(request: Buffer, done: Done, keepBody = false): void {
+  /** Send one request (its complete bytes); `done` gets the status (and the body when keepBody, the Server-Timing header when timing). */
+  send(request: Buffer, done: Done, keepBody = false, timing = false): void {
     if (this.done) throw new Error('a request is already in flight on this connection');
     if (this.closed) {
       done(new Error('connection closed'), 0, null);
@@ -78,6 +79,7 @@ export class KeepAliveConnection {
     }
     this.done = done;
     this.keepBody = keepBody;
+    this.wantTiming = timing;
     this.buf = null;
     this.bodyStart = -1;
     this.socket.write(request);
@@ -105,7 +107,7 @@ export class KeepAliveConnection {
       this.bodyStart = end + 4;
       this.bodyLength = Number(m[1]);
       this.closeAfter = CONNECTION_CLOSE.test(head);
-      this.serverTiming = this.keepBody ? SERVER_TIMING.exec(head)?.[1] : undefined;
+      this.serverTiming = this.wantTiming ? SERVER_TIMING.exec(head)?.[1] : undefined;
     }
     const complete = this.bodyStart + this.bodyLength;
     if (buf.length < complete) return;
@@ -279,7 +281,7 @@ export function postRequest(host: string, path: string, token: string, json: unk
 
 /** One request on a connection, as a promise (set-up work, not the measured loops). */
 export function request(conn: KeepAliveConnection, bytes: Buffer): Promise<{ status: number; body: Buffer; serverTiming?: string }> {
-  return new Promise((resolve, reject) => conn.send(bytes, (err, status, body, serverTiming) => (err ? reject(err) : resolve({ status, body: body!, serverTiming })), true));
+  return new Promise((resolve, reject) => conn.send(bytes, (err, status, body, serverTiming) => (err ? reject(err) : resolve({ status, body: body!, serverTiming })), true, true));
 }
 
 /** `work(i)` for i in 0..n-1 over the connections, each connection one at a time. */

@@ -92,9 +92,10 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     const typical = (r: number) => Math.exp(-0.5772156649015329) / r;
     const hop = CALIBRATE.postToLog.perSecond;
     const paces = [...CALIBRATE.statementsByIdle.perSecond, hop].sort((a, b) => b - a);
-    // (a slow pace's posts capped by its time: 40 at 1 a second where 3 samples would be 48)
+    // (a slow pace's posts capped by its time: 50 at 1 a second where 5 samples would be 80)
     expect(idle.points.map((p) => p.n)).toEqual(paces.map((r) => (r === hop ? 3 * CALIBRATE.postToLog.postsPerSample : postsAtPace(3, r))));
-    expect(postsAtPace(3, 1)).toBe(40);
+    expect(postsAtPace(5, 1)).toBe(50);
+    expect(postsAtPace(3, 1)).toBe(48);
     // (the JSON document keeps six significant digits)
     idle.points.forEach((p, i) => expect(Math.abs(p.gap / typical(paces[i]) - 1), String(paces[i])).toBeLessThan(1e-5));
     expect(idle.referenceGap).toBeCloseTo(typical(hop), 6);

@@ -1,6 +1,6 @@
 // The Server-Timing metric the server sends on a 201 and the replay and calibrate read back.
 import { describe, expect, it } from 'vitest';
-import { LISTED_TIMING, serverTiming, serverTimingDuration } from '../../core/server-timing.js';
+import { LISTED_TIMING, listedAfterMs, serverTiming, serverTimingDuration } from '../../core/server-timing.js';
 
 describe('Server-Timing', () => {
   it('writes name;dur=ms to the microsecond and reads it back', () => {
@@ -15,6 +15,12 @@ describe('Server-Timing', () => {
     expect(serverTimingDuration('db;dur=53, listed;desc="in the list";dur=2.5', 'listed')).toBe(2.5);
     expect(serverTimingDuration('cache;desc="Cache Read";dur=23.2, Listed ; dur = "7"', 'listed')).toBe(7);
     expect(serverTimingDuration('listed;dur=1.5,listed;dur=9', 'listed')).toBe(1.5);
+  });
+
+  it("reads a 201's listed time, and nothing from an answer without the header", () => {
+    expect(listedAfterMs('db;dur=1, listed;dur=2.25')).toBe(2.25);
+    expect(listedAfterMs('db;dur=1')).toBeUndefined();
+    expect(listedAfterMs(undefined)).toBeUndefined();
   });
 
   it('gives undefined for another metric, a metric without dur and a dur that is not a number', () => {

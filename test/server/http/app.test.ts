@@ -573,7 +573,7 @@ describe('outages', () => {
   });
 
   it('answers a body that trickles in with 408 and closes the connection, and a whole body in time as usual', async () => {
-    const slow = makeApp({ bodyTimeoutMs: 200, handlerTimeoutMs: 2_000 });
+    const slow = makeApp({ requestTimeoutMs: 200, handlerTimeoutMs: 2_000 });
     try {
       await slow.listen({ port: 0, host: '127.0.0.1' });
       const { port } = slow.server.address() as AddressInfo;
@@ -590,7 +590,7 @@ describe('outages', () => {
       });
       expect(answer.text).toMatch(/^HTTP\/1\.1 408 /);
       expect(answer.text.toLowerCase()).toContain('connection: close');
-      expect(answer.text).toContain('{"error":"the request body did not arrive within 0.2 s"}');
+      expect(answer.text).toContain('{"error":"the request did not arrive in time"}');
       expect(answer.closedAfterMs).toBeGreaterThanOrEqual(190);
       expect(answer.closedAfterMs).toBeLessThan(1_500);
       // a client mistake: no server error logged
@@ -598,6 +598,28 @@ describe('outages', () => {
       expect(service.calls.filter((c) => c.method === 'createPost')).toHaveLength(0);
       // a body sent whole is not held to it
       expect((await call({ target: slow, method: 'POST', url: '/v1/posts', json: { text: 'in time' } })).statusCode).toBe(201);
+      // bodies no route reads (a GET's, an unknown route's, an unknown media type's) are answered,
+      // and the server is still there after the timeout has passed for each
+      const unread = [
+        `GET /v1/feed HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokenFor(1)}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`,
+        'POST /nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-foo\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab',
+        `POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokenFor(1)}\r\nContent-Type: application/x-foo\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab`,
+      ];
+      const statuses: number[] = [];
+      for (const request of unread) {
+        statuses.push(
+          await new Promise<number>((resolve, reject) => {
+            const socket = connect({ host: '127.0.0.1', port }, () => socket.write(request));
+            let text = '';
+            socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
+            socket.on('close', () => resolve(Number(text.slice(9, 12))));
+            socket.on('error', reject);
+          }),
+        );
+      }
+      expect(statuses).toEqual([400, 404, 415]);
+      await new Promise((r) => setTimeout(r, 400));
+      expect((await call({ target: slow, url: '/healthz', as: null })).statusCode).toBe(200);
     } finally {
       await slow.close();
     }
