@@ -17,8 +17,8 @@ activity:
   diurnal: none
 `;
 
-/** One burst post by the star of `followers` followers, on 10 workers writing 5,000/s each. */
-function burst(followers: number, infra: string) {
+/** One burst post by the star of `followers` followers, on 10 workers writing 5,000/s each (push, no API tier, unless given). */
+function burst(followers: number, infra: string, o: { policy?: string; api?: string } = {}) {
   const sc = scenarioFrom(`duration: 2m
 ${quiet}
 events:
@@ -28,9 +28,9 @@ infrastructure:
   fanoutWorkers: 10
   writesPerSecondPerWorker: 5000
   batchSize: 1000
-  api: none
+  api: ${o.api ?? 'none'}
 ${infra}
-policy: { kind: push, skipDormant: false }
+policy: ${o.policy ?? '{ kind: push, skipDormant: false }'}
 `, followers + 1);
   const graph = starGraph(followers);
   return simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
@@ -158,34 +158,19 @@ describe('the API tier', () => {
   });
 
   it("delivers a pulled post when its author's list holds it: api.postListed's draw, the CPU at least, a round trip without the tier", () => {
-    const pulled = (api: string) => {
-      const sc = scenarioFrom(`duration: 2m
-${quiet}
-events:
-  - at: 10s
-    celebrityBurst: { accounts: 1, window: 1ms }
-infrastructure:
-  fanoutWorkers: 10
-  writesPerSecondPerWorker: 5000
-${NO_COSTS.replace('rtt: 0s', 'rtt: 0.3ms')}
-  postToLog: 5ms
-${api}
-policy: { kind: pull }
-`, 1001);
-      return simulate({ scenario: sc, population: buildPopulation(starGraph(1000), sc), policy: basePolicy(sc) }).fanout;
-    };
+    const pulled = (api: string) => burst(1000, `${NO_COSTS.replace('rtt: 0s', 'rtt: 0.3ms')}\n  postToLog: 5ms`, { policy: '{ kind: pull }', api }).fanout;
     // the commit and the list add the server timed, not the hop to the log (a pulled post waits for no worker)
-    const listed = pulled('  api: { instances: 1, network: 0s, cpuPerWrite: 500us, postListed: 4ms }');
+    const listed = pulled('{ instances: 1, network: 0s, cpuPerWrite: 500us, postListed: 4ms }');
     expect(listed.followerLag.mean).toBeCloseTo(0.004, 9);
     expect(listed.followerLag.count).toBe(1000);
     expect(listed.postLag.max).toBeCloseTo(0.004, 9);
     // a draw under the post's CPU: the handler is not done before its CPU is
-    expect(pulled('  api: { instances: 1, network: 0s, cpuPerWrite: 500us, postListed: 100us }').followerLag.mean).toBeCloseTo(0.0005, 9);
+    expect(pulled('{ instances: 1, network: 0s, cpuPerWrite: 500us, postListed: 100us }').followerLag.mean).toBeCloseTo(0.0005, 9);
     // a distribution is drawn per post
-    const drawn = pulled('  api: { instances: 1, network: 0s, cpuPerWrite: 0s, postListed: { min: 1ms, max: 9ms } }').postLag;
+    const drawn = pulled('{ instances: 1, network: 0s, cpuPerWrite: 0s, postListed: { min: 1ms, max: 9ms } }').postLag;
     expect(drawn.max).toBeGreaterThanOrEqual(0.001);
     expect(drawn.max).toBeLessThanOrEqual(0.009);
-    expect(pulled('  api: none').followerLag.mean).toBeCloseTo(0.0003, 9);
+    expect(pulled('none').followerLag.mean).toBeCloseTo(0.0003, 9);
   });
 
   it('is absent with api: none: a page is its Redis work only', () => {
