@@ -89,7 +89,7 @@ export class RedisFeedService implements FeedService {
         this.reads.hydrator.remember([{ id: created.id, authorId: userId, body: text, createdAt: created.createdAt, deleted: false }]),
       ]),
     );
-    return listedAfterMs === undefined ? { id: created.id, createdAt: created.createdAt } : { id: created.id, createdAt: created.createdAt, listedAfterMs };
+    return { id: created.id, createdAt: created.createdAt, listedAfterMs };
   }
 
   async deletePost(userId: UserId, postId: PostId): Promise<DeletedPost> {

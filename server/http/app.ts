@@ -186,7 +186,6 @@ function pageRequest(request: FastifyRequest, _reply: FastifyReply, done: (err?:
   done();
 }
 
-
 /** Routes that take no body refuse one with fields: an unknown field is an error, not ignored. */
 async function refuseBody(request: FastifyRequest): Promise<void> {
   const body = request.body as unknown;
@@ -290,7 +289,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const body = errorBody(`Expect: ${String(req.headers.expect)} is not supported (only 100-continue)`);
     res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
-
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';

@@ -49,7 +49,7 @@ export interface CreatedPost {
   /**
    * ms from the post's creation to its author's recent list holding it (absent: the list is not
    * cached, or the add failed). A pulled author's post is delivered to every follower from then;
-   * the route sends it as `Server-Timing: listed;dur=…` (sim/replay/fanout-probe.ts reads it).
+   * the route sends it as `Server-Timing: listed;dur=…` (the replay driver reads it for its probes).
    */
   listedAfterMs?: number;
 }
