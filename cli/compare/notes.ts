@@ -7,6 +7,7 @@
 import type { FigureId } from '../../sim/compare/figures.js';
 import type { RunResult } from '../../sim/result.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
+import { LATE_MS } from '../../sim/replay/driver.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 import { mean } from 'simple-statistics';
@@ -58,8 +59,8 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     // a read that found its followee set missing or stale waited for Postgres: the model has no such wait
     const waits = measured.map((r) => r.replay?.reads.counters).filter((c) => c?.followeeLoadsWaited !== undefined);
     const waited = waits.length > 0 ? `; ${waits.map((c) => `${c!.followeeLoadsWaited} of ${c!.feedAnswered}`).join(', ')} reads waited for their followee set from Postgres (not modelled)` : '';
-    notes.read_p50 = read + waited;
-    notes.read_p99 = read + waited + runtimeWaits(measured);
+    notes.read_p50 = read + waited + clientWaits(measured, 'p50Ms');
+    notes.read_p99 = read + waited + runtimeWaits(measured) + clientWaits(measured, 'p99Ms');
   }
   return notes;
 }
@@ -103,6 +104,25 @@ function runtimeWaits(measured: RunResult[]): string {
   if (loops.length > 0) out += `; the server's event loop ran a timer due every ${LOOP_PROBE_MS} ms late by p50 ${loops.map((l) => msOf(l.p50Ms)).join(', ')}, p99 ${loops.map((l) => msOf(l.p99Ms)).join(', ')} (a read arriving then waited as long)`;
   if (gcs.length > 0) out += `; its GC paused it ${gcs.map((g) => `${g.pauses} times for ${msOf(g.totalMs)}`).join(', ')}, p99 ${gcs.map((g) => msOf(g.p99Ms)).join(', ')}`;
   return out;
+}
+
+/**
+ * The client's share of a read: a read is timed from when it was due (open model), so a send the
+ * load generator made late counts in it; on one machine the generator shares the cores with the
+ * stack. The same quantile from the actual send, the late sends, and a session's first page (sent
+ * after an idle gap) beside its later ones (sent as the page before is answered). '' from older
+ * documents.
+ */
+function clientWaits(measured: RunResult[], k: 'p50Ms' | 'p99Ms'): string {
+  const drivers = measured.map((r) => r.replay?.driver).filter((d) => d?.latency?.sendDelay !== undefined);
+  if (drivers.length === 0) return '';
+  const list = (f: (d: NonNullable<(typeof drivers)[number]>) => string) => drivers.map((d) => f(d!)).join(', ');
+  const late = list((d) => `${d.totals.reads.lateGenerator} of ${d.totals.reads.sent}`);
+  return (
+    `; from the actual send, ${k === 'p50Ms' ? 'p50' : 'p99'} ${list((d) => msOf(d.latency.reads.fromSent[k]))}: the load generator sent ${late} reads over ${LATE_MS} ms late ` +
+    `(the send delay of all its requests p99 ${list((d) => msOf(d.latency.sendDelay.p99Ms))}, max ${list((d) => msOf(d.latency.sendDelay.maxMs))}); ` +
+    `first pages ${list((d) => msOf(d.latency.firstPages.fromIntended[k]))}, later pages ${list((d) => msOf(d.latency.laterPages.fromIntended[k]))}`
+  );
 }
 
 /** The workers' event-loop waits the replays measured, '' from older workers. */
