@@ -47,6 +47,8 @@ export const COUNTERS = {
   pathTransitions: 'authors moved from pull back to push (their recent posts backfilled)',
   unknownAuthors: 'events whose author does not exist (skipped)',
   handlerFailures: 'batches whose handling failed (redelivered)',
+  eventLogLosses: 'times the event log was found to have lost its entries (a consumer group gone that had been created)',
+  eventsRepublished: 'outbox rows published again after an event log loss (their fan-out not known to be done)',
 } as const;
 
 export type HistogramName = keyof typeof HISTOGRAMS;

@@ -23,6 +23,8 @@ export interface PostCreated {
   readonly createdAt: number;
   /** Length of the body in characters, when the producer knows it (for memory accounting). */
   readonly bodyLength?: number;
+  /** The outbox row it was relayed from: the worker marks that row fanned out once it is done. */
+  readonly outboxId?: string;
 }
 
 /** A post was deleted. `createdAt` is the deleted post's creation time in ms (its timeline score). */
@@ -31,6 +33,8 @@ export interface PostDeleted {
   readonly postId: PostId;
   readonly authorId: number;
   readonly createdAt: number;
+  /** As PostCreated's. */
+  readonly outboxId?: string;
 }
 
 export type PostEvent = PostCreated | PostDeleted;
@@ -83,6 +87,9 @@ export interface ConsumeOptions {
    * threw) and dead-lettered events. Defaults to nothing: count or log them here. */
   readonly onError?: (err: unknown) => void;
   readonly onDeadLetter?: (letter: DeadLetter) => void;
+  /** Called when the consumer had to create its group on these partitions (Redis Streams: at its
+   * first read of a log nobody consumed yet, or after the log lost its keys: fanout-ledger.ts). */
+  readonly onGroupCreated?: (partitions: readonly number[]) => void;
 }
 
 export interface EventLog {
@@ -134,8 +141,14 @@ export function postEventProblem(e: unknown): string | null {
       return `bodyLength ${JSON.stringify(o.bodyLength)} is not a non-negative integer`;
     }
   }
+  if (o.outboxId !== undefined && (typeof o.outboxId !== 'string' || !OUTBOX_ID.test(o.outboxId))) {
+    return `outboxId ${JSON.stringify(o.outboxId).slice(0, 40)} is not an outbox id (a positive decimal bigint)`;
+  }
   return null;
 }
+
+/** An outbox row's id: a bigserial as a decimal string. */
+export const OUTBOX_ID = /^[1-9][0-9]{0,18}$/;
 
 /** Throws EventLogInputError naming the first invalid event. */
 export function checkPostEvents(events: readonly PostEvent[]): void {
@@ -147,10 +160,7 @@ export function checkPostEvents(events: readonly PostEvent[]): void {
 
 /** The event as the log stores it: JSON with the fields in a fixed order. */
 export function encodePostEvent(e: PostEvent): string {
-  if (e.kind === 'PostCreated' && e.bodyLength !== undefined) {
-    return JSON.stringify({ kind: e.kind, postId: e.postId, authorId: e.authorId, createdAt: e.createdAt, bodyLength: e.bodyLength });
-  }
-  return JSON.stringify({ kind: e.kind, postId: e.postId, authorId: e.authorId, createdAt: e.createdAt });
+  return JSON.stringify(knownFields(e));
 }
 
 /** Decodes a stored event, keeping only the known fields. Throws MalformedEventError. */
@@ -163,13 +173,14 @@ export function decodePostEvent(raw: string): PostEvent {
   }
   const problem = postEventProblem(parsed);
   if (problem) throw new MalformedEventError(problem);
-  const o = parsed as PostEvent;
-  if (o.kind === 'PostCreated') {
-    return o.bodyLength === undefined
-      ? { kind: o.kind, postId: o.postId, authorId: o.authorId, createdAt: o.createdAt }
-      : { kind: o.kind, postId: o.postId, authorId: o.authorId, createdAt: o.createdAt, bodyLength: o.bodyLength };
-  }
-  return { kind: o.kind, postId: o.postId, authorId: o.authorId, createdAt: o.createdAt };
+  return knownFields(parsed as PostEvent);
+}
+
+/** The event's known fields in their fixed order, the optional ones only when present. */
+function knownFields(e: PostEvent): PostEvent {
+  const base = { kind: e.kind, postId: e.postId, authorId: e.authorId, createdAt: e.createdAt };
+  const withLength = e.kind === 'PostCreated' && e.bodyLength !== undefined ? { ...base, bodyLength: e.bodyLength } : base;
+  return (e.outboxId !== undefined ? { ...withLength, outboxId: e.outboxId } : withLength) as PostEvent;
 }
 
 /** Throws EventLogInputError unless the name is usable as a group or consumer name. */

@@ -348,15 +348,19 @@ export class RedisStreamsLog implements EventLog {
   }
 
   /** Creates the group on every partition stream (and the streams), from the start of each stream,
-   * so events appended before the first consumer started are not missed. */
-  async ensureGroup(group: string): Promise<void> {
+   * so events appended before the first consumer started are not missed. Resolves with the
+   * partitions where the group was not there and was created (none when it was everywhere). */
+  async ensureGroup(group: string): Promise<number[]> {
     checkName('group', group);
     const pipeline = this.redis.pipeline();
     for (let p = 0; p < this.partitions; p++) pipeline.xgroup('CREATE', this.streamKey(p), group, '0', 'MKSTREAM');
     const results = await this.exec(pipeline, `could not create consumer group ${group}`);
-    for (const [err] of results) {
-      if (err && !err.message.startsWith('BUSYGROUP')) throw this.unavailable(`could not create consumer group ${group}`, err);
-    }
+    const created: number[] = [];
+    results.forEach(([err], p) => {
+      if (!err) created.push(p);
+      else if (!err.message.startsWith('BUSYGROUP')) throw this.unavailable(`could not create consumer group ${group}`, err);
+    });
+    return created;
   }
 
   /** Pending (delivered, unacknowledged) plus undelivered entries; a partition the group has not
@@ -556,6 +560,14 @@ class ConsumerLoop {
     return this.stop.signal.aborted;
   }
 
+  private created(partitions: number[]): void {
+    try {
+      this.o.onGroupCreated?.(partitions);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
   private report(err: unknown): void {
     try {
       this.o.onError?.(err);
@@ -569,8 +581,9 @@ class ConsumerLoop {
       while (!this.stopped) {
         try {
           if (this.needGroup) {
-            await this.log.ensureGroup(this.group);
+            const created = await this.log.ensureGroup(this.group);
             this.needGroup = false;
+            if (created.length > 0) this.created(created);
           }
           await this.step();
           this.redisFailures = 0;

@@ -127,4 +127,25 @@ ALTER TABLE outbox
   ADD COLUMN claimed_until timestamptz;
 `,
   },
+  {
+    version: 3,
+    name: 'fan-out completion and event log groups',
+    // The outbox stays the source of truth when the event log loses its entries (fanout-ledger.ts):
+    // a worker marks each event's row once its fan-out is done (fanned_out_at), and the consumer
+    // groups a worker has created are recorded, so that a group found missing again means the log
+    // was lost and the rows published but not fanned out are published again. Rows published
+    // before this migration count as fanned out.
+    sql: `
+ALTER TABLE outbox ADD COLUMN fanned_out_at timestamptz;
+UPDATE outbox SET fanned_out_at = published_at WHERE published_at IS NOT NULL;
+CREATE INDEX outbox_unfinished_idx ON outbox (id) WHERE published_at IS NOT NULL AND fanned_out_at IS NULL;
+CREATE TABLE event_log_groups (
+  stream_prefix text        NOT NULL,
+  group_name    text        NOT NULL,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  losses        integer     NOT NULL DEFAULT 0,
+  PRIMARY KEY (stream_prefix, group_name)
+);
+`,
+  },
 ];

@@ -20,7 +20,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { comparePostIds, isPostId, postIdTime, type PostId } from '../../core/post-id.js';
-import type { PostEvent } from '../events/event-log.js';
+import { OUTBOX_ID, type PostEvent } from '../events/event-log.js';
 import { BadRequestError, DEFAULT_QUERY_TIMEOUT_MS, runStatement } from './repository.js';
 import type { Store } from './pool.js';
 
@@ -54,7 +54,6 @@ export interface PostgresOutboxOptions {
 
 export const DEFAULT_OUTBOX_LEASE_MS = 30_000;
 const MAX_CLAIM = 10_000;
-const OUTBOX_ID = /^[1-9][0-9]{0,18}$/;
 
 /** $1 limit, $2 owner, $3 lease ms. */
 export const CLAIM_SQL = `
@@ -82,12 +81,14 @@ function toRow(r: ClaimedRow): OutboxRow {
   const authorId = Number(r.author_id);
   const p = r.payload ?? {};
   const createdAt = typeof p.createdAt === 'number' && Number.isSafeInteger(p.createdAt) ? p.createdAt : isPostId(postId) ? postIdTime(postId) : 0;
+  // the event names its row, so the worker can mark the row fanned out (fanout-ledger.ts)
+  const outboxId = r.id;
   const event: PostEvent =
     r.kind === 'PostCreated'
       ? typeof p.bodyLength === 'number' && Number.isSafeInteger(p.bodyLength) && p.bodyLength >= 0
-        ? { kind: 'PostCreated', postId, authorId, createdAt, bodyLength: p.bodyLength }
-        : { kind: 'PostCreated', postId, authorId, createdAt }
-      : { kind: 'PostDeleted', postId, authorId, createdAt };
+        ? { kind: 'PostCreated', postId, authorId, createdAt, bodyLength: p.bodyLength, outboxId }
+        : { kind: 'PostCreated', postId, authorId, createdAt, outboxId }
+      : { kind: 'PostDeleted', postId, authorId, createdAt, outboxId };
   return { id: r.id, postId, authorId, kind: r.kind, createdAt, event };
 }
 
@@ -153,10 +154,11 @@ export class PostgresOutbox implements OutboxSource {
     return Number(r.rows[0].n);
   }
 
-  /** Delete rows published before `beforeMs`; resolves with how many. */
+  /** Delete rows whose fan-out was done before `beforeMs` (a row published but not fanned out is
+   * kept: it is what a lost event log is rebuilt from); resolves with how many. */
   async prunePublished(beforeMs: number): Promise<number> {
     if (!Number.isSafeInteger(beforeMs) || beforeMs < 0) throw new BadRequestError(`prune time ${beforeMs} is not a time in ms`);
-    const r = await runStatement(this.store, `DELETE FROM outbox WHERE published_at < $1`, [new Date(beforeMs)], this.timeoutMs);
+    const r = await runStatement(this.store, `DELETE FROM outbox WHERE fanned_out_at < $1`, [new Date(beforeMs)], this.timeoutMs);
     return r.rowCount ?? 0;
   }
 }

@@ -27,12 +27,13 @@ import { CacheConfigError, closeRedis, connectRedis, keyspace, type Keyspace } f
 import type { RedisLike } from '../cache/redis-like.js';
 import { TimelineCache } from '../cache/timelines.js';
 import { EventLogInputError } from '../events/errors.js';
-import type { DeadLetter, EventLog } from '../events/event-log.js';
+import type { BatchHandler, DeadLetter, EventLog } from '../events/event-log.js';
 import { openKafkaLog } from '../events/kafka.js';
 import { openRedisStreamsLog, RedisStreamsLog } from '../events/redis-streams.js';
 import { OutboxRelay, type RelayStats } from '../events/relay.js';
 import { SchemaMismatchError } from '../store/errors.js';
 import { migrate } from '../store/migrate.js';
+import { FanoutLedger } from '../store/fanout-ledger.js';
 import { PostgresOutbox } from '../store/outbox.js';
 import { createStore, type Store } from '../store/pool.js';
 import { FeedRepository, runStatement } from '../store/repository.js';
@@ -138,10 +139,15 @@ export const PRUNE_IDLE_CONSUMERS_MS = 3_600_000;
 
 /** Checks that the schema holds the tables the worker reads (one line when it does not). */
 async function checkSchema(store: Store): Promise<void> {
-  const r = await runStatement<{ users: string | null; outbox: string | null }>(store, `SELECT to_regclass('users')::text AS users, to_regclass('outbox')::text AS outbox`, []);
+  const r = await runStatement<{ users: string | null; outbox: string | null; groups: string | null }>(
+    store,
+    `SELECT to_regclass('users')::text AS users, to_regclass('outbox')::text AS outbox, to_regclass('event_log_groups')::text AS groups`,
+    [],
+  );
   if (!r.rows[0]?.users || !r.rows[0]?.outbox) {
     throw new SchemaMismatchError(`schema ${store.schema} at ${store.url} has no feedlab tables: run feedlab migrate (or start the worker with --migrate)`);
   }
+  if (!r.rows[0].groups) throw new SchemaMismatchError(`schema ${store.schema} at ${store.url} is at an older migration: run feedlab migrate (or start the worker with --migrate)`);
 }
 
 /**
@@ -184,6 +190,20 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
     }
     await checkSchema(store);
     const repo = new FeedRepository(store);
+    // Marks each event's outbox row fanned out, and republishes the unfinished rows when the log is
+    // found to have lost its entries (fanout-ledger.ts). Closed before the pool (cleanups run reversed).
+    const ledger = new FanoutLedger(store, {
+      streamPrefix: config.streamPrefix,
+      group: config.group,
+      onError: report('fan-out ledger'),
+      onRepublished: (n, deleted) => {
+        metrics.count('eventLogLosses');
+        metrics.count('eventsRepublished', n);
+        say(`event log lost its entries (group ${config.group} had to be created again): ${n} outbox rows whose fan-out was not done are published again${deleted > 0 ? `, ${deleted} of deleted posts marked done` : ''}`);
+      },
+    });
+    ledger.start();
+    cleanups.push(() => ledger.close());
 
     const cluster = options.redisCluster ?? null;
     const redises: RedisLike[] = [];
@@ -219,7 +239,7 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
           await openKafkaLog({ brokers: config.kafkaBrokers, partitions: config.partitions, logLevel: 'nothing' });
     cleanups.push(() => log.close());
     if (log instanceof RedisStreamsLog) {
-      await log.ensureGroup(config.group);
+      await ledger.groupCreated((await log.ensureGroup(config.group)).length > 0);
       await pruneIdleConsumers(log, config.group, PRUNE_IDLE_CONSUMERS_MS).catch(report('pruning idle consumers'));
     }
 
@@ -323,10 +343,11 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
           .consume({
             group: config.group,
             consumer: consumerNames[i],
-            handler: worker.handler(),
+            handler: markingDone(worker.handler(), ledger),
             signal: stop.signal,
             onError: report(`consumer ${consumerNames[i]}`),
             onDeadLetter: (d: DeadLetter) => say(`dead letter: partition ${d.partition} ${d.position} after ${d.deliveries} deliveries: ${d.reason}`),
+            onGroupCreated: () => void ledger.groupCreated(true),
           })
           .catch(fail),
       );
@@ -366,6 +387,15 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
     counters: snap.counters,
     histograms: snap.histograms,
     writesPerSecond: snap.counters.timelineWrites / Math.max(seconds, 1e-3),
+  };
+}
+
+/** The handler, then the batch's outbox rows marked fanned out (only once it resolved: a batch that
+ * failed is delivered again). */
+function markingDone(handler: BatchHandler, ledger: FanoutLedger): BatchHandler {
+  return async (batch, signal) => {
+    await handler(batch, signal);
+    ledger.done(batch.map((d) => d.event));
   };
 }
 

@@ -17,6 +17,9 @@ describe('post events on the wire', () => {
       { kind: 'PostCreated', postId: '7255397406270541824', authorId: 42, createdAt: 1_780_000_000_123, bodyLength: 140 },
       { kind: 'PostCreated', postId: '1', authorId: 0, createdAt: 0 },
       { kind: 'PostDeleted', postId: '9223372036854775807', authorId: 9, createdAt: 1_780_000_000_000 },
+      // relayed from the outbox: the row it came from
+      { kind: 'PostCreated', postId: '3', authorId: 1, createdAt: 5, bodyLength: 2, outboxId: '9223372036854775807' },
+      { kind: 'PostDeleted', postId: '3', authorId: 1, createdAt: 5, outboxId: '17' },
     ];
     for (const e of events) expect(decodePostEvent(encodePostEvent(e))).toEqual(e);
     expect(encodePostEvent(events[0])).toBe(
@@ -28,6 +31,8 @@ describe('post events on the wire', () => {
     const e = decodePostEvent('{"createdAt":5,"authorId":1,"postId":"2","kind":"PostDeleted","extra":true}');
     expect(e).toEqual({ kind: 'PostDeleted', postId: '2', authorId: 1, createdAt: 5 });
     expect(Object.keys(e)).toEqual(['kind', 'postId', 'authorId', 'createdAt']);
+    const relayed = decodePostEvent('{"outboxId":"8","bodyLength":1,"createdAt":5,"authorId":1,"postId":"2","kind":"PostCreated"}');
+    expect(Object.keys(relayed)).toEqual(['kind', 'postId', 'authorId', 'createdAt', 'bodyLength', 'outboxId']);
   });
 
   it('refuses malformed entries with one line naming the problem', () => {
@@ -38,6 +43,9 @@ describe('post events on the wire', () => {
     expect(() => decodePostEvent('{"kind":"PostCreated","postId":"1","authorId":-1,"createdAt":1}')).toThrow(/authorId/);
     expect(() => decodePostEvent('{"kind":"PostCreated","postId":"1","authorId":1,"createdAt":1.5}')).toThrow(/createdAt/);
     expect(() => decodePostEvent('{"kind":"PostDeleted","postId":"1","authorId":1,"createdAt":1,"bodyLength":3}')).toThrow(/bodyLength/);
+    for (const bad of ['17', '"0"', '"017"', '"1; DROP TABLE outbox"', '"12345678901234567890"']) {
+      expect(() => decodePostEvent(`{"kind":"PostDeleted","postId":"1","authorId":1,"createdAt":1,"outboxId":${bad}}`)).toThrow(/outboxId .* is not an outbox id/);
+    }
     expect(postEventProblem(null)).toMatch(/object/);
   });
 
