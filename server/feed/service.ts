@@ -72,24 +72,26 @@ export class RedisFeedService implements FeedService {
     this.readyTimeoutMs = o.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   }
 
-  async createPost(userId: UserId, text: string): Promise<CreatedPost> {
+  async createPost(userId: UserId, text: string, idempotencyKey?: string): Promise<CreatedPost> {
     // the post's id (and createdAt) is stamped at the start of the repository's call
     const began = performance.now();
-    const created = await this.o.repo.createPost(userId, text, this.o.ids);
+    const created = await this.o.repo.createPost(userId, text, this.o.ids, idempotencyKey);
     this.committed();
     // Visible to its author at once: into their own recent list (merged into their home feed) if
     // it exists; if not, their next read rebuilds it from Postgres, where the post already is. The
-    // list is also a pulled author's, read by every follower: from then the post is delivered.
+    // list is also a pulled author's, read by every follower: from then the post is delivered. A
+    // replayed post is added again (the first answer may have been lost before its add) but not
+    // timed: it was not created now.
     let listedAfterMs: number | undefined;
     await this.bestEffort('caching the new post', () =>
       Promise.all([
         this.o.authorPosts.add(userId, { id: created.id, createdAt: created.createdAt }).then((r) => {
-          if (r.state !== 'missing') listedAfterMs = performance.now() - began;
+          if (r.state !== 'missing' && !created.replayed) listedAfterMs = performance.now() - began;
         }),
         this.reads.hydrator.remember([{ id: created.id, authorId: userId, body: text, createdAt: created.createdAt, deleted: false }]),
       ]),
     );
-    return { id: created.id, createdAt: created.createdAt, listedAfterMs };
+    return { id: created.id, createdAt: created.createdAt, listedAfterMs, ...(created.replayed ? { replayed: true } : {}) };
   }
 
   async deletePost(userId: UserId, postId: PostId): Promise<DeletedPost> {

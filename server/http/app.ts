@@ -224,8 +224,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   const failureContext = { bodyLimit, retryAfterSeconds, maxParamLength: MAX_PARAM_LENGTH };
   function answerError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
-    const failure = httpFailure(err, failureContext);
     const route = request.routeOptions?.url ?? request.url?.split('?')[0];
+    // a post without an Idempotency-Key is not safe to retry: a timeout is not "retry shortly"
+    const unkeyedPost = request.method === 'POST' && route === '/v1/posts' && request.headers?.['idempotency-key'] === undefined;
+    const failure = httpFailure(err, { ...failureContext, unkeyedPost });
     if (failure.log === 'error') request.log.error({ err }, 'internal error answering %s %s', request.method, route);
     else if (failure.log === 'warn') request.log.warn('%s %s answered %d: %s', request.method, route, failure.status, oneLineOf(err));
     else if (failure.log === 'info') request.log.info('%s %s: %s', request.method, route, failure.message);
@@ -315,6 +317,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     request.userId = tokens.verify(token, { now: now(), leewaySeconds }).userId;
   }
 
+  /** The request's Idempotency-Key (the repository checks its form), or undefined. */
+  function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+    const key = request.headers['idempotency-key'];
+    if (key === undefined) return undefined;
+    if (Array.isArray(key)) throw new BadRequestError('send one Idempotency-Key header');
+    return key;
+  }
+
   function cursorOf(text: string | undefined): FeedPosition | null {
     return text === undefined ? null : decodeCursor(text, cursorSecret);
   }
@@ -336,8 +346,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
       },
     },
     async (request, reply) => {
-      const created = await service.createPost(request.userId, request.body.text);
+      const created = await service.createPost(request.userId, request.body.text, idempotencyKeyOf(request));
       reply.code(201);
+      if (created.replayed) reply.header('idempotent-replayed', 'true');
       if (created.listedAfterMs !== undefined) reply.header('server-timing', serverTiming(LISTED_TIMING, created.listedAfterMs));
       return { id: created.id, authorId: request.userId, createdAt: created.createdAt };
     },

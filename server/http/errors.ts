@@ -7,6 +7,7 @@ import { TokenError } from '../auth/token.js';
 import { InfrastructureError } from '../cache/redis.js';
 import { EventLogUnavailableError } from '../events/errors.js';
 import { DatabaseUnavailableError } from '../store/errors.js';
+import { OutcomeUnknownError } from '../domain-errors.js';
 
 export interface HttpFailure {
   status: number;
@@ -29,6 +30,8 @@ export interface FailureContext {
   bodyLimit: number;
   maxParamLength: number;
   retryAfterSeconds: number;
+  /** The request is a POST /v1/posts without an Idempotency-Key: a timeout's outcome is unknown to it. */
+  unkeyedPost?: boolean;
 }
 
 /**
@@ -64,7 +67,12 @@ const DOMAIN_STATUS: Readonly<Record<string, number>> = {
   BadRequestError: 400,
   ForbiddenError: 403,
   NotFoundError: 404,
+  IdempotencyKeyReuseError: 422,
 };
+
+/** What a post without an Idempotency-Key is answered when its handler timed out mid-commit. */
+const UNKEYED_POST_TIMEOUT =
+  'the post did not finish within the time limit: it may or may not exist, and a retry could post it twice (send an Idempotency-Key header to make a retry safe)';
 
 const MAX_MESSAGE = 300;
 
@@ -116,6 +124,7 @@ export function httpFailure(err: unknown, ctx: FailureContext): HttpFailure {
   if (domain !== undefined) return { status: domain, message: oneLine(err.message) };
 
   if (err instanceof UnsupportedCharsetError) return { status: 415, message: oneLine(err.message) };
+  if (err instanceof OutcomeUnknownError) return { status: 500, message: oneLine(err.message), log: 'warn' };
   const down = unavailableWhat(err);
   if (down) return { status: 503, message: `${down} is unavailable; retry shortly`, log: 'warn', headers: retry };
   // the client closed its connection before its request was whole (its body cut off): nobody to
@@ -124,6 +133,7 @@ export function httpFailure(err: unknown, ctx: FailureContext): HttpFailure {
 
   switch (f.code) {
     case 'FST_ERR_HANDLER_TIMEOUT':
+      if (ctx.unkeyedPost) return { status: 500, message: UNKEYED_POST_TIMEOUT, log: 'warn' };
       return { status: 503, message: 'the request timed out; retry shortly', log: 'warn', headers: retry };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, message: `the request body is larger than ${ctx.bodyLimit} bytes` };

@@ -52,6 +52,8 @@ export interface CreatedPost {
    * the route sends it as `Server-Timing: listed;dur=…` (the replay driver reads it for its probes).
    */
   listedAfterMs?: number;
+  /** An earlier request with the same Idempotency-Key made this post: nothing was written now. */
+  replayed?: boolean;
 }
 
 export interface FollowChange {
@@ -70,8 +72,12 @@ export interface Readiness {
  * enforces what needs the data: a post's author, a user's existence.
  */
 export interface FeedService {
-  /** Durable before it resolves. NotFoundError when the user does not exist. */
-  createPost(userId: UserId, text: string): Promise<CreatedPost>;
+  /**
+   * Durable before it resolves. NotFoundError when the user does not exist. With an idempotency key
+   * a repeat resolves with the first post (`replayed`), IdempotencyKeyReuseError with another text;
+   * without one, OutcomeUnknownError when Postgres was lost after the post's statement went out.
+   */
+  createPost(userId: UserId, text: string, idempotencyKey?: string): Promise<CreatedPost>;
   /** ForbiddenError when the post is someone else's, NotFoundError when there is no such post. */
   deletePost(userId: UserId, postId: PostId): Promise<unknown>;
   /** Idempotent. NotFoundError for an unknown followee, BadRequestError for oneself. */
@@ -86,4 +92,4 @@ export interface FeedService {
   ready(): Promise<Readiness>;
 }
 
-export { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';
+export { BadRequestError, ForbiddenError, IdempotencyKeyReuseError, NotFoundError, OutcomeUnknownError } from '../domain-errors.js';

@@ -3,6 +3,12 @@
 
 /** Postgres is unreachable, refuses us, or went away mid-operation. One line, password redacted. */
 export class DatabaseUnavailableError extends Error {
+  /**
+   * The statement had been sent when Postgres was lost (a timeout or a reset while waiting for its
+   * answer): a write may have committed. False when it failed before reaching Postgres.
+   */
+  sentBeforeLost = false;
+
   constructor(message: string, readonly code?: string) {
     super(message);
     this.name = 'DatabaseUnavailableError';

@@ -148,4 +148,20 @@ CREATE TABLE event_log_groups (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'idempotency keys of posts',
+    // POST /v1/posts with an Idempotency-Key: the key is written in the post's own statement, so a
+    // retry with the same key finds the first post (or, if the first never committed, makes it).
+    // Keys are per author: another user's key is another key.
+    sql: `
+CREATE TABLE post_keys (
+  author_id   bigint      NOT NULL,
+  key         text        NOT NULL,
+  post_id     bigint      NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (author_id, key)
+);
+`,
+  },
 ];

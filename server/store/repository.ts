@@ -26,8 +26,8 @@ import { connectClient, unavailable, type Store } from './pool.js';
 /** Tries to insert a post under a fresh id when the id is taken. */
 export const POST_ID_ATTEMPTS = 3;
 
-export { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../domain-errors.js';
+export { BadRequestError, ForbiddenError, IdempotencyKeyReuseError, NotFoundError, OutcomeUnknownError } from '../domain-errors.js';
+import { BadRequestError, ForbiddenError, IdempotencyKeyReuseError, NotFoundError, OutcomeUnknownError } from '../domain-errors.js';
 
 // ---- records ----
 
@@ -53,7 +53,13 @@ export interface CreatedPost {
   id: PostId;
   /** postIdTime(id): the timeline score. */
   createdAt: number;
+  /** The post an earlier request with the same Idempotency-Key made: nothing was written now. */
+  replayed?: boolean;
 }
+
+/** What an Idempotency-Key may be: 1-255 visible ASCII characters (no spaces, no commas: two keys
+ * sent as two headers arrive joined by ", " and are refused). */
+export const IDEMPOTENCY_KEY = /^[!-+\--~]{1,255}$/;
 
 export interface DeletedPost {
   id: PostId;
@@ -193,6 +199,8 @@ export async function runStatement<R extends pg.QueryResultRow>(
     } catch (err) {
       const down = asUnavailable(err, store, timeoutMs);
       if (down) {
+        // lost after the statement went out: its outcome is unknown (createPost says so)
+        down.sentBeforeLost = true;
         broken = down;
         throw down;
       }
@@ -216,6 +224,32 @@ interface PgError {
 const pgError = (err: unknown): PgError => (err && typeof err === 'object' ? (err as PgError) : {});
 
 // ---- the statements (exported for EXPLAIN in tests) ----
+
+/** $1 id, $2 author, $3 body, $4 created_at, $5 the outbox payload. */
+const CREATE_POST_SQL = `
+WITH p AS (
+  INSERT INTO posts (id, author_id, body, created_at) VALUES ($1, $2, $3, $4)
+  RETURNING id, author_id
+)
+INSERT INTO outbox (post_id, author_id, kind, payload)
+SELECT id, author_id, 'PostCreated', $5::jsonb FROM p`;
+
+/**
+ * CREATE_POST_SQL under an idempotency key ($6): the post and its outbox row only where the key's
+ * row was inserted, so one row is written when the key is new and none when it is taken (a racing
+ * statement with the same key waits for the first to commit, then finds it taken).
+ */
+const CREATE_KEYED_POST_SQL = `
+WITH k AS (
+  INSERT INTO post_keys (author_id, key, post_id) VALUES ($2, $6, $1)
+  ON CONFLICT (author_id, key) DO NOTHING
+  RETURNING post_id
+), p AS (
+  INSERT INTO posts (id, author_id, body, created_at) SELECT $1::int8, $2::int8, $3::text, $4::timestamptz FROM k
+  RETURNING id, author_id
+)
+INSERT INTO outbox (post_id, author_id, kind, payload)
+SELECT id, author_id, 'PostCreated', $5::jsonb FROM p`;
 
 /** $1 user, $2 since (timestamptz), $3 cap, $4 threshold. */
 export const REBUILD_TIMELINE_SQL = `
@@ -331,13 +365,20 @@ export class FeedRepository {
 
   /**
    * Write a post and its PostCreated outbox row in one transaction; resolves after the commit.
-   * BadRequestError for a bad body, NotFoundError for an unknown author, DatabaseUnavailableError
-   * when Postgres cannot be used (then nothing was acknowledged; the post may or may not exist if
-   * the connection died during the commit, and if it does its outbox row does too).
+   * BadRequestError for a bad body or key, NotFoundError for an unknown author, DatabaseUnavailableError
+   * when Postgres cannot be used (then nothing was acknowledged; when it was lost after the statement
+   * went out, `sentBeforeLost`, the post may exist, and if it does its outbox row does too).
+   *
+   * With an idempotency key the key is written in the same statement: the first call with it makes
+   * the post, every later one (also one racing it) resolves with that post, `replayed`, and writes
+   * nothing; the same key with another body is an IdempotencyKeyReuseError.
    */
-  async createPost(authorId: number, body: unknown, idGen: PostIdSource): Promise<CreatedPost> {
+  async createPost(authorId: number, body: unknown, idGen: PostIdSource, idempotencyKey?: string): Promise<CreatedPost> {
     checkUserId(authorId, 'author id');
     const text = checkPostBody(body);
+    if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
+      throw new BadRequestError('an Idempotency-Key is 1-255 visible ASCII characters, without spaces or commas');
+    }
     // A taken id means another generator shares this worker id (or a restart with the clock behind
     // ids already issued): the next id is fresh, so retry before giving up with a 500.
     for (let attempt = 1; ; attempt++) {
@@ -345,16 +386,17 @@ export class FeedRepository {
       const createdAt = postIdTime(id);
       const payload = JSON.stringify({ postId: id, authorId, createdAt, bodyLength: [...text].length });
       try {
-        await this.run(
-          `WITH p AS (
-             INSERT INTO posts (id, author_id, body, created_at) VALUES ($1, $2, $3, $4)
-             RETURNING id, author_id
-           )
-           INSERT INTO outbox (post_id, author_id, kind, payload)
-           SELECT id, author_id, 'PostCreated', $5::jsonb FROM p`,
-          [id, authorId, text, new Date(createdAt), payload],
-        );
-        return { id, createdAt };
+        if (idempotencyKey === undefined) {
+          await this.run(CREATE_POST_SQL, [id, authorId, text, new Date(createdAt), payload]);
+          return { id, createdAt };
+        }
+        const r = await this.run(CREATE_KEYED_POST_SQL, [id, authorId, text, new Date(createdAt), payload, idempotencyKey]);
+        if (r.rowCount === 1) return { id, createdAt };
+        const first = await this.keyedPost(authorId, idempotencyKey);
+        // the key's row is gone again (never, unless removed by hand): make the post under it anew
+        if (first === null) continue;
+        if (first.body !== text) throw new IdempotencyKeyReuseError(`Idempotency-Key ${JSON.stringify(idempotencyKey.slice(0, 40))} was used for post ${first.id} with another text`);
+        return { id: first.id, createdAt: first.createdAt, replayed: true };
       } catch (err) {
         const e = pgError(err);
         if (e.code === '23503' && e.constraint === 'posts_author_fkey') throw new NotFoundError(`user ${authorId} not found`);
@@ -362,9 +404,23 @@ export class FeedRepository {
           if (attempt < POST_ID_ATTEMPTS) continue;
           throw new Error(`post id ${id} already exists (${attempt} tries): two id generators share worker id (each live generator needs its own)`);
         }
+        // the post may have committed, and without a key a retry would post it again: not a 503
+        if (err instanceof DatabaseUnavailableError && err.sentBeforeLost && idempotencyKey === undefined) throw new OutcomeUnknownError(id);
         throw err;
       }
     }
+  }
+
+  /** The post an idempotency key made (deleted or not), or null. */
+  private async keyedPost(authorId: number, key: string): Promise<{ id: PostId; createdAt: number; body: string } | null> {
+    const r = await this.run<{ id: string; created_ms: string; body: string }>(
+      `SELECT p.id::text AS id, ${ms('p.created_at')} AS created_ms, p.body
+       FROM post_keys k JOIN posts p ON p.id = k.post_id
+       WHERE k.author_id = $1 AND k.key = $2`,
+      [authorId, key],
+    );
+    const row = r.rows[0];
+    return row ? { id: row.id, createdAt: Number(row.created_ms), body: row.body } : null;
   }
 
   /**

@@ -152,7 +152,10 @@ export class CliChild {
 export class TcpProxy {
   private server: Server | null = null;
   private readonly open = new Set<Socket>();
+  /** Each proxied connection's upstream -> client leg, for hangReplies(). */
+  private readonly replies = new Map<Socket, Socket>();
   private up = true;
+  private repliesHeld = false;
   port = 0;
   /** Connections accepted, and refused while cut. */
   accepted = 0;
@@ -190,9 +193,23 @@ export class TcpProxy {
       upstream.destroy();
     };
     client.on('error', done).on('close', done);
-    upstream.on('error', done).on('close', done);
+    upstream.on('error', done).on('close', done).on('close', () => this.replies.delete(upstream));
     client.pipe(upstream);
-    upstream.pipe(client);
+    this.replies.set(upstream, client);
+    if (!this.repliesHeld) upstream.pipe(client);
+  }
+
+  /**
+   * A hang where requests still arrive and nothing comes back: every connection's answers are held
+   * (a statement is received, and committed, but its client never hears so). restore() lets them
+   * through again.
+   */
+  hangReplies(): void {
+    this.repliesHeld = true;
+    for (const [upstream, client] of this.replies) {
+      upstream.unpipe(client);
+      upstream.pause();
+    }
   }
 
   get isUp(): boolean {
@@ -208,6 +225,10 @@ export class TcpProxy {
 
   restore(): void {
     this.up = true;
+    if (this.repliesHeld) {
+      this.repliesHeld = false;
+      for (const [upstream, client] of this.replies) upstream.pipe(client);
+    }
   }
 
   async close(): Promise<void> {

@@ -91,8 +91,8 @@ interface Answer {
 }
 
 /** One request over real HTTP with the user's minted token (null: none), bounded. */
-async function api(user: number | null, method: string, path: string, body?: unknown, timeoutMs = 15_000): Promise<Answer> {
-  const headers: Record<string, string> = {};
+async function api(user: number | null, method: string, path: string, body?: unknown, timeoutMs = 15_000, extra: Record<string, string> = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...extra };
   if (user !== null) headers.authorization = `Bearer ${tokens.get(user)}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const began = Date.now();
@@ -289,7 +289,8 @@ describe.skipIf(SKIP)('feedlab serve + feedlab worker, end to end over HTTP', ()
       for (let i = 0; running; i++) {
         const startedAt = Date.now();
         try {
-          const r = await api(poster, 'POST', '/v1/posts', { text: `outage run ${i}` }, 10_000);
+          // keyed, as a client that retries must: a post lost mid-statement is a 503 to retry
+          const r = await api(poster, 'POST', '/v1/posts', { text: `outage run ${i}` }, 10_000, { 'idempotency-key': `outage-${i}` });
           results.push({ i, startedAt, endedAt: Date.now(), status: r.status, id: r.status === 201 ? r.body.id : undefined, error: r.status === 201 ? undefined : r.body?.error });
         } catch (err) {
           results.push({ i, startedAt, endedAt: Date.now(), status: -1, error: (err as Error).message });
@@ -374,6 +375,16 @@ describe.skipIf(SKIP)('feedlab serve + feedlab worker, end to end over HTTP', ()
     expect(readyDuring.every((r) => r.status === 503), JSON.stringify(readyDuring)).toBe(true);
     expect(readiness.filter((r) => r.at < cutAt - 1_000).every((r) => r.status === 200)).toBe(true);
     expect(readiness[readiness.length - 1]!.status).toBe(200);
+
+    // Each 503 retried with its key: a 201, and one post of its text, whether or not the first had committed.
+    for (const r of results.filter((x) => x.status === 503)) {
+      const retry = await api(poster, 'POST', '/v1/posts', { text: `outage run ${r.i}` }, 10_000, { 'idempotency-key': `outage-${r.i}` });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+      r.status = 201;
+      r.id = retry.body.id;
+    }
+    const texts = await store.pool.query<{ body: string; n: string }>(`SELECT body, count(*)::text AS n FROM posts WHERE author_id = $1 AND body LIKE 'outage run %' GROUP BY body HAVING count(*) > 1`, [poster]);
+    expect(texts.rows, 'a post made twice').toEqual([]);
 
     // Every acknowledged post is in Postgres (read directly, not through the proxy) ...
     const acknowledged = results.filter((r) => r.status === 201).map((r) => r.id!);

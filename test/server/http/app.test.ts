@@ -15,7 +15,9 @@ import { MetricsRegistry } from '../../../server/http/metrics.js';
 import {
   BadRequestError,
   ForbiddenError,
+  IdempotencyKeyReuseError,
   NotFoundError,
+  OutcomeUnknownError,
   type FeedPage,
   type FeedService,
   type PageRequest,
@@ -662,6 +664,33 @@ describe('outages', () => {
     } finally {
       await quick.close();
     }
+  });
+
+  it('answers a post without an Idempotency-Key that hangs or loses Postgres mid-commit with a 500, not "retry shortly"; a keyed one with 503', async () => {
+    const quick = makeApp({ handlerTimeoutMs: 50, retryAfterSeconds: 3 });
+    try {
+      service.hanging.add('createPost');
+      const unkeyed = await call({ target: quick, method: 'POST', url: '/v1/posts', json: { text: 'hi' } });
+      expectError(unkeyed, 500, /^the post did not finish within the time limit: it may or may not exist, and a retry could post it twice \(send an Idempotency-Key header to make a retry safe\)$/);
+      expect(unkeyed.headers['retry-after']).toBeUndefined();
+      const keyed = await call({ target: quick, method: 'POST', url: '/v1/posts', json: { text: 'hi' }, headers: { 'idempotency-key': 'k1' } });
+      expectError(keyed, 503, /timed out; retry shortly/);
+      expect(keyed.headers['retry-after']).toBe('3');
+      // other routes keep their 503
+      service.hanging.add('deletePost');
+      expectError(await call({ target: quick, method: 'DELETE', url: `/v1/posts/1` }), 503, /timed out/);
+    } finally {
+      service.hanging.clear();
+      await quick.close();
+    }
+    // the repository's verdict on a statement lost after it went out, and a key reused with another text
+    service.failures.set('createPost', new OutcomeUnknownError('1578391655952678912'));
+    const unknown = await call({ method: 'POST', url: '/v1/posts', json: { text: 'hi' } });
+    expectError(unknown, 500, /^Postgres stopped answering while post 1578391655952678912 was being committed: it may or may not exist/);
+    expect(unknown.headers['retry-after']).toBeUndefined();
+    service.failures.set('createPost', new IdempotencyKeyReuseError('Idempotency-Key "k1" was used for post 5 with another text'));
+    expectError(await call({ method: 'POST', url: '/v1/posts', json: { text: 'hi' }, headers: { 'idempotency-key': 'k1' } }), 422, /^Idempotency-Key "k1" was used for post 5 with another text$/);
+    service.failures.clear();
   });
 
   it('reports readiness: 503 with Retry-After when a store is down, throws or hangs', async () => {

@@ -59,7 +59,7 @@ describe.skipIf(SKIP)('migrate', () => {
       `SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`,
       [s.schema],
     );
-    expect(tables.rows.map((r) => r.t)).toEqual(['event_log_groups', 'follows', 'outbox', 'posts', 'schema_migrations', 'users']);
+    expect(tables.rows.map((r) => r.t)).toEqual(['event_log_groups', 'follows', 'outbox', 'post_keys', 'posts', 'schema_migrations', 'users']);
     const indexes = await s.pool.query<{ i: string }>(`SELECT indexname AS i FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`, [s.schema]);
     expect(indexes.rows.map((r) => r.i)).toEqual(
       expect.arrayContaining(['follows_pkey', 'follows_followee_idx', 'posts_author_created_idx', 'outbox_unpublished_idx', 'outbox_unfinished_idx', 'event_log_groups_pkey', 'users_handle_key']),

@@ -19,6 +19,7 @@ import {
   FOLLOWERS_PAGE_SQL,
   ForbiddenError,
   NotFoundError,
+  OutcomeUnknownError,
   POST_ID_ATTEMPTS,
   PREPARED,
   REBUILD_TIMELINE_SQL,
@@ -161,15 +162,18 @@ describe.skipIf(SKIP)('posting', () => {
     expect(count.rowCount).toBe(4);
   });
 
-  it('answers DatabaseUnavailableError when Postgres is unreachable, is killed mid-statement, or hangs', async () => {
+  it('answers DatabaseUnavailableError when Postgres is unreachable, and a post lost mid-statement as of unknown outcome unless keyed', async () => {
     const [author] = await addUsers(1);
     const nowhere = new FeedRepository(newStore('public', { databaseUrl: 'postgres://root:secret@127.0.0.1:1/x', connectTimeoutMs: 500 }));
     const refused = nowhere.createPost(author, 'lost?', gen);
     await expect(refused).rejects.toThrow(DatabaseUnavailableError);
     await expect(refused).rejects.not.toThrow(/secret/);
+    // never sent: known not to have committed, so a retry is safe (a 503)
+    await expect(refused).rejects.toMatchObject({ sentBeforeLost: false });
     await expect(nowhere.follow(1, 2)).rejects.toThrow(DatabaseUnavailableError);
 
-    // A posting statement blocked on a lock, whose backend is then terminated: 503, and nothing committed.
+    // A posting statement blocked on a lock, whose backend is then terminated: nothing committed, but
+    // the client cannot know: without a key, its outcome is unknown (not a 503 "retry shortly").
     const app = `fl_victim_${tag}`;
     const victim = new FeedRepository(newStore(schema, { max: 2, applicationName: app }));
     const locker = await store.pool.connect();
@@ -185,7 +189,8 @@ describe.skipIf(SKIP)('posting', () => {
         if (r.rowCount) break;
         await new Promise((res) => setTimeout(res, 10));
       }
-      await expect(pending).rejects.toThrow(DatabaseUnavailableError);
+      await expect(pending).rejects.toThrow(OutcomeUnknownError);
+      await expect(pending).rejects.toThrow(`Postgres stopped answering while post ${ids[0]} was being committed`);
     } finally {
       await locker.query('ROLLBACK');
       locker.release();
@@ -196,23 +201,26 @@ describe.skipIf(SKIP)('posting', () => {
     const after = await victim.createPost(author, 'back', recording);
     expect(await postExists(after.id)).toBe(true);
 
-    // A statement that does not answer within the query timeout: 503 in time. The statement may still
-    // commit once the lock goes (the usual ambiguity of a lost reply), but never half of it.
+    // A statement that does not answer within the query timeout: an answer in time. The statement may
+    // still commit once the lock goes (the usual ambiguity of a lost reply), but never half of it:
+    // with a key, a DatabaseUnavailableError (503: the retry is safe), without, of unknown outcome.
     const impatient = new FeedRepository(newStore(schema, { max: 2 }), { queryTimeoutMs: 300 });
     const blocker = await store.pool.connect();
     try {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE outbox IN ACCESS EXCLUSIVE MODE');
       const t0 = Date.now();
-      await expect(impatient.createPost(author, 'slow', recording)).rejects.toThrow(/did not answer within 300 ms/);
-      expect(Date.now() - t0).toBeLessThan(2000);
+      const keyed = impatient.createPost(author, 'slow', recording, 'slow-key');
+      await expect(keyed).rejects.toThrow(/did not answer within 300 ms/);
+      await expect(keyed).rejects.toMatchObject({ name: 'DatabaseUnavailableError', sentBeforeLost: true });
+      await expect(impatient.createPost(author, 'slow', recording)).rejects.toThrow(OutcomeUnknownError);
+      expect(Date.now() - t0).toBeLessThan(3000);
     } finally {
       await blocker.query('ROLLBACK');
       blocker.release();
     }
-    const last = ids[ids.length - 1];
     await new Promise((res) => setTimeout(res, 100));
-    expect(await postExists(last)).toBe((await outboxFor(last)).length === 1);
+    for (const id of ids.slice(-2)) expect(await postExists(id)).toBe((await outboxFor(id)).length === 1);
   });
 });
 
