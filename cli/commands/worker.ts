@@ -2,6 +2,7 @@
 import { describeWithCluster, readCacheCluster, SettingsReader } from '../../server/settings.js';
 import { describeWorkerConfig, loadWorkerConfig, WorkerConfigError, type WorkerFlags } from '../../server/worker/config.js';
 import { runWorker } from '../../server/worker/process.js';
+import { startWhenReachable } from '../../server/start-up.js';
 import type { Values } from '../spec/options.js';
 import type { WORKER_OPTIONS } from '../spec/service.js';
 import { EXIT_OK } from '../errors.js';
@@ -41,12 +42,22 @@ export async function run(values: Values<typeof WORKER_OPTIONS>): Promise<number
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const result = await runWorker(config, {
-      signal: stop.signal,
-      redisCluster,
-      // Status and start-up lines obey --quiet; errors do not.
-      log: (line) => (/^(ready|policy now|migrations|\d+ posts)/.test(line) ? info(line) : always(line)),
-    });
+    // a service down at start-up is waited for (server/start-up.ts), unless --fail-fast
+    const result = await startWhenReachable(
+      (started) =>
+        runWorker(config, {
+          signal: stop.signal,
+          redisCluster,
+          onReady: started,
+          // Status and start-up lines obey --quiet; errors do not.
+          log: (line) => (/^(ready|policy now|migrations|\d+ posts)/.test(line) ? info(line) : always(line)),
+        }),
+      { signal: stop.signal, failFast: config.failFast, say: always },
+    );
+    if (result === null) {
+      info('stopped before the services answered');
+      return EXIT_OK;
+    }
     info(
       `stopped after ${result.seconds.toFixed(1)} s: ${result.counters.eventsCreated} posts, ${result.counters.timelineWrites} timeline writes (${Math.round(result.writesPerSecond)}/s)`,
     );

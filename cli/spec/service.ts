@@ -82,6 +82,10 @@ export const WORKER_OPTIONS = {
   pipelines: { type: 'string', arg: 'N', help: 'round trips in flight per fan-out (FEED_PIPELINES, default 2)' },
   consumer: { type: 'string', arg: 'NAME', help: 'consumer name base (FEED_CONSUMER, default host-pid); consumers are NAME-1..N' },
   migrate: { type: 'boolean', help: 'apply pending migrations at start-up (FEED_MIGRATE=1)' },
+  'fail-fast': {
+    type: 'boolean',
+    help: 'exit 3 at start-up while Redis, Postgres or the event log is down (FEED_FAIL_FAST=1); by default the worker waits for them, trying again with backoff (0.5 s doubling to 10 s)',
+  },
   json: { type: 'boolean', help: 'print a feedlab.worker/1 summary on stdout when stopped' },
   ...SERVICE_OPTIONS,
 } as const;

@@ -61,6 +61,8 @@ export interface WorkerConfig {
   claimIdleMs: number;
   relay: boolean;
   migrate: boolean;
+  /** Exit at start-up while a service is down, instead of waiting for it (server/start-up.ts). */
+  failFast: boolean;
   policy: FanoutPolicy;
   timelineCap: number;
   listLength: number;
@@ -78,6 +80,7 @@ export interface WorkerFlags {
   concurrency?: string;
   relay?: boolean;
   migrate?: boolean;
+  'fail-fast'?: boolean;
   policy?: string;
   threshold?: string;
   'batch-size'?: string;
@@ -126,6 +129,7 @@ export function loadWorkerConfig(flags: WorkerFlags = {}, env: NodeJS.ProcessEnv
     eventBatch: read.integer(get(null, 'FEED_EVENT_BATCH'), DEFAULT_EVENT_BATCH, 1, 10_000),
     claimIdleMs: read.integer(get(null, 'FEED_CLAIM_IDLE_MS'), DEFAULT_CLAIM_IDLE_MS, 100, 86_400_000),
     relay: read.bool(flags.relay, get(null, 'FEED_RELAY')),
+    failFast: read.bool(flags['fail-fast'], get(null, 'FEED_FAIL_FAST')),
     migrate: read.bool(flags.migrate, get(null, 'FEED_MIGRATE')),
     batchSize: read.integer(get('batch-size', 'FEED_BATCH_SIZE'), DEFAULT_FANOUT_BATCH, 1, 100_000),
     pageSize: read.integer(get('page-size', 'FEED_PAGE_SIZE'), DEFAULT_PAGE_SIZE, 1, MAX_PAGE),
