@@ -18,7 +18,7 @@
 //   FEED_PORT (8080) FEED_HOST (127.0.0.1)
 //
 // Start-up: migrations (idempotent, under an advisory lock), the Redis or Redis Cluster connection
-// (unreachable is a start-up error: exit 3), the event log (unreachable is NOT an error: posts wait
+// (unreachable is a start-up error, which `feedlab serve` waits out unless --fail-fast: exit 3), the event log (unreachable is NOT an error: posts wait
 // in the Postgres outbox and the relay moves them once the log answers), then the listener.
 // Shutdown (close()): stop accepting and finish the requests in flight, let the relay finish its
 // publish and the worker its batch, close the connections.
@@ -111,6 +111,8 @@ export interface ServeConfig {
   cursorSecret: string | Buffer;
   /** Where the cursor secret came from, for the start-up lines. */
   cursorSecretFrom: 'FEED_CURSOR_SECRET' | 'derived';
+  /** Exit at start-up while a service is down, instead of waiting for it (server/start-up.ts). */
+  failFast: boolean;
 }
 
 /** The flags `feedlab serve` takes (strings as parseArgs gives them). */
@@ -134,6 +136,7 @@ export interface ServeFlags {
   'stream-prefix'?: string;
   group?: string;
   'node-id'?: string;
+  'fail-fast'?: boolean;
 }
 
 export const DEFAULT_PORT = 8080;
@@ -194,6 +197,7 @@ export function loadServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv =
     tokenSecret,
     cursorSecret: cursorEnv !== '' ? cursorEnv : deriveCursorSecret(tokenSecret),
     cursorSecretFrom: cursorEnv !== '' ? 'FEED_CURSOR_SECRET' : 'derived',
+    failFast: read.bool(flags['fail-fast'], get(null, 'FEED_FAIL_FAST')),
   };
 }
 
@@ -231,6 +235,8 @@ export interface ServeOptions {
   metrics?: MetricsRegistry;
   /** The environment the fan-out worker (--with-worker) reads its own settings from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Called once everything is up, just before the listener opens (to free the port of what answered meanwhile). */
+  beforeListen?: () => Promise<void>;
 }
 
 export interface RunningServer {
@@ -461,6 +467,7 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
       }
     }
 
+    await options.beforeListen?.();
     const address = await api.listen({ port: config.port, host: config.host });
     say(`listening on ${address}`);
 

@@ -21,8 +21,8 @@ export interface StartOptions {
   signal: AbortSignal;
   /** Give up at the first outage (rethrow it) instead of waiting. */
   failFast: boolean;
-  /** One line each time the start is put off. */
-  say: (line: string) => void;
+  /** One line each time the start is put off, and the outage that put it off. */
+  say: (line: string, outage: Error) => void;
   retry?: BackoffOptions;
 }
 
@@ -40,7 +40,7 @@ export async function startWhenReachable<T>(start: (started: () => void) => Prom
     } catch (err) {
       if (up || o.failFast || !isOutage(err) || o.signal.aborted) throw err;
       const ms = backoffDelay(attempt, retry);
-      o.say(`not started: ${(err as Error).message}; trying again in ${(ms / 1000).toFixed(1)} s (attempt ${attempt}; --fail-fast exits instead)`);
+      o.say(`not started: ${(err as Error).message}; trying again in ${(ms / 1000).toFixed(1)} s (attempt ${attempt}; --fail-fast exits instead)`, err as Error);
       await sleep(ms, o.signal);
       if (o.signal.aborted) return null;
     }

@@ -6,6 +6,10 @@ import type { Values } from '../spec/options.js';
 import type { SERVE_OPTIONS } from '../spec/service.js';
 import { EXIT_OK, InputError } from '../errors.js';
 import { serviceCliError } from '../service-command.js';
+import { DEFAULT_RETRY_AFTER_SECONDS } from '../../server/http/app.js';
+import { unavailableWhat } from '../../server/http/errors.js';
+import { listenWhileStarting, type StartingListener } from '../../server/http/starting-listener.js';
+import { startWhenReachable } from '../../server/start-up.js';
 
 /** The server's errors as the CLI's; a port that cannot be listened on is bad input. */
 function asCliError(err: unknown): unknown {
@@ -47,13 +51,54 @@ export async function run(values: Values<typeof SERVE_OPTIONS>): Promise<number>
   process.on('SIGTERM', onSignal);
   try {
     let server;
+    // A service down at start-up is waited for (server/start-up.ts), unless --fail-fast; meanwhile
+    // the port answers /healthz 200, /readyz and everything else 503 (http/starting-listener.ts).
+    let starting: StartingListener | null = null;
+    let waitingFor: string | null = null;
+    let cannotAnswer = false;
+    /** From the second attempt on, the port answers while the start waits (opened before the attempt, so nothing races it). */
+    const answerWhileStarting = async () => {
+      if (waitingFor === null || starting || cannotAnswer) return;
+      try {
+        starting = await listenWhileStarting(config.host, config.port, DEFAULT_RETRY_AFTER_SECONDS, waitingFor);
+        always(`answering 503 on ${starting.url} until the services answer`);
+      } catch (err) {
+        cannotAnswer = true;
+        always(`cannot answer while starting (${(err as Error).message}); the port stays closed until then`);
+      }
+    };
     try {
-      server = await startServer(config, {
-        // Start-up and shutdown lines obey --quiet; trouble does not.
-        log: (line) => (/^(migrations|listening|event log reachable|worker: (ready|policy now|migrations|bus|redis|postgres|policy|timelines|fan-out|relay))/.test(line) ? info(line) : always(line)),
-      });
+      server = await startWhenReachable(
+        async () => {
+          await answerWhileStarting();
+          return startServer(starting ? { ...config, port: starting.port } : config, {
+            // Start-up and shutdown lines obey --quiet; trouble does not.
+            log: (line) => (/^(migrations|listening|event log reachable|worker: (ready|policy now|migrations|bus|redis|postgres|policy|timelines|fan-out|relay))/.test(line) ? info(line) : always(line)),
+            beforeListen: async () => {
+              await starting?.close();
+              starting = null;
+            },
+          });
+        },
+        {
+          signal: stop.signal,
+          failFast: config.failFast,
+          say: (line, outage) => {
+            always(line);
+            // the address stays in the log: a client is told which service only
+            waitingFor = unavailableWhat(outage) ?? 'a service';
+            starting?.waitingFor(waitingFor);
+          },
+        },
+      );
     } catch (err) {
+      await (starting as StartingListener | null)?.close();
       throw asCliError(err);
+    }
+    if (server === null) {
+      await (starting as StartingListener | null)?.close();
+      info('stopped before the services answered');
+      return EXIT_OK;
     }
     const stopped = new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();

@@ -70,6 +70,8 @@ function commonEnv(s: StackServices, sc: Scenario, policy: FanoutPolicy, secret:
     FEED_BACKLOG_BOUND: String(Math.round(policy.backlogBound)),
     FEED_MIN_THRESHOLD: String(policy.minThreshold),
     FEED_GROUP: s.group,
+    // the stack is started once its services answered: one down now is a failure to report, not to wait out
+    FEED_FAIL_FAST: '1',
   };
 }
 

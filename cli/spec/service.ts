@@ -43,6 +43,12 @@ function environmentOnly(): string {
   return `Shared with every worker (environment only):\n${rows.map((r) => `  ${r.env.padEnd(20)}${settingHelp(r).replace(` (${r.env}, `, ' (')}`).join('\n')}`;
 }
 
+/** Both commands': exit at start-up on an outage instead of waiting for the service (server/start-up.ts). */
+const FAIL_FAST_OPTION = {
+  type: 'boolean',
+  help: 'exit 3 at start-up while Redis, Postgres or the event log is down (FEED_FAIL_FAST=1); by default it waits for them, trying again with backoff (0.5 s doubling to 10 s)',
+} as const;
+
 export const SERVE_OPTIONS = {
   port: { type: 'string', arg: 'N', help: '(FEED_PORT, default 8080; 0 picks a free port)' },
   host: { type: 'string', arg: 'H', help: '(FEED_HOST, default 127.0.0.1; 0.0.0.0 for every interface)' },
@@ -50,6 +56,7 @@ export const SERVE_OPTIONS = {
   concurrency: { type: 'string', arg: 'N', help: 'with --with-worker: its consumers (FEED_CONCURRENCY, default 1)' },
   'batch-size': { type: 'string', arg: 'N', help: 'with --with-worker: timelines per pipelined batch (FEED_BATCH_SIZE)' },
   'node-id': { type: 'string', arg: 'N', help: "this instance's id in post ids, 0..1023, distinct per instance (FEED_NODE_ID, 0)" },
+  'fail-fast': FAIL_FAST_OPTION,
   ...SERVICE_OPTIONS,
 } as const;
 
@@ -82,10 +89,7 @@ export const WORKER_OPTIONS = {
   pipelines: { type: 'string', arg: 'N', help: 'round trips in flight per fan-out (FEED_PIPELINES, default 2)' },
   consumer: { type: 'string', arg: 'NAME', help: 'consumer name base (FEED_CONSUMER, default host-pid); consumers are NAME-1..N' },
   migrate: { type: 'boolean', help: 'apply pending migrations at start-up (FEED_MIGRATE=1)' },
-  'fail-fast': {
-    type: 'boolean',
-    help: 'exit 3 at start-up while Redis, Postgres or the event log is down (FEED_FAIL_FAST=1); by default the worker waits for them, trying again with backoff (0.5 s doubling to 10 s)',
-  },
+  'fail-fast': FAIL_FAST_OPTION,
   json: { type: 'boolean', help: 'print a feedlab.worker/1 summary on stdout when stopped' },
   ...SERVICE_OPTIONS,
 } as const;

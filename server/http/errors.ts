@@ -91,7 +91,8 @@ export function shown(value: unknown): string {
   return String(value);
 }
 
-function unavailableWhat(err: unknown): string | undefined {
+/** Which service an outage error is of, as a client may be told it (no address), or undefined. */
+export function unavailableWhat(err: unknown): string | undefined {
   if (err instanceof DatabaseUnavailableError) return 'the database';
   if (err instanceof InfrastructureError) return 'the cache';
   if (err instanceof EventLogUnavailableError) return 'the event log';

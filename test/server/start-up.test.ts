@@ -1,8 +1,9 @@
 // Starting while a service is down (server/start-up.ts): the start is tried again with backoff until
 // the service answers, one line each time; --fail-fast, a failure that is not an outage and a
-// failure after the start are not waited out. And `feedlab worker` started with Postgres refusing
-// connections (a proxy in front of this machine's Postgres, cut): it waits, and is ready once
-// Postgres answers; with --fail-fast it exits 3.
+// failure after the start are not waited out. And `feedlab worker` and `feedlab serve` started with
+// Postgres refusing connections (a proxy in front of this machine's Postgres, cut): each waits
+// (serve answering /healthz 200, /readyz and the API 503 meanwhile) and is ready once Postgres
+// answers; with --fail-fast each exits 3.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DATABASE_URL } from '../../core/service-url.js';
@@ -110,6 +111,57 @@ describe.skipIf(SKIP)('feedlab worker started while Postgres is down', () => {
       expect((await w.exited).code).toBe(3);
       expect(Date.now() - started).toBeLessThan(15_000);
       expect(w.lines.some((l) => l.startsWith('feedlab worker: not started'))).toBe(false);
+    } finally {
+      proxy.restore();
+    }
+  });
+});
+
+describe.skipIf(SKIP)('feedlab serve started while Postgres is down', () => {
+  const serveArgs = ['serve', '--port', '0', '--schema', schema, '--key-prefix', keys.prefix, '--stream-prefix', `${keys.prefix}events`];
+  const serveEnv = () => ({ ...env, FEED_TOKEN_SECRET: 'start-up-test-token-secret-0123456789abcdef' });
+
+  it('answers /healthz 200 and everything else 503 while it waits, then serves on the same port', async () => {
+    proxy.cut();
+    const s = new CliChild('serve', serveArgs, serveEnv());
+    children.push(s);
+    let restored = false;
+    try {
+      const [, url] = await s.line(/answering 503 on (http:\/\/\S+) until the services answer/, 15_000);
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'starting' });
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ error: 'not ready: starting, waiting for the database' });
+      const feed = await fetch(`${url}/v1/feed`);
+      expect(feed.status).toBe(503);
+      expect(feed.headers.get('retry-after')).toBe('1');
+      const body = await feed.text();
+      expect(JSON.parse(body)).toEqual({ error: 'the server is starting, waiting for the database; retry shortly' });
+      expect(body).not.toContain('postgres://');
+      expect(s.lines.some((l) => /^feedlab serve: not started: Postgres at .* trying again/.test(l))).toBe(true);
+
+      proxy.restore();
+      restored = true;
+      const [, listening] = await s.line(/listening on (http:\/\/\S+)/, 20_000);
+      expect(listening).toBe(url);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      expect((await fetch(`${url}/v1/feed`)).status).toBe(401); // the real API: no token
+      s.proc.kill('SIGTERM');
+      expect((await s.exited).code).toBe(0);
+    } finally {
+      if (!restored) proxy.restore();
+    }
+  });
+
+  it('exits 3 with --fail-fast', async () => {
+    proxy.cut();
+    try {
+      const s = new CliChild('serve', [...serveArgs, '--fail-fast'], serveEnv());
+      children.push(s);
+      expect((await s.exited).code).toBe(3);
+      expect(s.lines.some((l) => l.includes('answering 503'))).toBe(false);
     } finally {
       proxy.restore();
     }

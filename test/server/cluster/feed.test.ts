@@ -333,11 +333,11 @@ describe.skipIf(SKIP)('the reference server on a 3-master Redis Cluster', () => 
     expect(await cluster.hexists(keys.key('feed:metrics:fanout'), `c${tag}`)).toBe(1);
   });
 
-  it('feedlab worker --redis-cluster: prints the cluster, runs and stops on SIGTERM; an unreachable cluster exits 3 in one line', async () => {
+  it('feedlab worker --redis-cluster: prints the cluster, runs and stops on SIGTERM; an unreachable cluster exits 3 in one line (--fail-fast)', async () => {
     ensureBuilt();
     const args = ['worker', '--schema', schema, '--key-prefix', keys.prefix, '--stream-prefix', `${keys.prefix}events`];
     const env = { ...process.env, FEED_TOKEN_SECRET: TOKEN_SECRET, FEED_PARTITIONS: '4', FEED_STATUS_MS: '0', FEED_POLICY_POLL_MS: '0', REDIS_CLUSTER_NODES: '' };
-    const down = await runCli([...args, '--redis-cluster', '127.0.0.1:1'], env);
+    const down = await runCli([...args, '--redis-cluster', '127.0.0.1:1', '--fail-fast'], env);
     expect(down.code).toBe(3);
     expect(down.stderr.trim().split('\n').at(-1)).toMatch(/^feedlab: worker: Redis Cluster at 127\.0\.0\.1:1 is unusable \(.*\); start it or set REDIS_CLUSTER_NODES$/);
     const misplaced = await runCli([...args, '--redis-url', `redis://127.0.0.1:${lc.ports[1]}`], { ...env, REDIS_CLUSTER_NODES: lc.seeds });
