@@ -9,6 +9,11 @@
 // tombstone: the stale write-back finds the key taken and does nothing, and a deleted post never
 // comes back for the body TTL. The fan-out worker writes the tombstone again on PostDeleted (it
 // never removes the key), so a delete made while the API's Redis write failed is covered too.
+//
+// A delete whose tombstone could not be written (Redis down) would show again once Redis is back,
+// the live body still cached, until the worker's PostDeleted arrives (behind the outage's backlog:
+// more than a minute, found by the fault probe). So this process keeps such ids (`deletedMeanwhile`),
+// drops them from every page it hydrates, and writes their tombstones as soon as Redis answers.
 import type { PostId } from '../../core/post-id.js';
 import { pipelinePerNode } from '../cache/node-pipelines.js';
 import type { PostBodyCache } from '../cache/post-bodies.js';
@@ -51,11 +56,63 @@ export interface HydratorOptions {
   onError?: (err: unknown) => void;
 }
 
+/** Deleted posts held while their tombstones wait for Redis; beyond this the oldest are left to the worker's PostDeleted. */
+const MAX_DELETED_MEANWHILE = 100_000;
+/** How often the held tombstones are tried while Redis is down, ms. */
+export const TOMBSTONE_RETRY_MS = 250;
+
 export class PostHydrator {
   readonly redis: RedisLike;
+  /** Deleted posts whose tombstone is not written yet, in insertion order. */
+  private readonly deletedMeanwhile = new Set<PostId>();
+  private retry: NodeJS.Timeout | null = null;
+  private writing = false;
 
   constructor(private readonly o: HydratorOptions) {
     this.redis = o.bodies.redis;
+  }
+
+  /**
+   * A post deleted while its tombstone could not be written: dropped from every page hydrated here
+   * from now on, and its tombstone written once Redis answers (tried every TOMBSTONE_RETRY_MS).
+   */
+  deletedWhileDown(id: PostId): void {
+    this.deletedMeanwhile.add(id);
+    if (this.deletedMeanwhile.size > MAX_DELETED_MEANWHILE) this.deletedMeanwhile.delete(this.deletedMeanwhile.values().next().value!);
+    if (this.retry) return;
+    this.retry = setInterval(() => void this.writeHeldTombstones(), TOMBSTONE_RETRY_MS);
+    this.retry.unref();
+  }
+
+  /** Deleted posts still waiting for their tombstones (for tests and status). */
+  get heldTombstones(): number {
+    return this.deletedMeanwhile.size;
+  }
+
+  /** Writes the held tombstones (one pipeline per node); those written are let go. Never rejects. */
+  async writeHeldTombstones(): Promise<void> {
+    if (this.writing || this.redis.status !== 'ready') return;
+    this.writing = true;
+    try {
+      const ids = [...this.deletedMeanwhile];
+      const replies = await pipelinePerNode(
+        this.redis,
+        ids.length,
+        (i) => this.o.bodies.key(ids[i]),
+        (p, i) => p.set(this.o.bodies.key(ids[i]), JSON.stringify(TOMBSTONE), 'PX', this.o.bodies.ttlMs),
+      );
+      replies.forEach(([err], i) => {
+        if (err === null) this.deletedMeanwhile.delete(ids[i]);
+      });
+    } catch (err) {
+      this.o.onError?.(err);
+    } finally {
+      this.writing = false;
+      if (this.deletedMeanwhile.size === 0 && this.retry) {
+        clearInterval(this.retry);
+        this.retry = null;
+      }
+    }
   }
 
   /** Verdicts for these ids: cached bodies (one MGET), then Postgres for the misses (one query),
@@ -70,6 +127,8 @@ export class PostHydrator {
       else out.set(id, verdict);
     }
     this.o.lookups?.inc({ result: 'hit' }, out.size);
+    // deleted here while Redis was down: the cache may still hold the live body
+    if (this.deletedMeanwhile.size > 0) for (const [id] of out) if (this.deletedMeanwhile.has(id)) out.set(id, null);
     if (missing.length === 0) return out;
     this.o.lookups?.inc({ result: 'miss' }, missing.length);
     const rows = await this.o.repo.getPosts(missing);

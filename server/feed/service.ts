@@ -97,10 +97,12 @@ export class RedisFeedService implements FeedService {
   async deletePost(userId: UserId, postId: PostId): Promise<DeletedPost> {
     const deleted = await this.o.repo.deletePost(postId, userId);
     this.committed();
-    // Followers' timelines keep the entry until it ages out; reads drop it on the tombstone.
-    await this.bestEffort('uncaching the deleted post', () =>
+    // Followers' timelines keep the entry until it ages out; reads drop it on the tombstone. A
+    // tombstone Redis did not take is held and written once it answers (hydration.ts).
+    const tombstoned = await this.bestEffort('uncaching the deleted post', () =>
       Promise.all([this.reads.hydrator.forget(postId), this.o.authorPosts.remove(userId, [postId])]),
     );
+    if (!tombstoned) this.reads.hydrator.deletedWhileDown(postId);
     return deleted;
   }
 
@@ -181,14 +183,17 @@ export class RedisFeedService implements FeedService {
    * write is already durable (a client retrying a failed POST would post twice). A failure is
    * reported; an outage as such, anything else as unexpected.
    */
-  private async bestEffort(what: string, work: () => Promise<unknown>): Promise<void> {
-    if (!cacheReady(this.redis)) return;
+  /** The cache work, if Redis is up; whether it was done. */
+  private async bestEffort(what: string, work: () => Promise<unknown>): Promise<boolean> {
+    if (!cacheReady(this.redis)) return false;
     try {
       await work();
+      return true;
     } catch (err) {
       const text = err instanceof Error ? err.message : String(err);
       const outage = isCacheUnavailable(err, this.redis) || (err instanceof Error && err.name === 'DatabaseUnavailableError');
       this.o.onWarning?.(`${what} failed${outage ? '' : ' unexpectedly'} (${text}); the read path makes up for it`);
+      return false;
     }
   }
 }

@@ -235,19 +235,48 @@ export class FanoutWorker {
    * failed; the whole batch is then delivered again, which the idempotent writes make harmless.
    */
   async handleBatch(batch: readonly (DeliveredEvent | PostEvent)[]): Promise<EventOutcome[]> {
-    // One author's events (by their index in the batch) in order; authors side by side.
-    const byAuthor = new Map<number, number[]>();
     const events = batch.map((item) => ('event' in item ? item.event : item));
     // when the log took each first delivery (a redelivery's wait is its failure's, not a pickup)
     const loggedAt = batch.map((item) => ('event' in item && item.deliveries === 1 ? item.loggedAt : undefined));
+    const outcomes: EventOutcome[] = new Array(events.length);
+    const errors: unknown[] = [];
+    // The batch's deletes first, side by side: a post deleted while Redis was down waits behind no
+    // fan-out (after an outage the batches are the backlog's), and one created and deleted in the
+    // same batch is not fanned out at all. Deletes of other posts commute with the creates.
+    const deleted = new Set<PostId>();
+    const deletes: number[] = [];
     events.forEach((event, i) => {
+      if (event.kind !== 'PostDeleted') return;
+      deleted.add(event.postId);
+      deletes.push(i);
+    });
+    await Promise.all(
+      deletes.map(async (i) => {
+        try {
+          outcomes[i] = await this.handle(events[i]);
+        } catch (err) {
+          errors.push(err);
+        }
+      }),
+    );
+    if (errors.length > 0) {
+      this.metrics.count('handlerFailures');
+      throw errors[0];
+    }
+    // Then one author's creates (by their index in the batch) in order; authors side by side.
+    const byAuthor = new Map<number, number[]>();
+    events.forEach((event, i) => {
+      if (event.kind === 'PostDeleted') return;
+      if (deleted.has(event.postId)) {
+        this.metrics.count('eventsCreated');
+        outcomes[i] = { ...cancelled(event), threshold: this.threshold };
+        return;
+      }
       const list = byAuthor.get(event.authorId);
       if (list) list.push(i);
       else byAuthor.set(event.authorId, [i]);
     });
     const groups = [...byAuthor.values()];
-    const outcomes: EventOutcome[] = new Array(events.length);
-    const errors: unknown[] = [];
     let next = 0;
     const lane = async () => {
       while (next < groups.length && errors.length === 0) {
@@ -512,6 +541,11 @@ export class FanoutWorker {
       ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded: false, lagMs: null,
     };
   }
+}
+
+/** A create whose delete came in the same batch: nothing fanned out. */
+function cancelled(e: PostEvent): Omit<EventOutcome, 'threshold'> {
+  return { kind: e.kind, postId: e.postId, authorId: e.authorId, path: 'skip', followers: 0, visited: 0, ...zeroTotals(), readerCapDropped: 0, backfilled: 0, listAdded: false, lagMs: null };
 }
 
 function positiveInt(what: string, v: number, max: number): number {

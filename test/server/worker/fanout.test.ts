@@ -323,6 +323,45 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect(await redis.pttl(bodies.key(e.postId))).toBeGreaterThan(bodies.ttlMs - 60_000);
   });
 
+  it("handles a batch's deletes before its fan-out, and fans out nothing of a post deleted in the same batch", async () => {
+    const a = await audience(300);
+    await authorPosts.rebuild(a.author, () => []);
+    const bodies = new PostBodyCache<CachedBody>(redis, keys);
+    const metrics = new MemoryMetrics();
+    const w = worker({ metrics, policy: policy('push'), bodies });
+    const old = await post(a.author, 'deleted while Redis was down');
+    await w.handleBatch([old]);
+    const fresh = await post(a.author, 'made after');
+    const gone = await post(a.author, 'made and deleted');
+    const del = (e: PostEvent): PostEvent => ({ kind: 'PostDeleted', postId: e.postId, authorId: a.author, createdAt: e.createdAt });
+    // the log's order: a create, the older post's delete, a create and its own delete
+    const order: string[] = [];
+    const removing = authorPosts.remove.bind(authorPosts);
+    authorPosts.remove = async (...args) => (order.push(`delete ${args[1][0]}`), removing(...args));
+    const adding = authorPosts.add.bind(authorPosts);
+    authorPosts.add = async (...args) => (order.push(`add ${args[1].id}`), adding(...args));
+    try {
+      const outcomes = await w.handleBatch([fresh, del(old), gone, del(gone)]);
+      expect(outcomes.map((o) => [o.postId, o.path])).toEqual([
+        [fresh.postId, 'push'],
+        [old.postId, 'delete'],
+        [gone.postId, 'skip'],
+        [gone.postId, 'delete'],
+      ]);
+    } finally {
+      authorPosts.remove = removing;
+      authorPosts.add = adding;
+    }
+    // both deletes before the one fan-out, which is the fresh post's
+    expect(order.slice(0, 2).sort()).toEqual([`delete ${old.postId}`, `delete ${gone.postId}`].sort());
+    expect(order.slice(2)).toEqual([`add ${fresh.postId}`]);
+    expect((await scores(a.active, gone.postId)).every((x) => x === null)).toBe(true);
+    expect((await scores(a.active, fresh.postId)).every((x) => x !== null)).toBe(true);
+    expect((await bodies.getMany([gone.postId, old.postId])).hits).toEqual(new Map([[gone.postId, { deleted: true }], [old.postId, { deleted: true }]]));
+    expect(metrics.counter('eventsDeleted')).toBe(2);
+    expect(metrics.counter('timelineWrites')).toBe(300 * 2); // the old post's and the fresh one's
+  });
+
   it('with reader-cap, keeps a delivery to a reader following more than the cap with probability cap/follows, the same way every time', async () => {
     const a = await audience(2_000, { followeeCount: 4_000 }); // cap 1000: keep about 1 in 4
     const w = worker({ policy: policy('reader-cap:1000') });
