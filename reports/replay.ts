@@ -46,6 +46,21 @@ export function replaySections(r: RunResult): Section[] {
       ],
     },
   ];
+  const rec = x.reconciliation;
+  if (rec) {
+    const d = rec.deliveries;
+    const c = rec.committedUnacknowledged;
+    sections.push({
+      title: `Replay: reconciliation, once settled${rec.ok ? ': nothing lost' : ': LOSS FOUND (exit 1)'}`,
+      rows: [
+        ['acknowledged posts', `${n(rec.stored)} of ${n(rec.acknowledged)} answered 201 are in Postgres${rec.lost > 0 ? `; ${n(rec.lost)} LOST (${rec.examples.lost.slice(0, 3).join(', ')})` : ''}; ${n(rec.duplicated)} scheduled posts stored twice`],
+        ['committed without a 201', `${n(c.status503)} answered 503, ${n(c.otherStatus)} another status, ${n(c.noAnswer)} unanswered`],
+        ['pushed deliveries', `${n(d.delivered)} of ${n(d.checked)} (post, follower) pairs in the follower's cached timeline (a sorted set: at most once)${d.trimmed > 0 ? `, ${n(d.trimmed)} more trimmed by newer posts` : ''}; ${n(d.rebuiltOnRead)} followers without a cached timeline (rebuilt from Postgres on read)`],
+        ['pulled posts', `${n(d.pulledListed)} of ${n(d.pulledChecked)} in their author's cached list; ${n(d.pulledRebuiltOnRead)} lists not cached (rebuilt on read)${d.unchecked > 0 ? `; ${n(d.unchecked)} posts of run-time decisions (adaptive) not checked` : ''}`],
+        ...(d.missing > 0 ? [['missing', `${n(d.missing)} ${rec.settled ? 'LOST' : 'pending: the fan-out had not settled'} (${rec.examples.missing.slice(0, 3).join('; ')})`] as [string, string]] : []),
+      ],
+    });
+  }
   const f = x.fanout;
   const wf = f.workers.followerLag;
   const wp = f.workers.postLag;

@@ -16,7 +16,8 @@ import { formatCount, formatDuration } from '../../sim/scenario/units.js';
 import { judgeResult, verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import { numberFlag } from '../args.js';
-import { EXIT_INTERRUPTED, EXIT_OK, InputError } from '../errors.js';
+import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
+import { reconciliationLine } from '../../sim/replay/reconcile.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, writtenLine } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
 import { asInputError, readScenario } from '../prepare-scenario.js';
@@ -177,6 +178,12 @@ function report(all: RunResult[], policies: FanoutPolicy[], scenario: Scenario, 
     const partial = stoppedPolicy || notRun.length > 0 ? { stoppedPolicy, stoppedAtSeconds: stoppedRun?.partial?.stoppedAtSeconds ?? null, notRun } : undefined;
     doc = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
     verdict = verdictExit(runs.map((r) => r.summary.slo), options);
+  }
+  // a loss the reconciliation found fails the replay, --check or not
+  const losses = (policies.length === 1 ? all.slice(0, 1) : all.filter((r) => !r.partial)).filter((r) => r.replay?.reconciliation && !r.replay.reconciliation.ok);
+  if (losses.length > 0) {
+    const lines = losses.map((r) => `${r.policy}: ${reconciliationLine(r.replay!.reconciliation!)}`);
+    verdict = { exitCode: EXIT_SLO_FAILED, message: `reconciliation found a loss: ${lines.join(' | ')}${verdict.message ? `; ${verdict.message}` : ''}` };
   }
   const files = values.out ? reportFiles(doc) : {};
   if (values.out) writeReport(values.out, files);

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Store } from '../../server/store/pool.js';
 import { loseShards } from '../../sim/replay/cache-loss.js';
+import { reconcile, reconciliationLine } from '../../sim/replay/reconcile.js';
 import type { CpuMeter, CpuSnapshot } from '../../sim/replay/cpu.js';
 import { runSchedule, type DriverResult, type IntervalFigures } from '../../sim/replay/driver.js';
 import { FanoutProbe } from '../../sim/replay/fanout-probe.js';
@@ -28,6 +29,8 @@ export interface MeasureContext {
   port: number;
   token: (user: number) => string;
   redis: Redis;
+  /** The replay's database (the reconciliation reads the posts from it). */
+  store: Store;
   /** Where the database's statistics are read from: another database of the same server for a scratch one. */
   statsStore: Store;
   database: string;
@@ -268,6 +271,24 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   ]);
   const fleet = fleetDelta(fleetBefore, fleetAfter);
   if (!fleet.exact) ctx.log('workers: a worker restarted during the window; its figures are taken whole, not less what it had before');
+  ctx.onProgress?.(1, 'reconciling: every acknowledged post in Postgres and with every follower it reaches');
+  const reconciliation = await reconcile({
+    redis: ctx.redis,
+    store: ctx.store,
+    keyPrefix: ctx.keyPrefix,
+    posts: driver.posts,
+    textOf: (i) => postText(seed, 'live', i),
+    followersOf: (a) => world.graph.followerIds.subarray(world.graph.followerOffsets[a], world.graph.followerOffsets[a + 1]),
+    // the adaptive policy moves its pull decisions at run time: its deliveries are not checked
+    pushed: (a) => (adaptive ? null : !pullsAuthor(ctx.policy, world.followerCounts[a], ctx.policy.threshold)),
+    reached: (u) => (!ctx.policy.skipDormant || active[u] === 1) && !(ctx.policy.kind === 'reader-cap' && world.graph.followeeOffsets[u + 1] - world.graph.followeeOffsets[u] > ctx.policy.readerCap),
+    timelineCap: sc.policy.timelineCap,
+    settled: Number.isFinite(drainedAtSeconds),
+  }).catch((err: Error) => {
+    ctx.log(`reconciliation failed: ${err.message}`);
+    return null;
+  });
+  if (reconciliation && !reconciliation.ok) ctx.log(`reconciliation: ${reconciliationLine(reconciliation)}`);
   ctx.onProgress?.(1, 'measuring Redis memory by key class');
   const memory = await memoryByClass(ctx.redis, {
     keyPrefix: ctx.keyPrefix,
@@ -299,6 +320,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     cpu,
     workerProcesses: ctx.workerNames,
     cacheLosses,
+    reconciliation,
     drainedAtSeconds,
     endBacklogEvents: Number.isFinite(endBacklog) ? endBacklog : NaN,
     stoppedAtSeconds: ctx.signal.aborted ? windowSeconds : null,

@@ -188,6 +188,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
         port: stack.port,
         token: stack.token,
         redis: env.redis,
+        store: env.store,
         statsStore: env.statsStore,
         database: new URL(s.databaseUrl).pathname.slice(1) || 'postgres',
         keyPrefix: s.keyPrefix,

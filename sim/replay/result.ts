@@ -6,6 +6,7 @@
 //
 // Figures a replay does not measure are NaN (null in the JSON), never a made-up number: event-log
 // partition utilisation, the Postgres connections' busy share, the adaptive threshold's changes.
+import type { Reconciliation } from './reconcile.js';
 import { mean } from 'simple-statistics';
 import * as hdr from 'hdr-histogram-js';
 import { isDormant } from '../../core/timeline-rules.js';
@@ -103,6 +104,8 @@ export interface ReplayMeasurements {
   saturation: { own: SaturationFigure | null; autocannon: SaturationFigure | null };
   events: FiredEvent[];
   cacheLosses: { atSeconds: number; keys: number; timelines: number }[];
+  /** What the server acknowledged against what its stores hold, once settled (reconcile.ts); null when it could not run. */
+  reconciliation: Reconciliation | null;
   /** Seconds after the window's start when the event log's backlog was empty again (NaN: never seen empty). */
   drainedAtSeconds: number;
   /** The backlog when the window ended, in post events. */
@@ -173,6 +176,7 @@ export interface ReplaySection {
   cpu: { share: CpuShare | null; perInterval: (CpuShare | null)[]; contended: boolean; otherShare: number; foreignMemoryBytes: number; workerProcesses: string[] };
   saturation: ReplayMeasurements['saturation'];
   cacheLosses: ReplayMeasurements['cacheLosses'];
+  reconciliation: ReplayMeasurements['reconciliation'];
 }
 
 /** The whole machine in % of one core (200 on two cores): every part of a share added up. */
@@ -472,6 +476,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       },
       saturation: m.saturation,
       cacheLosses: m.cacheLosses,
+      reconciliation: m.reconciliation,
     },
   };
   doc.summary.slo = sloVerdict(m.scenario, doc);
