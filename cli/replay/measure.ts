@@ -14,8 +14,9 @@ import { FanoutProbe } from '../../sim/replay/fanout-probe.js';
 import { request, type KeepAliveConnection } from '../../sim/replay/http-client.js';
 import { seriesIntervalSeconds } from '../../sim/replay/mapping.js';
 import { memoryByClass } from '../../sim/replay/memory-classes.js';
-import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, postToLogLags, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
-import type { IntervalSample, ReplayMeasurements } from '../../sim/replay/result.js';
+import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, liveOldestAt, postToLogLags, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
+import type { IntervalSample, ReplayMeasurements, WorkerCrashFigures } from '../../sim/replay/result.js';
+import type { RunningStack } from './stack.js';
 import { counterDelta, parseMetrics, serverCounters, type ServerCounters } from '../../sim/replay/server-metrics.js';
 import { mix32 } from '../../core/random.js';
 import { postText } from '../../sim/workload/history.js';
@@ -31,6 +32,8 @@ export interface MeasureContext {
   redis: Redis;
   /** The replay's database (the reconciliation reads the posts from it). */
   store: Store;
+  /** The stack's fault controls, for the scenario's workerCrash events (null against a target). */
+  faults: RunningStack['faults'];
   /** Where the database's statistics are read from: another database of the same server for a scratch one. */
   statsStore: Store;
   database: string;
@@ -97,6 +100,68 @@ function audienceOf(ctx: MeasureContext, author: number, active: Uint8Array): nu
   let n = 0;
   for (let e = g.followerOffsets[author]; e < g.followerOffsets[author + 1]; e++) n += active[g.followerIds[e]];
   return n;
+}
+
+/**
+ * The scenario's workerCrash events: at each instant the workers are killed, after its `down` they
+ * are started again; meanwhile the event log's backlog is watched until it is back to where it was
+ * before the kill. done() waits for every crash's restart and recovery (bounded by the settling).
+ */
+function scheduleCrashes(ctx: MeasureContext, tau: number, startedAt: number) {
+  const crashes = ctx.world.schedule.workerCrashes;
+  if (crashes.length > 0 && ctx.faults === null) throw new Error('replay: workerCrash needs the self-contained stack (a target\'s workers are not ours to kill)');
+  const backlog = () => eventBacklog(ctx.redis, ctx.streamPrefix, ctx.partitions, ctx.group).catch(() => NaN);
+  const since = () => (Date.now() - startedAt) / 1000;
+  const timers: NodeJS.Timeout[] = [];
+  const running: Promise<Omit<WorkerCrashFigures, 'postsWhileDown'> | null>[] = [];
+  for (const c of crashes) {
+    running.push(
+      new Promise((resolve) => {
+        timers.push(
+          setTimeout(async () => {
+            try {
+              const backlogBefore = await backlog();
+              const atSeconds = since();
+              const workers = await ctx.faults!.crashWorkers(c.workers);
+              ctx.log(`worker crash: worker${workers.length === 1 ? '' : 's'} ${workers.join(', ')} killed (SIGKILL) at ${atSeconds.toFixed(1)} s, down for ${(c.down / tau).toFixed(1)} s`);
+              await new Promise((r) => setTimeout(r, (c.down / tau) * 1000));
+              const backlogAtRestart = await backlog();
+              const restartedAtSeconds = since();
+              await ctx.faults!.restartWorkers(workers);
+              const readyAfterSeconds = since() - restartedAtSeconds;
+              let recoveredAfterSeconds = NaN;
+              for (const until = Date.now() + REPLAY.settleMaxMs; Date.now() < until; ) {
+                const b = await backlog();
+                if (b <= backlogBefore) {
+                  recoveredAfterSeconds = since() - restartedAtSeconds;
+                  break;
+                }
+                await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
+              }
+              ctx.log(`worker crash: back after ${readyAfterSeconds.toFixed(1)} s, the backlog (${backlogAtRestart} events at the restart) back to ${backlogBefore} after ${recoveredAfterSeconds.toFixed(1)} s`);
+              resolve({ kind: 'workerCrash', atSeconds, workers, restartedAtSeconds, readyAfterSeconds, backlogBefore, backlogAtRestart, recoveredAfterSeconds });
+            } catch (err) {
+              ctx.log(`worker crash failed: ${(err as Error).message}`);
+              resolve(null);
+            }
+          }, (c.at / tau) * 1000),
+        );
+      }),
+    );
+  }
+  return {
+    cancel: () => timers.forEach(clearTimeout),
+    /** Every crash's figures, with the posts acknowledged while its workers were down. */
+    done: async (driver: DriverResult): Promise<WorkerCrashFigures[]> => {
+      const figures = (await Promise.all(running)).filter((f) => f !== null);
+      return figures.map((f) => {
+        const from = f.atSeconds * 1000 + startedAt - driver.t0EpochMs;
+        const to = (f.restartedAtSeconds + f.readyAfterSeconds) * 1000 + startedAt - driver.t0EpochMs;
+        const postsWhileDown = driver.posts.filter((p) => p.status === 201 && p.sentMs !== null && p.sentMs >= from && p.sentMs <= to).length;
+        return { ...f, postsWhileDown };
+      });
+    },
+  };
 }
 
 export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures> {
@@ -182,6 +247,9 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     }, (loss.at / tau) * 1000),
   );
 
+  // the scenario's worker crashes, at their instants
+  const crashes = scheduleCrashes(ctx, tau, startedAt);
+
   const s = world.schedule;
   const toMs = (at: Float64Array) => Float64Array.from(at, (t) => (t / tau) * 1000);
   const seed = sc.seed;
@@ -218,11 +286,14 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   } catch (err) {
     clearInterval(ticker);
     for (const t of lossTimers) clearTimeout(t);
+    crashes.cancel();
     probe.abandon();
     throw err;
   }
   for (const t of lossTimers) clearTimeout(t);
   await Promise.all(losses);
+  // a restart due after the window still happens (the settling needs the workers back)
+  const faultFigures = await crashes.done(driver);
   const stoppedInWindow = ctx.signal.aborted;
   const windowSeconds = stoppedInWindow ? Math.min(world.mapping.wallSeconds, driver.wallMs / 1000) : world.mapping.wallSeconds;
 
@@ -259,11 +330,13 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   // the workers publish every few seconds: wait for every one to have published since the settling ended
   const settledAt = Date.now();
   let fleetAfter = await fleetFigures(ctx.redis, ctx.keyPrefix);
-  for (const until = settledAt + REPLAY.workerPublishWaitMs; fleetAfter.oldestAt < settledAt && Date.now() < until && !ctx.signal.aborted; ) {
+  // the running workers (a killed one's last figures stay as they were)
+  const published = () => liveOldestAt(fleetAfter, ctx.workerNames.length) >= settledAt;
+  for (const until = settledAt + REPLAY.workerPublishWaitMs; !published() && Date.now() < until && !ctx.signal.aborted; ) {
     await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
     fleetAfter = await fleetFigures(ctx.redis, ctx.keyPrefix);
   }
-  if (fleetAfter.oldestAt < settledAt) ctx.log('workers: not every worker published its figures after the settling; theirs end a few seconds early');
+  if (!published()) ctx.log('workers: not every worker published its figures after the settling; theirs end a few seconds early');
   const [writesBySecond, statsAfter, hop] = await Promise.all([
     timelineWritesBySecond(ctx.redis, ctx.keyPrefix),
     databaseStats(ctx.statsStore, ctx.database),
@@ -320,6 +393,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     cpu,
     workerProcesses: ctx.workerNames,
     cacheLosses,
+    faults: faultFigures,
     reconciliation,
     drainedAtSeconds,
     endBacklogEvents: Number.isFinite(endBacklog) ? endBacklog : NaN,

@@ -189,6 +189,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
         token: stack.token,
         redis: env.redis,
         store: env.store,
+        faults: stack.faults,
         statsStore: env.statsStore,
         database: new URL(s.databaseUrl).pathname.slice(1) || 'postgres',
         keyPrefix: s.keyPrefix,

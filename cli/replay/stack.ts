@@ -32,6 +32,9 @@ export interface RunningStack {
   /** A bearer token for a user (cached). */
   token(user: number): string;
   stop(): Promise<void>;
+  /** The self-contained stack's fault controls (null against a target): SIGKILL `count` running
+   * workers (null: every one), their indices; start those again (under new consumer names), once ready. */
+  faults: { crashWorkers(count: number | null): Promise<number[]>; restartWorkers(indices: number[]): Promise<void> } | null;
 }
 
 /** Tokens outlive any replay (they are scratch secrets). */
@@ -79,10 +82,11 @@ function commonEnv(s: StackServices, sc: Scenario, policy: FanoutPolicy, secret:
  * Fan-out worker `i` of a stack (`worker i`, consumer `replay-<pid>-i`): no relay (the API runs it),
  * no migrations, no status lines; `env` adds settings (FEED_METRICS_MS, say). Wait for workerReady.
  */
-export function startWorker(s: StackServices, sc: Scenario, policy: FanoutPolicy, i: number, secret: string, env: Record<string, string> = {}): ServiceProcess {
+export function startWorker(s: StackServices, sc: Scenario, policy: FanoutPolicy, i: number, secret: string, env: Record<string, string> = {}, life = 0): ServiceProcess {
   return ServiceProcess.start(
     `worker ${i}`,
-    ['worker', ...commonArgs(s, sc, policy), '--batch-size', String(sc.infrastructure.batchSize), '--consumer', `replay-${process.pid}-${i}`],
+    // a worker started again (life 1, 2, ...) is a new consumer, as a restarted process elsewhere is
+    ['worker', ...commonArgs(s, sc, policy), '--batch-size', String(sc.infrastructure.batchSize), '--consumer', `replay-${process.pid}-${i}${life > 0 ? `-r${life}` : ''}`],
     { ...commonEnv(s, sc, policy, secret), FEED_RELAY: '0', FEED_MIGRATE: '0', FEED_STATUS_MS: '0', ...env },
   );
 }
@@ -114,7 +118,25 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
     }
     tell();
     await Promise.all(started.filter((p) => p.name !== 'server').map(workerReady));
-    return { host: m[1], port: Number(m[2]), processes: started, workerNames, token: tokens(secret), stop };
+    let lives = 0;
+    const faults = {
+      crashWorkers: async (count: number | null) => {
+        const live = started.filter((p) => p.name.startsWith('worker ') && p.running);
+        const chosen = live.slice(0, count ?? live.length);
+        await Promise.all(chosen.map((p) => p.kill()));
+        return chosen.map((p) => Number(p.name.slice('worker '.length)));
+      },
+      // a new consumer name, as a restarted process gets elsewhere: what the killed one held is
+      // claimed from it once idle (FEED_CLAIM_IDLE_MS), and its last published figures stay counted
+      restartWorkers: async (indices: number[]) => {
+        lives++;
+        const fresh = indices.map((i) => startWorker(s, sc, policy, i, secret, {}, lives));
+        for (const w of fresh) started[started.findIndex((p) => p.name === w.name)] = w;
+        tell();
+        await Promise.all(fresh.map(workerReady));
+      },
+    };
+    return { host: m[1], port: Number(m[2]), processes: started, workerNames, token: tokens(secret), stop, faults };
   } catch (err) {
     await stop();
     throw err;
@@ -135,5 +157,5 @@ export async function targetStack(url: URL, s: StackServices, policy: FanoutPoli
     if (before === null) await setRuntimePolicy(redis, keys, null);
     else await redis.set(keys.key(RUNTIME_POLICY_KEY), before);
   };
-  return { host: url.hostname, port: Number(url.port || 80), processes: [], workerNames: [], token: tokens(secret), stop };
+  return { host: url.hostname, port: Number(url.port || 80), processes: [], workerNames: [], token: tokens(secret), stop, faults: null };
 }

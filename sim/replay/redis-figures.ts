@@ -59,6 +59,8 @@ export interface FleetFigures {
   workers: number;
   /** When the least recently published of them published (ms since the epoch; Infinity: none). */
   oldestAt: number;
+  /** When each published last, newest first (a killed worker's stays old: liveOldestAt leaves it out). */
+  publishedAt: number[];
   counters: Partial<Record<CounterName, number>>;
   /** HDR histograms of microseconds, merged over the workers, with their weighted sums in ms. */
   histograms: Map<HistogramName, { h: hdr.Histogram; sumMs: number }>;
@@ -67,12 +69,13 @@ export interface FleetFigures {
 /** The metrics every worker published (each worker's latest), merged. */
 export async function fleetFigures(redis: Redis, keyPrefix: string): Promise<FleetFigures> {
   const all = await redis.hgetall(keyPrefix + WORKER_METRICS_KEY);
-  const out: FleetFigures = { workers: 0, oldestAt: Infinity, counters: {}, histograms: new Map() };
+  const out: FleetFigures = { workers: 0, oldestAt: Infinity, publishedAt: [], counters: {}, histograms: new Map() };
   for (const text of Object.values(all)) {
     const doc = parseExportedMetrics(text);
     if (!doc) continue;
     out.workers++;
     out.oldestAt = Math.min(out.oldestAt, doc.at);
+    out.publishedAt.push(doc.at);
     for (const [name, n] of Object.entries(doc.counters) as [CounterName, number][]) out.counters[name] = (out.counters[name] ?? 0) + n;
     for (const [name, v] of Object.entries(doc.histograms) as [HistogramName, { encoded: string; sumMs: number }][]) {
       if (!v) continue;
@@ -83,7 +86,13 @@ export async function fleetFigures(redis: Redis, keyPrefix: string): Promise<Fle
       entry.sumMs += v.sumMs;
     }
   }
+  out.publishedAt.sort((a, b) => b - a);
   return out;
+}
+
+/** When the least recent of the `live` most recently published workers published (Infinity: fewer published). */
+export function liveOldestAt(f: FleetFigures, live: number): number {
+  return live > 0 && f.publishedAt.length >= live ? f.publishedAt[live - 1] : Infinity;
 }
 
 /**
@@ -119,7 +128,7 @@ export function fleetDelta(before: FleetFigures, after: FleetFigures): FleetFigu
     }
     histograms.set(name, { h, sumMs });
   }
-  return { workers: after.workers, oldestAt: after.oldestAt, counters, histograms, exact };
+  return { workers: after.workers, oldestAt: after.oldestAt, publishedAt: after.publishedAt, counters, histograms, exact };
 }
 
 /** Seconds: mean, p50, p90, p99, p99.9, max of merged histograms (NaN when empty). */

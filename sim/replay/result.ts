@@ -104,6 +104,8 @@ export interface ReplayMeasurements {
   saturation: { own: SaturationFigure | null; autocannon: SaturationFigure | null };
   events: FiredEvent[];
   cacheLosses: { atSeconds: number; keys: number; timelines: number }[];
+  /** The scenario's workerCrash events as injected: who was killed, when, and what it cost. */
+  faults: WorkerCrashFigures[];
   /** What the server acknowledged against what its stores hold, once settled (reconcile.ts); null when it could not run. */
   reconciliation: Reconciliation | null;
   /** Seconds after the window's start when the event log's backlog was empty again (NaN: never seen empty). */
@@ -177,6 +179,25 @@ export interface ReplaySection {
   saturation: ReplayMeasurements['saturation'];
   cacheLosses: ReplayMeasurements['cacheLosses'];
   reconciliation: ReplayMeasurements['reconciliation'];
+  faults: ReplayMeasurements['faults'];
+}
+
+/** One workerCrash as the replay injected it; seconds of wall time from the window's start. */
+export interface WorkerCrashFigures {
+  kind: 'workerCrash';
+  atSeconds: number;
+  /** The workers killed (SIGKILL, whatever they held), by index. */
+  workers: number[];
+  /** When they were started again, and how long until every one was ready. */
+  restartedAtSeconds: number;
+  readyAfterSeconds: number;
+  /** Post events waiting in the log just before the kill, and at the restart. */
+  backlogBefore: number;
+  backlogAtRestart: number;
+  /** From the restart until the backlog was back to where it was before the kill (NaN: not within the window and the settling). */
+  recoveredAfterSeconds: number;
+  /** Posts answered 201 from the kill until the workers were ready again: their fan-out waited. */
+  postsWhileDown: number;
 }
 
 /** The whole machine in % of one core (200 on two cores): every part of a share added up. */
@@ -477,6 +498,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       saturation: m.saturation,
       cacheLosses: m.cacheLosses,
       reconciliation: m.reconciliation,
+      faults: m.faults,
     },
   };
   doc.summary.slo = sloVerdict(m.scenario, doc);

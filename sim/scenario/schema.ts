@@ -140,7 +140,7 @@ function idleCurve(entries: [string, number][] | null, at: At): IdlePoint[] | nu
 
 const window = (dflt: string) => duration('how long the event lasts', dflt, { above: 0 });
 
-const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss'] as const;
+const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss', 'workerCrash'] as const;
 
 const event: Spec = {
   type: 'object',
@@ -177,6 +177,14 @@ const event: Spec = {
       type: 'object',
       description: 'the timelines on this many Redis shards vanish',
       fields: { shards: whole('Redis shards lost (at most infrastructure.redisShards)', 1) },
+    },
+    workerCrash: {
+      type: 'object',
+      description: 'fan-out workers are killed (SIGKILL, mid-batch) and started again after a while (replay; the simulator does not model it)',
+      fields: {
+        workers: { type: 'count', integer: true, description: 'how many workers are killed (default: every one)', min: 1 },
+        down: duration('how long they stay down before they are started again', '30s', { above: 0 }),
+      },
     },
   },
   build: (v: Record<string, unknown> & { at: number }): ScenarioEvent => {

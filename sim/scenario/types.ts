@@ -52,7 +52,9 @@ export type ScenarioEvent =
   | { at: number; kind: 'celebrityBurst'; accounts: number; window: number; postsPerAccount: number }
   | { at: number; kind: 'breakingNews'; multiplier: number; window: number }
   | { at: number; kind: 'coldStartStorm'; share: number; window: number }
-  | { at: number; kind: 'cacheLoss'; shards: number };
+  | { at: number; kind: 'cacheLoss'; shards: number }
+  /** workers: how many (undefined: every one); down: seconds, simulated. */
+  | { at: number; kind: 'workerCrash'; workers?: number; down: number };
 
 export interface Costs {
   rtt: number;

@@ -122,7 +122,15 @@ export interface MaterializedSchedule {
   posts: { at: Float64Array; author: Int32Array; burst: Uint8Array };
   sessions: { at: Float64Array; user: Int32Array; pages: Uint16Array; returning: Uint8Array };
   cacheLosses: { at: number; shards: number }[];
+  /** Fan-out workers killed at `at` for `down` simulated seconds (workers null: every one); the replay injects them. */
+  workerCrashes: WorkerCrash[];
   events: FiredEvent[];
+}
+
+export interface WorkerCrash {
+  at: number;
+  workers: number | null;
+  down: number;
 }
 
 /**
@@ -140,6 +148,7 @@ export class ArrivalSchedule {
   /** Organic sessions per second at a multiplier of 1. */
   readonly sessionEventRate: number;
   readonly cacheLosses: { at: number; shards: number }[] = [];
+  readonly workerCrashes: WorkerCrash[] = [];
   /** Every scenario event, as reports list it. */
   readonly fired: FiredEvent[] = [];
   private readonly bursts: Timed[] = [];
@@ -189,6 +198,11 @@ export class ArrivalSchedule {
           this.cacheLosses.push({ at: ev.at, shards: ev.shards });
           this.fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.shards} of ${shards} Redis shards lose their keys` });
           break;
+        // a fault of the live stack: a replay injects it; the model runs on as if nothing happened
+        case 'workerCrash':
+          this.workerCrashes.push({ at: ev.at, workers: ev.workers ?? null, down: ev.down });
+          this.fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.workers ?? 'every'} fan-out worker${ev.workers === 1 ? '' : 's'} killed for ${ev.down}s (replay only: not modelled)` });
+          break;
       }
     }
     // stable: equal times keep their draw order
@@ -226,6 +240,7 @@ export class ArrivalSchedule {
       posts: { at: posts.at.done(), author: posts.author.done(), burst: posts.burst.done() },
       sessions: { at: sessions.at.done(), user: sessions.user.done(), pages: sessions.pages.done(), returning: sessions.returning.done() },
       cacheLosses: this.cacheLosses.map((c) => ({ ...c })),
+      workerCrashes: this.workerCrashes.map((c) => ({ ...c })),
       events: this.fired.map((e) => ({ ...e })),
     };
   }
