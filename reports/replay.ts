@@ -114,6 +114,10 @@ export function replaySections(r: RunResult): Section[] {
         `${n(x.postgres.transactions)} transactions (a statement outside one counts one), ${n(x.postgres.rowsRead)} rows read, ${n(x.postgres.rowsWritten)} written in database ${x.postgres.database}${x.postgres.own ? " (the replay's own)" : " (the deployment's: others' work in it counts too)"}`,
       ],
       ...x.cacheLosses.map((l): [string, string] => ['cache loss', `at ${fmtSeconds(l.atSeconds)}: ${n(l.keys)} keys removed (${n(l.timelines)} timelines)`]),
+      ...(x.keyLosses ?? []).map((l): [string, string] => [
+        l.kind === 'redisFlush' ? 'Redis flush' : 'event log loss',
+        `at ${fmtSeconds(l.atSeconds)}: the event log's ${n(l.keys)} keys deleted${l.kind === 'redisFlush' ? ' (the cache keys: the cache loss above)' : ''}; the workers' group back after ${Number.isFinite(l.groupBackAfterSeconds) ? fmtSeconds(l.groupBackAfterSeconds) : 'not within the run'}`,
+      ]),
       ...(x.faults ?? []).map((f): [string, string] => [
         'worker crash',
         `at ${fmtSeconds(f.atSeconds)}: worker${f.workers.length === 1 ? '' : 's'} ${f.workers.join(', ')} killed; started again at ${fmtSeconds(f.restartedAtSeconds)}, ready ${fmtSeconds(f.readyAfterSeconds)} later; ${n(f.postsWhileDown)} posts acknowledged meanwhile; the backlog ${n(f.backlogBefore)} events before, ${n(f.backlogAtRestart)} at the restart, back after ${Number.isFinite(f.recoveredAfterSeconds) ? fmtSeconds(f.recoveredAfterSeconds) : 'not within the run'}`,

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Store } from '../../server/store/pool.js';
-import { loseShards } from '../../sim/replay/cache-loss.js';
+import { groupPresent, loseEventLog, loseShards } from '../../sim/replay/cache-loss.js';
 import { reconcile, reconciliationLine } from '../../sim/replay/reconcile.js';
 import type { CpuMeter, CpuSnapshot } from '../../sim/replay/cpu.js';
 import { runSchedule, type DriverResult, type IntervalFigures } from '../../sim/replay/driver.js';
@@ -15,10 +15,11 @@ import { request, type KeepAliveConnection } from '../../sim/replay/http-client.
 import { seriesIntervalSeconds } from '../../sim/replay/mapping.js';
 import { memoryByClass } from '../../sim/replay/memory-classes.js';
 import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, liveOldestAt, postToLogLags, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
-import type { IntervalSample, ReplayMeasurements, WorkerCrashFigures } from '../../sim/replay/result.js';
+import type { IntervalSample, KeyLossFigures, ReplayMeasurements, WorkerCrashFigures } from '../../sim/replay/result.js';
 import type { RunningStack } from './stack.js';
 import { counterDelta, parseMetrics, serverCounters, type ServerCounters } from '../../sim/replay/server-metrics.js';
 import { mix32 } from '../../core/random.js';
+import { eventStreamKey } from '../../core/keys.js';
 import { postText } from '../../sim/workload/history.js';
 import { REPLAY } from './settings.js';
 import type { LiveWorld } from './world.js';
@@ -249,6 +250,29 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
 
   // the scenario's worker crashes, at their instants
   const crashes = scheduleCrashes(ctx, tau, startedAt);
+  // and its event log losses (a redisFlush's cache keys go as its cacheLosses entry, at the same instant)
+  const keyLosses: KeyLossFigures[] = [];
+  const streamKeys = Array.from({ length: ctx.partitions }, (_, p) => eventStreamKey(ctx.streamPrefix, p));
+  const keyLossTimers = world.schedule.keyLosses.map((loss) =>
+    setTimeout(() => {
+      losses.push(
+        (async () => {
+          const atSeconds = (Date.now() - startedAt) / 1000;
+          const f = await loseEventLog(ctx.redis, ctx.streamPrefix);
+          ctx.log(`${loss.kind}: the event log's ${f.keys} keys deleted at ${atSeconds.toFixed(1)} s`);
+          let groupBackAfterSeconds = NaN;
+          for (const until = Date.now() + REPLAY.settleMaxMs; Date.now() < until && !ctx.signal.aborted; ) {
+            if (await groupPresent(ctx.redis, streamKeys, ctx.group)) {
+              groupBackAfterSeconds = (Date.now() - startedAt) / 1000 - atSeconds;
+              break;
+            }
+            await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
+          }
+          keyLosses.push({ kind: loss.kind, atSeconds, keys: f.keys, groupBackAfterSeconds });
+        })().catch((err) => ctx.log(`${loss.kind} failed: ${(err as Error).message}`)),
+      );
+    }, (loss.at / tau) * 1000),
+  );
 
   const s = world.schedule;
   const toMs = (at: Float64Array) => Float64Array.from(at, (t) => (t / tau) * 1000);
@@ -285,12 +309,12 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     });
   } catch (err) {
     clearInterval(ticker);
-    for (const t of lossTimers) clearTimeout(t);
+    for (const t of [...lossTimers, ...keyLossTimers]) clearTimeout(t);
     crashes.cancel();
     probe.abandon();
     throw err;
   }
-  for (const t of lossTimers) clearTimeout(t);
+  for (const t of [...lossTimers, ...keyLossTimers]) clearTimeout(t);
   await Promise.all(losses);
   // a restart due after the window still happens (the settling needs the workers back)
   const faultFigures = await crashes.done(driver);
@@ -394,6 +418,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     workerProcesses: ctx.workerNames,
     cacheLosses,
     faults: faultFigures,
+    keyLosses: keyLosses.sort((a, b) => a.atSeconds - b.atSeconds),
     reconciliation,
     drainedAtSeconds,
     endBacklogEvents: Number.isFinite(endBacklog) ? endBacklog : NaN,

@@ -33,3 +33,36 @@ export async function loseShards(redis: Redis, keyPrefix: string, streamPrefix: 
   } while (cursor !== '0');
   return { keys, timelines, seconds: (performance.now() - t0) / 1000 };
 }
+
+/**
+ * An eventLogLoss (or the log's part of a redisFlush): every key under the event log's prefix (its
+ * partition streams, with their consumer groups and what they held) deleted at once, the timelines
+ * kept. The workers find their group gone and the outbox's unfinished rows are published again
+ * (server/store/fanout-ledger.ts).
+ */
+export async function loseEventLog(redis: Redis, streamPrefix: string): Promise<{ keys: number; seconds: number }> {
+  if (streamPrefix === '') throw new RangeError("an event log loss needs the replay's stream prefix: an empty one is the whole database");
+  const t0 = performance.now();
+  let keys = 0;
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${streamPrefix}*`, 'COUNT', 2000);
+    cursor = next;
+    if (batch.length > 0) keys += await redis.unlink(...batch);
+  } while (cursor !== '0');
+  return { keys, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Whether `group` is on every partition stream of the log that exists (a worker has made it again). */
+export async function groupPresent(redis: Redis, streamKeys: readonly string[], group: string): Promise<boolean> {
+  const p = redis.pipeline();
+  for (const k of streamKeys) p.xinfo('GROUPS', k);
+  const replies = (await p.exec()) ?? [];
+  let seen = 0;
+  for (const [err, groups] of replies) {
+    if (err) continue; // no such stream: nothing posted there since
+    if (!(groups as unknown[][]).some((g) => g[1] === group)) return false;
+    seen++;
+  }
+  return seen > 0;
+}

@@ -106,6 +106,8 @@ export interface ReplayMeasurements {
   cacheLosses: { atSeconds: number; keys: number; timelines: number }[];
   /** The scenario's workerCrash events as injected: who was killed, when, and what it cost. */
   faults: WorkerCrashFigures[];
+  /** The scenario's eventLogLoss and redisFlush events: the event log's keys deleted (a flush's cache keys are its cacheLosses entry). */
+  keyLosses: KeyLossFigures[];
   /** What the server acknowledged against what its stores hold, once settled (reconcile.ts); null when it could not run. */
   reconciliation: Reconciliation | null;
   /** Seconds after the window's start when the event log's backlog was empty again (NaN: never seen empty). */
@@ -180,6 +182,17 @@ export interface ReplaySection {
   cacheLosses: ReplayMeasurements['cacheLosses'];
   reconciliation: ReplayMeasurements['reconciliation'];
   faults: ReplayMeasurements['faults'];
+  keyLosses: ReplayMeasurements['keyLosses'];
+}
+
+/** An eventLogLoss or redisFlush as the replay injected it; seconds of wall time from the window's start. */
+export interface KeyLossFigures {
+  kind: 'eventLogLoss' | 'redisFlush';
+  atSeconds: number;
+  /** The event log's keys deleted. */
+  keys: number;
+  /** Until the workers' consumer group was on the log again (NaN: not within the run). */
+  groupBackAfterSeconds: number;
 }
 
 /** One workerCrash as the replay injected it; seconds of wall time from the window's start. */
@@ -499,6 +512,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       cacheLosses: m.cacheLosses,
       reconciliation: m.reconciliation,
       faults: m.faults,
+      keyLosses: m.keyLosses,
     },
   };
   doc.summary.slo = sloVerdict(m.scenario, doc);

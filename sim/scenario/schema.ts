@@ -140,7 +140,7 @@ function idleCurve(entries: [string, number][] | null, at: At): IdlePoint[] | nu
 
 const window = (dflt: string) => duration('how long the event lasts', dflt, { above: 0 });
 
-const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss', 'workerCrash'] as const;
+const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss', 'workerCrash', 'eventLogLoss', 'redisFlush'] as const;
 
 const event: Spec = {
   type: 'object',
@@ -185,6 +185,16 @@ const event: Spec = {
         workers: { type: 'count', integer: true, description: 'how many workers are killed (default: every one)', min: 1 },
         down: duration('how long they stay down before they are started again', '30s', { above: 0 }),
       },
+    },
+    eventLogLoss: {
+      type: 'object',
+      description: "the event log's keys vanish, the timelines stay (a failover to a replica without them; replay; the simulator does not model it)",
+      fields: {},
+    },
+    redisFlush: {
+      type: 'object',
+      description: 'every cache key and the event log vanish at once (a Redis restarted empty; the simulator models the cache part as a loss of every shard)',
+      fields: {},
     },
   },
   build: (v: Record<string, unknown> & { at: number }): ScenarioEvent => {

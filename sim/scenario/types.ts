@@ -54,7 +54,9 @@ export type ScenarioEvent =
   | { at: number; kind: 'coldStartStorm'; share: number; window: number }
   | { at: number; kind: 'cacheLoss'; shards: number }
   /** workers: how many (undefined: every one); down: seconds, simulated. */
-  | { at: number; kind: 'workerCrash'; workers?: number; down: number };
+  | { at: number; kind: 'workerCrash'; workers?: number; down: number }
+  | { at: number; kind: 'eventLogLoss' }
+  | { at: number; kind: 'redisFlush' };
 
 export interface Costs {
   rtt: number;

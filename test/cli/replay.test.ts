@@ -98,8 +98,9 @@ function start(args: string[]): { proc: ChildProcess; stderr: () => string; stdo
 
 describe.skipIf(skip)('feedlab replay', () => {
   it('measures a small scenario for real, with a worker killed and back, cold reads after a cache loss and rebuilds in a storm; reconciles; leaves nothing behind', async () => {
-    // replay-events with a fault: worker 1 killed at 2 simulated minutes (6 s), started again after 1 (3 s)
-    const CRASHING = EVENTS.replace('events:\n', 'events:\n  - at: 2m\n    workerCrash: { workers: 1, down: 1m }\n');
+    // replay-events with faults: worker 1 killed at 2 simulated minutes (6 s), started again after 1
+    // (3 s); the event log's keys lost at 4 (12 s)
+    const CRASHING = EVENTS.replace('events:\n', 'events:\n  - at: 2m\n    workerCrash: { workers: 1, down: 1m }\n  - at: 4m\n    eventLogLoss: {}\n');
     expect(CRASHING).not.toBe(EVENTS);
     const path = writeScenario(dir, 'events.yaml', CRASHING);
     const out = join(dir, 'events-out');
@@ -150,6 +151,13 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(crash.readyAfterSeconds).toBeLessThan(10);
     expect(crash.postsWhileDown).toBeGreaterThan(0);
     expect(Number.isFinite(crash.recoveredAfterSeconds)).toBe(true);
+    // the event log lost: the workers made their group again and counted the loss
+    expect(x.keyLosses).toHaveLength(1);
+    expect(x.keyLosses[0]).toMatchObject({ kind: 'eventLogLoss' });
+    expect(x.keyLosses[0].atSeconds).toBeGreaterThanOrEqual(12);
+    expect(x.keyLosses[0].keys).toBeGreaterThan(0);
+    expect(x.keyLosses[0].groupBackAfterSeconds).toBeLessThan(10);
+    expect(x.fanout.workers.counters.eventLogLosses).toBeGreaterThanOrEqual(1);
     // and the reconciliation: every acknowledged post stored once, in every reached follower's timeline
     const rec = x.reconciliation!;
     expect(rec).toMatchObject({ settled: true, ok: true, lost: 0, duplicated: 0, acknowledged: t.posts.completed, stored: t.posts.completed });
@@ -185,6 +193,7 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(coldAfter).toBeGreaterThan(0);
     expect(doc.events.map((e) => [e.kind, e.at])).toEqual([
       ['workerCrash', 6],
+      ['eventLogLoss', 12],
       ['cacheLoss', 15],
       ['coldStartStorm', 21],
     ]);

@@ -89,4 +89,31 @@ describe('the arrival schedule', () => {
     expect(again.reads.latency).toEqual(m.reads.latency);
     expect(again.fanout.followerLag).toEqual(m.fanout.followerLag);
   });
+
+  it("holds the live stack's faults for the replay, models a flush's cache part, and names what it does not model", () => {
+    const text = TEXT.replace(
+      '  - at: 20m\n    cacheLoss: { shards: 2 }\n',
+      '  - at: 20m\n    workerCrash: { workers: 1, down: 1m }\n  - at: 22m\n    eventLogLoss: {}\n  - at: 25m\n    redisFlush: {}\n',
+    );
+    const sc = parseScenario(text, 'faults.yaml');
+    const prepared = prepare(sc, scenarioGraph(sc));
+    const s = new ArrivalSchedule(sc, prepared.population).materialize();
+    expect(s.workerCrashes).toEqual([{ at: 1200, workers: 1, down: 60 }]);
+    expect(s.keyLosses).toEqual([
+      { at: 1320, kind: 'eventLogLoss' },
+      { at: 1500, kind: 'redisFlush' },
+    ]);
+    // a flush loses every shard's keys, which the model runs; the log's loss and the crash it does not
+    expect(s.cacheLosses).toEqual([{ at: 1500, shards: 8 }]);
+    const notes = Object.fromEntries(s.events.filter((e) => e.at >= 1200).map((e) => [e.kind, e.detail]));
+    expect(notes).toEqual({
+      workerCrash: '1 fan-out worker killed for 60s (replay only: not modelled)',
+      eventLogLoss: "the event log's keys lost, the timelines kept (replay only: not modelled)",
+      redisFlush: "Redis flushed: every shard's keys and the event log lost (the log's loss replay only)",
+    });
+    const m = simulate({ scenario: sc, population: prepared.population, policy: basePolicy(sc) });
+    expect(m.reads.coldReads).toBeGreaterThan(0);
+    // a count of workers is at least 1
+    expect(() => parseScenario(text.replace('workers: 1', 'workers: 0'), 'faults.yaml')).toThrow(/events\[3\]\.workerCrash\.workers: 0 is out of range \(valid: >= 1\)/);
+  });
 });
