@@ -119,8 +119,8 @@ export function replaySections(r: RunResult): Section[] {
         `at ${fmtSeconds(l.atSeconds)}: the event log's ${n(l.keys)} keys deleted${l.kind === 'redisFlush' ? ' (the cache keys: the cache loss above)' : ''}; the workers' group back after ${Number.isFinite(l.groupBackAfterSeconds) ? fmtSeconds(l.groupBackAfterSeconds) : 'not within the run'}`,
       ]),
       ...(x.faults ?? []).map((f): [string, string] => [
-        'worker crash',
-        `at ${fmtSeconds(f.atSeconds)}: worker${f.workers.length === 1 ? '' : 's'} ${f.workers.join(', ')} killed; started again at ${fmtSeconds(f.restartedAtSeconds)}, ready ${fmtSeconds(f.readyAfterSeconds)} later; ${n(f.postsWhileDown)} posts acknowledged meanwhile; the backlog ${n(f.backlogBefore)} events before, ${n(f.backlogAtRestart)} at the restart, back after ${Number.isFinite(f.recoveredAfterSeconds) ? fmtSeconds(f.recoveredAfterSeconds) : 'not within the run'}`,
+        f.kind === 'apiCrash' ? 'API crash' : 'worker crash',
+        `at ${fmtSeconds(f.atSeconds)}: ${f.kind === 'apiCrash' ? 'the API' : `worker${f.workers.length === 1 ? '' : 's'} ${f.workers.join(', ')}`} killed; started again at ${fmtSeconds(f.restartedAtSeconds)}, ready ${fmtSeconds(f.readyAfterSeconds)} later; of the ${n(f.posts.due)} posts due meanwhile ${n(f.posts.acknowledged)} acknowledged (the latest ${fmtSeconds(f.posts.maxWaitSeconds)} after its time), ${n(f.posts.failed)} not; the first 201 after the restart ${Number.isFinite(f.firstAckAfterSeconds) ? `${fmtSeconds(f.firstAckAfterSeconds)} after the restart` : 'none'}; the backlog ${n(f.backlogBefore)} events before, ${n(f.backlogAtRestart)} at the restart, back after ${Number.isFinite(f.recoveredAfterSeconds) ? fmtSeconds(f.recoveredAfterSeconds) : 'not within the run'}`,
       ]),
     ],
   });

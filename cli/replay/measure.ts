@@ -6,20 +6,20 @@
 import type { Redis } from 'ioredis';
 import { pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Store } from '../../server/store/pool.js';
-import { groupPresent, loseEventLog, loseShards } from '../../sim/replay/cache-loss.js';
+import { loseShards } from '../../sim/replay/cache-loss.js';
 import { reconcile, reconciliationLine } from '../../sim/replay/reconcile.js';
 import type { CpuMeter, CpuSnapshot } from '../../sim/replay/cpu.js';
 import { runSchedule, type DriverResult, type IntervalFigures } from '../../sim/replay/driver.js';
 import { FanoutProbe } from '../../sim/replay/fanout-probe.js';
-import { request, type KeepAliveConnection } from '../../sim/replay/http-client.js';
+import { openConnections, request, type KeepAliveConnection } from '../../sim/replay/http-client.js';
 import { seriesIntervalSeconds } from '../../sim/replay/mapping.js';
 import { memoryByClass } from '../../sim/replay/memory-classes.js';
 import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, liveOldestAt, postToLogLags, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
-import type { IntervalSample, KeyLossFigures, ReplayMeasurements, WorkerCrashFigures } from '../../sim/replay/result.js';
+import type { IntervalSample, ReplayMeasurements } from '../../sim/replay/result.js';
+import { FaultInjector } from './faults.js';
 import type { RunningStack } from './stack.js';
-import { counterDelta, parseMetrics, serverCounters, type ServerCounters } from '../../sim/replay/server-metrics.js';
+import { parseMetrics, serverCounters, type ServerCounters } from '../../sim/replay/server-metrics.js';
 import { mix32 } from '../../core/random.js';
-import { eventStreamKey } from '../../core/keys.js';
 import { postText } from '../../sim/workload/history.js';
 import { REPLAY } from './settings.js';
 import type { LiveWorld } from './world.js';
@@ -59,9 +59,25 @@ export type WindowFigures = Omit<
   'scenario' | 'mapping' | 'graph' | 'population' | 'schedule' | 'digest' | 'offered' | 'policy' | 'target' | 'world' | 'baselineUsedMemory' | 'saturation' | 'events' | 'commands' | 'host'
 > & { commandsWindow: Record<string, number> };
 
-async function scrape(ctx: MeasureContext): Promise<ServerCounters> {
-  const r = await request(ctx.metricsConn, Buffer.from(`GET /metrics HTTP/1.1\r\nHost: ${ctx.host}:${ctx.port}\r\n\r\n`, 'latin1'));
-  return serverCounters(parseMetrics(r.body.toString('utf8')));
+/** A connection of our own for /metrics once the given one closed (the API killed and started again). */
+const metricsConns = new WeakMap<MeasureContext, KeepAliveConnection>();
+/** The scrapes of one window, one at a time (the samplers and a fault's scrape share the connection). */
+const scrapes = new WeakMap<MeasureContext, Promise<unknown>>();
+
+function scrape(ctx: MeasureContext): Promise<ServerCounters> {
+  const next = (scrapes.get(ctx) ?? Promise.resolve())
+    .catch(() => {})
+    .then(async () => {
+      let conn = metricsConns.get(ctx) ?? ctx.metricsConn;
+      if (conn.closed) {
+        [conn] = await openConnections(ctx.host, ctx.port, 1);
+        metricsConns.set(ctx, conn);
+      }
+      const r = await request(conn, Buffer.from(`GET /metrics HTTP/1.1\r\nHost: ${ctx.host}:${ctx.port}\r\n\r\n`, 'latin1'));
+      return serverCounters(parseMetrics(r.body.toString('utf8')));
+    });
+  scrapes.set(ctx, next);
+  return next;
 }
 
 /** The database's statistics, read through another database's connection when it is the scratch one (so these reads are not in them). */
@@ -101,68 +117,6 @@ function audienceOf(ctx: MeasureContext, author: number, active: Uint8Array): nu
   let n = 0;
   for (let e = g.followerOffsets[author]; e < g.followerOffsets[author + 1]; e++) n += active[g.followerIds[e]];
   return n;
-}
-
-/**
- * The scenario's workerCrash events: at each instant the workers are killed, after its `down` they
- * are started again; meanwhile the event log's backlog is watched until it is back to where it was
- * before the kill. done() waits for every crash's restart and recovery (bounded by the settling).
- */
-function scheduleCrashes(ctx: MeasureContext, tau: number, startedAt: number) {
-  const crashes = ctx.world.schedule.workerCrashes;
-  if (crashes.length > 0 && ctx.faults === null) throw new Error('replay: workerCrash needs the self-contained stack (a target\'s workers are not ours to kill)');
-  const backlog = () => eventBacklog(ctx.redis, ctx.streamPrefix, ctx.partitions, ctx.group).catch(() => NaN);
-  const since = () => (Date.now() - startedAt) / 1000;
-  const timers: NodeJS.Timeout[] = [];
-  const running: Promise<Omit<WorkerCrashFigures, 'postsWhileDown'> | null>[] = [];
-  for (const c of crashes) {
-    running.push(
-      new Promise((resolve) => {
-        timers.push(
-          setTimeout(async () => {
-            try {
-              const backlogBefore = await backlog();
-              const atSeconds = since();
-              const workers = await ctx.faults!.crashWorkers(c.workers);
-              ctx.log(`worker crash: worker${workers.length === 1 ? '' : 's'} ${workers.join(', ')} killed (SIGKILL) at ${atSeconds.toFixed(1)} s, down for ${(c.down / tau).toFixed(1)} s`);
-              await new Promise((r) => setTimeout(r, (c.down / tau) * 1000));
-              const backlogAtRestart = await backlog();
-              const restartedAtSeconds = since();
-              await ctx.faults!.restartWorkers(workers);
-              const readyAfterSeconds = since() - restartedAtSeconds;
-              let recoveredAfterSeconds = NaN;
-              for (const until = Date.now() + REPLAY.settleMaxMs; Date.now() < until; ) {
-                const b = await backlog();
-                if (b <= backlogBefore) {
-                  recoveredAfterSeconds = since() - restartedAtSeconds;
-                  break;
-                }
-                await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
-              }
-              ctx.log(`worker crash: back after ${readyAfterSeconds.toFixed(1)} s, the backlog (${backlogAtRestart} events at the restart) back to ${backlogBefore} after ${recoveredAfterSeconds.toFixed(1)} s`);
-              resolve({ kind: 'workerCrash', atSeconds, workers, restartedAtSeconds, readyAfterSeconds, backlogBefore, backlogAtRestart, recoveredAfterSeconds });
-            } catch (err) {
-              ctx.log(`worker crash failed: ${(err as Error).message}`);
-              resolve(null);
-            }
-          }, (c.at / tau) * 1000),
-        );
-      }),
-    );
-  }
-  return {
-    cancel: () => timers.forEach(clearTimeout),
-    /** Every crash's figures, with the posts acknowledged while its workers were down. */
-    done: async (driver: DriverResult): Promise<WorkerCrashFigures[]> => {
-      const figures = (await Promise.all(running)).filter((f) => f !== null);
-      return figures.map((f) => {
-        const from = f.atSeconds * 1000 + startedAt - driver.t0EpochMs;
-        const to = (f.restartedAtSeconds + f.readyAfterSeconds) * 1000 + startedAt - driver.t0EpochMs;
-        const postsWhileDown = driver.posts.filter((p) => p.status === 201 && p.sentMs !== null && p.sentMs >= from && p.sentMs <= to).length;
-        return { ...f, postsWhileDown };
-      });
-    },
-  };
 }
 
 export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures> {
@@ -248,31 +202,9 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     }, (loss.at / tau) * 1000),
   );
 
-  // the scenario's worker crashes, at their instants
-  const crashes = scheduleCrashes(ctx, tau, startedAt);
-  // and its event log losses (a redisFlush's cache keys go as its cacheLosses entry, at the same instant)
-  const keyLosses: KeyLossFigures[] = [];
-  const streamKeys = Array.from({ length: ctx.partitions }, (_, p) => eventStreamKey(ctx.streamPrefix, p));
-  const keyLossTimers = world.schedule.keyLosses.map((loss) =>
-    setTimeout(() => {
-      losses.push(
-        (async () => {
-          const atSeconds = (Date.now() - startedAt) / 1000;
-          const f = await loseEventLog(ctx.redis, ctx.streamPrefix);
-          ctx.log(`${loss.kind}: the event log's ${f.keys} keys deleted at ${atSeconds.toFixed(1)} s`);
-          let groupBackAfterSeconds = NaN;
-          for (const until = Date.now() + REPLAY.settleMaxMs; Date.now() < until && !ctx.signal.aborted; ) {
-            if (await groupPresent(ctx.redis, streamKeys, ctx.group)) {
-              groupBackAfterSeconds = (Date.now() - startedAt) / 1000 - atSeconds;
-              break;
-            }
-            await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
-          }
-          keyLosses.push({ kind: loss.kind, atSeconds, keys: f.keys, groupBackAfterSeconds });
-        })().catch((err) => ctx.log(`${loss.kind} failed: ${(err as Error).message}`)),
-      );
-    }, (loss.at / tau) * 1000),
-  );
+  // the scenario's faults, at their instants (fault.ts)
+  const faults = new FaultInjector(ctx, tau, startedAt, () => scrape(ctx), serverBefore);
+  faults.start();
 
   const s = world.schedule;
   const toMs = (at: Float64Array) => Float64Array.from(at, (t) => (t / tau) * 1000);
@@ -309,15 +241,15 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     });
   } catch (err) {
     clearInterval(ticker);
-    for (const t of [...lossTimers, ...keyLossTimers]) clearTimeout(t);
-    crashes.cancel();
+    for (const t of lossTimers) clearTimeout(t);
+    faults.cancel();
     probe.abandon();
     throw err;
   }
-  for (const t of [...lossTimers, ...keyLossTimers]) clearTimeout(t);
+  for (const t of lossTimers) clearTimeout(t);
   await Promise.all(losses);
-  // a restart due after the window still happens (the settling needs the workers back)
-  const faultFigures = await crashes.done(driver);
+  // a restart due after the window still happens (the settling needs the processes back)
+  const faultFigures = await faults.done(driver);
   const stoppedInWindow = ctx.signal.aborted;
   const windowSeconds = stoppedInWindow ? Math.min(world.mapping.wallSeconds, driver.wallMs / 1000) : world.mapping.wallSeconds;
 
@@ -393,6 +325,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     pulled: (a) => pullsAuthor(ctx.policy, world.followerCounts[a], ctx.policy.threshold),
     shards: sc.infrastructure.redisShards,
   });
+  metricsConns.get(ctx)?.close();
   return {
     intervalSeconds: iv,
     windowSeconds,
@@ -404,7 +337,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     writesBySecond,
     samples,
     memory,
-    server: counterDelta(serverBefore, serverAfter),
+    server: faults.serverDelta(serverAfter),
     serverBefore,
     commandsWindow: Object.fromEntries(callsWindow),
     postgres: {
@@ -417,8 +350,8 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     cpu,
     workerProcesses: ctx.workerNames,
     cacheLosses,
-    faults: faultFigures,
-    keyLosses: keyLosses.sort((a, b) => a.atSeconds - b.atSeconds),
+    faults: faultFigures.crashes,
+    keyLosses: faultFigures.keyLosses,
     reconciliation,
     drainedAtSeconds,
     endBacklogEvents: Number.isFinite(endBacklog) ? endBacklog : NaN,

@@ -34,7 +34,15 @@ export interface RunningStack {
   stop(): Promise<void>;
   /** The self-contained stack's fault controls (null against a target): SIGKILL `count` running
    * workers (null: every one), their indices; start those again (under new consumer names), once ready. */
-  faults: { crashWorkers(count: number | null): Promise<number[]>; restartWorkers(indices: number[]): Promise<void> } | null;
+  faults: {
+    crashWorkers(count: number | null): Promise<number[]>;
+    restartWorkers(indices: number[]): Promise<void>;
+    /** SIGKILL the API; start it again on the same port, once listening. */
+    crashServer(): Promise<void>;
+    restartServer(): Promise<void>;
+    /** The running processes' pids by name (for the CPU meter after a restart). */
+    pids(): Map<string, number>;
+  } | null;
 }
 
 /** Tokens outlive any replay (they are scratch secrets). */
@@ -106,10 +114,12 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
     watchdog?.send({ pids: [] });
   };
   try {
-    const server = ServiceProcess.start('server', ['serve', '--port', '0', '--host', '127.0.0.1', ...commonArgs(s, sc, policy)], commonEnv(s, sc, policy, secret));
+    const serve = (port: number) => ServiceProcess.start('server', ['serve', '--port', String(port), '--host', '127.0.0.1', ...commonArgs(s, sc, policy)], commonEnv(s, sc, policy, secret));
+    const listening = (p: ServiceProcess) => p.ready(/listening on http:\/\/([0-9.]+):(\d+)/, REPLAY.startTimeoutMs);
+    const server = serve(0);
     started.push(server);
     tell();
-    const m = await server.ready(/listening on http:\/\/([0-9.]+):(\d+)/, REPLAY.startTimeoutMs);
+    const m = await listening(server);
     const workerNames: string[] = [];
     for (let i = 1; i <= workers; i++) {
       const w = startWorker(s, sc, policy, i, secret);
@@ -135,6 +145,14 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
         tell();
         await Promise.all(fresh.map(workerReady));
       },
+      crashServer: () => started.find((p) => p.name === 'server')!.kill(),
+      restartServer: async () => {
+        const fresh = serve(Number(m[2]));
+        started[started.findIndex((p) => p.name === 'server')] = fresh;
+        tell();
+        await listening(fresh);
+      },
+      pids: () => new Map(started.map((p) => [p.name, p.pid])),
     };
     return { host: m[1], port: Number(m[2]), processes: started, workerNames, token: tokens(secret), stop, faults };
   } catch (err) {

@@ -104,8 +104,8 @@ export interface ReplayMeasurements {
   saturation: { own: SaturationFigure | null; autocannon: SaturationFigure | null };
   events: FiredEvent[];
   cacheLosses: { atSeconds: number; keys: number; timelines: number }[];
-  /** The scenario's workerCrash events as injected: who was killed, when, and what it cost. */
-  faults: WorkerCrashFigures[];
+  /** The scenario's workerCrash and apiCrash events as injected: who was killed, when, and what it cost. */
+  faults: CrashFigures[];
   /** The scenario's eventLogLoss and redisFlush events: the event log's keys deleted (a flush's cache keys are its cacheLosses entry). */
   keyLosses: KeyLossFigures[];
   /** What the server acknowledged against what its stores hold, once settled (reconcile.ts); null when it could not run. */
@@ -195,13 +195,13 @@ export interface KeyLossFigures {
   groupBackAfterSeconds: number;
 }
 
-/** One workerCrash as the replay injected it; seconds of wall time from the window's start. */
-export interface WorkerCrashFigures {
-  kind: 'workerCrash';
+/** One workerCrash or apiCrash as the replay injected it; seconds of wall time from the window's start. */
+export interface CrashFigures {
+  kind: 'workerCrash' | 'apiCrash';
   atSeconds: number;
-  /** The workers killed (SIGKILL, whatever they held), by index. */
+  /** The workers killed (SIGKILL, whatever they held), by index; none for the API. */
   workers: number[];
-  /** When they were started again, and how long until every one was ready. */
+  /** When they were started again, and how long until ready. */
   restartedAtSeconds: number;
   readyAfterSeconds: number;
   /** Post events waiting in the log just before the kill, and at the restart. */
@@ -209,8 +209,11 @@ export interface WorkerCrashFigures {
   backlogAtRestart: number;
   /** From the restart until the backlog was back to where it was before the kill (NaN: not within the window and the settling). */
   recoveredAfterSeconds: number;
-  /** Posts answered 201 from the kill until the workers were ready again: their fan-out waited. */
-  postsWhileDown: number;
+  /** Posts due from the kill until ready: answered 201 (maybe late: the driver holds a request for a
+   * connection up to 10 s), and not (refused, reset, timed out, dropped); the longest a 201 took from its due time. */
+  posts: { due: number; acknowledged: number; failed: number; maxWaitSeconds: number };
+  /** From the restart until the first 201 answered after it (NaN: none). */
+  firstAckAfterSeconds: number;
 }
 
 /** The whole machine in % of one core (200 on two cores): every part of a share added up. */

@@ -141,6 +141,22 @@ export function serverCounters(s: MetricSamples): ServerCounters {
 }
 
 /** b - a for every counter (the backlog and the histogram as of b, the histogram as a delta). */
+/** Two deltas added (the windows of one server process and of the one started after it); the backlog is b's. */
+export function addCounters(a: ServerCounters, b: ServerCounters): ServerCounters {
+  const out = { ...b };
+  for (const k of Object.keys(b) as (keyof ServerCounters)[]) {
+    const x = a[k];
+    const y = b[k];
+    if (k === 'fanoutBacklogEvents') continue;
+    if (typeof x === 'number' && typeof y === 'number') (out[k] as number) = x + y;
+    else if (Array.isArray(x) && Array.isArray(y)) {
+      const first = new Map(x.map((e) => [e.le, e.count]));
+      (out[k] as { le: number; count: number }[]) = y.map((e) => ({ le: e.le, count: e.count + (first.get(e.le) ?? 0) }));
+    }
+  }
+  return out;
+}
+
 export function counterDelta(a: ServerCounters, b: ServerCounters): ServerCounters {
   const d = (k: keyof Omit<ServerCounters, 'feedLatency' | 'loopDelay' | 'gcPauses' | 'fanoutBacklogEvents'>) => b[k] - a[k];
   return {

@@ -140,7 +140,7 @@ function idleCurve(entries: [string, number][] | null, at: At): IdlePoint[] | nu
 
 const window = (dflt: string) => duration('how long the event lasts', dflt, { above: 0 });
 
-const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss', 'workerCrash', 'eventLogLoss', 'redisFlush'] as const;
+const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss', 'workerCrash', 'apiCrash', 'eventLogLoss', 'redisFlush'] as const;
 
 const event: Spec = {
   type: 'object',
@@ -185,6 +185,11 @@ const event: Spec = {
         workers: { type: 'count', integer: true, description: 'how many workers are killed (default: every one)', min: 1 },
         down: duration('how long they stay down before they are started again', '30s', { above: 0 }),
       },
+    },
+    apiCrash: {
+      type: 'object',
+      description: 'the API process (with its outbox relay) is killed (SIGKILL) and started again on its port after a while (replay; the simulator does not model it)',
+      fields: { down: duration('how long it stays down before it is started again', '30s', { above: 0 }) },
     },
     eventLogLoss: {
       type: 'object',

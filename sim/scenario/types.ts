@@ -55,6 +55,7 @@ export type ScenarioEvent =
   | { at: number; kind: 'cacheLoss'; shards: number }
   /** workers: how many (undefined: every one); down: seconds, simulated. */
   | { at: number; kind: 'workerCrash'; workers?: number; down: number }
+  | { at: number; kind: 'apiCrash'; down: number }
   | { at: number; kind: 'eventLogLoss' }
   | { at: number; kind: 'redisFlush' };
 

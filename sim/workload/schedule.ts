@@ -124,6 +124,8 @@ export interface MaterializedSchedule {
   cacheLosses: { at: number; shards: number }[];
   /** Fan-out workers killed at `at` for `down` simulated seconds (workers null: every one); the replay injects them. */
   workerCrashes: WorkerCrash[];
+  /** The API killed at `at` for `down` simulated seconds; the replay injects it. */
+  apiCrashes: { at: number; down: number }[];
   /** Redis keys deleted at `at`: the event log's (eventLogLoss), or the cache's and the log's (redisFlush). */
   keyLosses: { at: number; kind: 'eventLogLoss' | 'redisFlush' }[];
   events: FiredEvent[];
@@ -151,6 +153,7 @@ export class ArrivalSchedule {
   readonly sessionEventRate: number;
   readonly cacheLosses: { at: number; shards: number }[] = [];
   readonly workerCrashes: WorkerCrash[] = [];
+  readonly apiCrashes: { at: number; down: number }[] = [];
   readonly keyLosses: { at: number; kind: 'eventLogLoss' | 'redisFlush' }[] = [];
   /** Every scenario event, as reports list it. */
   readonly fired: FiredEvent[] = [];
@@ -206,6 +209,10 @@ export class ArrivalSchedule {
           this.workerCrashes.push({ at: ev.at, workers: ev.workers ?? null, down: ev.down });
           this.fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.workers ?? 'every'} fan-out worker${ev.workers === 1 ? '' : 's'} killed for ${ev.down}s (replay only: not modelled)` });
           break;
+        case 'apiCrash':
+          this.apiCrashes.push({ at: ev.at, down: ev.down });
+          this.fired.push({ at: ev.at, kind: ev.kind, detail: `the API killed for ${ev.down}s (replay only: not modelled)` });
+          break;
         case 'eventLogLoss':
           this.keyLosses.push({ at: ev.at, kind: ev.kind });
           this.fired.push({ at: ev.at, kind: ev.kind, detail: "the event log's keys lost, the timelines kept (replay only: not modelled)" });
@@ -254,6 +261,7 @@ export class ArrivalSchedule {
       sessions: { at: sessions.at.done(), user: sessions.user.done(), pages: sessions.pages.done(), returning: sessions.returning.done() },
       cacheLosses: this.cacheLosses.map((c) => ({ ...c })),
       workerCrashes: this.workerCrashes.map((c) => ({ ...c })),
+      apiCrashes: this.apiCrashes.map((c) => ({ ...c })),
       keyLosses: this.keyLosses.map((c) => ({ ...c })),
       events: this.fired.map((e) => ({ ...e })),
     };
