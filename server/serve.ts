@@ -437,6 +437,7 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
 
     // Queued last-seen touches are written before the pool closes (cleanups run in reverse).
     cleanups.push(() => service.reads.activity.flush());
+    cleanups.push(() => service.reads.hydrator.close());
     const api = buildApp({ service, tokenSecret: config.tokenSecret, cursorSecret: config.cursorSecret, metrics, logger: options.logger ?? { level: 'warn' } });
     app = api;
 

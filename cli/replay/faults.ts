@@ -7,17 +7,19 @@
 // what was acknowledged meanwhile lost or not.
 import { eventStreamKey } from '../../core/keys.js';
 import { groupPresent, loseEventLog } from '../../sim/replay/cache-loss.js';
-import type { DriverResult } from '../../sim/replay/driver.js';
+import type { DriverResult, PostOutcome } from '../../sim/replay/driver.js';
 import { eventBacklog } from '../../sim/replay/redis-figures.js';
 import type { CrashFigures, KeyLossFigures } from '../../sim/replay/result.js';
 import { addCounters, counterDelta, type ServerCounters } from '../../sim/replay/server-metrics.js';
 import type { MeasureContext } from './measure.js';
 import { REPLAY } from './settings.js';
+import { sleep } from '../../server/events/backoff.js';
 
 type Measured = Omit<CrashFigures, 'posts' | 'firstAckAfterSeconds'>;
 
 export class FaultInjector {
-  private readonly timers: NodeJS.Timeout[] = [];
+  /** Each fault's timer, and how to settle it as not run (a stop before its instant). */
+  private readonly timers: { timer: NodeJS.Timeout; fired: boolean; drop: () => void }[] = [];
   private readonly crashes: Promise<Measured | null>[] = [];
   private readonly keyLosses: Promise<KeyLossFigures | null>[] = [];
   /** The server's counters: the deltas of the processes killed, and where the running one's count starts. */
@@ -47,8 +49,9 @@ export class FaultInjector {
     return eventBacklog(this.ctx.redis, this.ctx.streamPrefix, this.ctx.partitions, this.ctx.group).catch(() => NaN);
   }
 
-  private at(simulated: number, run: () => Promise<void>): void {
-    this.timers.push(setTimeout(() => void run(), (simulated / this.tau) * 1000));
+  private at(simulated: number, run: () => Promise<void>, drop: () => void): void {
+    const entry = { timer: setTimeout(() => ((entry.fired = true), void run()), (simulated / this.tau) * 1000), fired: false, drop };
+    this.timers.push(entry);
   }
 
   /** Sets every fault's timer. */
@@ -59,8 +62,14 @@ export class FaultInjector {
     for (const loss of s.keyLosses) this.loseLog(loss.at, loss.kind);
   }
 
+  /** Drops the faults not yet due (a stop, or the window over): they settle as not run. */
   cancel(): void {
-    for (const t of this.timers) clearTimeout(t);
+    for (const t of this.timers) {
+      if (t.fired) continue;
+      clearTimeout(t.timer);
+      t.fired = true;
+      t.drop();
+    }
   }
 
   private crash(at: number, down: number, kind: CrashFigures['kind'], workers: number | null): void {
@@ -70,8 +79,10 @@ export class FaultInjector {
     this.crashes.push(new Promise((r) => (resolve = r)));
     this.at(at, async () => {
       try {
+        if (ctx.signal.aborted) return resolve(null);
         const backlogBefore = await this.backlog();
         let killed: number[] = [];
+        let killedAt = this.since();
         if (kind === 'apiCrash') {
           // its counters up to the kill (what the last instants added is lost with it)
           const last = await this.scrape().catch((err: Error) => {
@@ -79,12 +90,21 @@ export class FaultInjector {
             return null;
           });
           if (last) this.serverDone = addIfAny(this.serverDone, counterDelta(this.serverFrom, last));
+          killedAt = this.since();
           await f.crashServer();
-        } else killed = await f.crashWorkers(workers);
-        const atSeconds = this.since();
+        } else {
+          killedAt = this.since();
+          killed = await f.crashWorkers(workers);
+        }
+        const atSeconds = killedAt;
         const who = kind === 'apiCrash' ? 'the API' : `worker${killed.length === 1 ? '' : 's'} ${killed.join(', ')}`;
         ctx.log(`${kind}: ${who} killed (SIGKILL) at ${atSeconds.toFixed(1)} s, down for ${(down / this.tau).toFixed(1)} s`);
-        await new Promise((r) => setTimeout(r, (down / this.tau) * 1000));
+        await sleep((down / this.tau) * 1000, ctx.signal);
+        // stopped meanwhile: the stack is being stopped, nothing is started again
+        if (ctx.signal.aborted) {
+          ctx.log(`${kind}: the replay stopped before the restart`);
+          return resolve(null);
+        }
         const backlogAtRestart = await this.backlog();
         const restartedAtSeconds = this.since();
         if (kind === 'apiCrash') {
@@ -107,7 +127,7 @@ export class FaultInjector {
         ctx.log(`${kind} failed: ${(err as Error).message}`);
         resolve(null);
       }
-    });
+    }, () => resolve(null));
   }
 
   private loseLog(at: number, kind: KeyLossFigures['kind']): void {
@@ -133,7 +153,7 @@ export class FaultInjector {
         ctx.log(`${kind} failed: ${(err as Error).message}`);
         resolve(null);
       }
-    });
+    }, () => resolve(null));
   }
 
   /**
@@ -141,16 +161,20 @@ export class FaultInjector {
    * settling needs the processes back); each crash's posts from the kill until ready, by answer.
    */
   async done(driver: DriverResult): Promise<{ crashes: CrashFigures[]; keyLosses: KeyLossFigures[] }> {
+    // a fault due after the window (its schedule ends first) or after a stop does not happen
+    this.cancel();
     const crashes = (await Promise.all(this.crashes)).filter((f) => f !== null);
     const keyLosses = (await Promise.all(this.keyLosses)).filter((f) => f !== null);
     const ms = (seconds: number) => seconds * 1000 + this.startedAt - driver.t0EpochMs;
     return {
       crashes: crashes
         .map((f) => {
-          // the posts due while it was down (the driver may have held them for a connection)
+          // the posts in flight at the kill and those due while it was down (the driver may have
+          // held them for a connection)
           const from = ms(f.atSeconds);
           const to = ms(f.restartedAtSeconds + f.readyAfterSeconds);
-          const due = driver.posts.filter((p) => p.intendedMs >= from && p.intendedMs <= to);
+          const inFlight = (p: PostOutcome) => p.sentMs !== null && p.sentMs <= from && (p.answeredMs === null || p.answeredMs >= from);
+          const due = driver.posts.filter((p) => (p.intendedMs >= from && p.intendedMs <= to) || inFlight(p));
           const acknowledged = due.filter((p) => p.status === 201 && p.answeredMs !== null);
           const first = driver.posts.find((p) => p.status === 201 && p.answeredMs !== null && p.answeredMs > ms(f.restartedAtSeconds));
           return {

@@ -59,6 +59,12 @@ export type WindowFigures = Omit<
   'scenario' | 'mapping' | 'graph' | 'population' | 'schedule' | 'digest' | 'offered' | 'policy' | 'target' | 'world' | 'baselineUsedMemory' | 'saturation' | 'events' | 'commands' | 'host'
 > & { commandsWindow: Record<string, number> };
 
+/** Outbox rows not yet published (NaN: Postgres did not say). */
+async function outboxWaiting(store: Store): Promise<number> {
+  const r = await store.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM outbox WHERE published_at IS NULL').catch(() => null);
+  return r ? Number(r.rows[0].n) : NaN;
+}
+
 /** A connection of our own for /metrics once the given one closed (the API killed and started again). */
 const metricsConns = new WeakMap<MeasureContext, KeepAliveConnection>();
 /** The scrapes of one window, one at a time (the samplers and a fault's scrape share the connection). */
@@ -254,7 +260,9 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   const windowSeconds = stoppedInWindow ? Math.min(world.mapping.wallSeconds, driver.wallMs / 1000) : world.mapping.wallSeconds;
 
   // settling: the fan-out catches up with what was acknowledged (a stop cuts it short)
-  const backlogNow = () => eventBacklog(ctx.redis, ctx.streamPrefix, ctx.partitions, ctx.group).catch(() => NaN);
+  // what is still to fan out: the log's backlog and the outbox's unpublished rows (after an event
+  // log loss the log is empty while rows wait to be published again)
+  const backlogNow = async () => (await eventBacklog(ctx.redis, ctx.streamPrefix, ctx.partitions, ctx.group).catch(() => NaN)) + (await outboxWaiting(ctx.store));
   const endBacklog = await backlogNow();
   let drainedAtSeconds = endBacklog === 0 ? windowSeconds : NaN;
   const settleEnd = (stopped: boolean) => Date.now() + (stopped ? REPLAY.stopSettleMs : REPLAY.settleMaxMs);
@@ -312,6 +320,8 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     pushed: (a) => (adaptive ? null : !pullsAuthor(ctx.policy, world.followerCounts[a], ctx.policy.threshold)),
     reached: (u) => (!ctx.policy.skipDormant || active[u] === 1) && !(ctx.policy.kind === 'reader-cap' && world.graph.followeeOffsets[u + 1] - world.graph.followeeOffsets[u] > ctx.policy.readerCap),
     timelineCap: sc.policy.timelineCap,
+    listCap: sc.policy.celebrityListLength,
+    sinceMs: driver.t0EpochMs,
     settled: Number.isFinite(drainedAtSeconds),
   }).catch((err: Error) => {
     ctx.log(`reconciliation failed: ${err.message}`);

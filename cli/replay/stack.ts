@@ -107,7 +107,9 @@ export function workerReady(w: ServiceProcess): Promise<RegExpExecArray> {
 export async function startStack(s: StackServices, sc: Scenario, policy: FanoutPolicy, workers: number, secret: string, watchdog: Watchdog | null): Promise<RunningStack> {
   const started: ServiceProcess[] = [];
   const tell = () => watchdog?.send({ pids: started.map((p) => p.pid) });
+  let stopped = false;
   const stop = async () => {
+    stopped = true;
     // workers first: they finish their batch; then the API (its relay has nothing left to move)
     await Promise.all(started.filter((p) => p.name !== 'server').map((p) => p.stop()));
     await started.find((p) => p.name === 'server')?.stop();
@@ -139,6 +141,7 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
       // a new consumer name, as a restarted process gets elsewhere: what the killed one held is
       // claimed from it once idle (FEED_CLAIM_IDLE_MS), and its last published figures stay counted
       restartWorkers: async (indices: number[]) => {
+        if (stopped) throw new Error('the stack is stopped: no worker is started again');
         lives++;
         const fresh = indices.map((i) => startWorker(s, sc, policy, i, secret, {}, lives));
         for (const w of fresh) started[started.findIndex((p) => p.name === w.name)] = w;
@@ -147,6 +150,7 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
       },
       crashServer: () => started.find((p) => p.name === 'server')!.kill(),
       restartServer: async () => {
+        if (stopped) throw new Error('the stack is stopped: the API is not started again');
         const fresh = serve(Number(m[2]));
         started[started.findIndex((p) => p.name === 'server')] = fresh;
         tell();

@@ -84,6 +84,12 @@ export class PostHydrator {
     this.retry.unref();
   }
 
+  /** Stops the retry timer (at shutdown: the held tombstones are then the worker's PostDeleted's to write). */
+  close(): void {
+    if (this.retry) clearInterval(this.retry);
+    this.retry = null;
+  }
+
   /** Deleted posts still waiting for their tombstones (for tests and status). */
   get heldTombstones(): number {
     return this.deletedMeanwhile.size;

@@ -76,6 +76,8 @@ export class RedisFeedService implements FeedService {
     // the post's id (and createdAt) is stamped at the start of the repository's call
     const began = performance.now();
     const created = await this.o.repo.createPost(userId, text, this.o.ids, idempotencyKey);
+    // a repeat of a post deleted since: its first answer, and nothing cached again
+    if (created.deleted) return { id: created.id, createdAt: created.createdAt, replayed: true };
     this.committed();
     // Visible to its author at once: into their own recent list (merged into their home feed) if
     // it exists; if not, their next read rebuilds it from Postgres, where the post already is. The

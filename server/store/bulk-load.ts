@@ -312,8 +312,9 @@ export async function bulkLoadGraph(store: Store, graph: GraphToLoad, opts: Bulk
       );
     }
     // Truncating in this transaction (a no-op on empty tables) is what allows COPY FREEZE; posts go
-    // with their authors, and so do their outbox rows when replacing a graph.
-    await client.query(opts.truncate ? 'TRUNCATE follows, posts, outbox, users' : 'TRUNCATE follows, posts, users');
+    // with their authors and their idempotency keys, and so do their outbox rows and the event log's
+    // group records (fanout-ledger.ts) when replacing a graph.
+    await client.query(opts.truncate ? 'TRUNCATE follows, posts, post_keys, outbox, event_log_groups, users' : 'TRUNCATE follows, posts, post_keys, users');
     for (const c of [...FOLLOWS_BULK_CONSTRAINTS].reverse()) await client.query(c.drop);
     progress.end();
 

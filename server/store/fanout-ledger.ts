@@ -123,7 +123,8 @@ export class FanoutLedger {
       if (this.groupDue !== null) {
         const created = this.groupDue;
         const r = await runStatement<{ inserted: boolean }>(this.store, RECORD_GROUP_SQL, [this.o.streamPrefix, this.o.group, created], this.timeoutMs);
-        this.groupDue = null;
+        // a creation noted while this one was written stays due (a loss must not be overwritten)
+        if (this.groupDue === created) this.groupDue = null;
         if (created && !r.rows[0].inserted) this.republishDue = true;
       }
       if (this.republishDue) {

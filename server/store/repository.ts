@@ -55,6 +55,8 @@ export interface CreatedPost {
   createdAt: number;
   /** The post an earlier request with the same Idempotency-Key made: nothing was written now. */
   replayed?: boolean;
+  /** That post has been deleted since (its first answer is given again, the caches left alone). */
+  deleted?: boolean;
 }
 
 /** What an Idempotency-Key may be: 1-255 visible ASCII characters (no spaces, no commas: two keys
@@ -393,10 +395,15 @@ export class FeedRepository {
         const r = await this.run(CREATE_KEYED_POST_SQL, [id, authorId, text, new Date(createdAt), payload, idempotencyKey]);
         if (r.rowCount === 1) return { id, createdAt };
         const first = await this.keyedPost(authorId, idempotencyKey);
-        // the key's row is gone again (never, unless removed by hand): make the post under it anew
-        if (first === null) continue;
-        if (first.body !== text) throw new IdempotencyKeyReuseError(`Idempotency-Key ${JSON.stringify(idempotencyKey.slice(0, 40))} was used for post ${first.id} with another text`);
-        return { id: first.id, createdAt: first.createdAt, replayed: true };
+        if (first.post === null) {
+          // the key outlived its post (posts truncated by hand): let it go and make the post anew
+          if (first.postId !== null) await this.run('DELETE FROM post_keys WHERE author_id = $1 AND key = $2 AND post_id = $3', [authorId, idempotencyKey, first.postId]);
+          if (attempt < POST_ID_ATTEMPTS) continue;
+          throw new Error(`Idempotency-Key ${JSON.stringify(idempotencyKey.slice(0, 40))}: its post is gone and a new one could not be made under it (${attempt} tries)`);
+        }
+        const p = first.post;
+        if (p.body !== text) throw new IdempotencyKeyReuseError(`Idempotency-Key ${JSON.stringify(idempotencyKey.slice(0, 40))} was used for post ${p.id} with another text`);
+        return { id: p.id, createdAt: p.createdAt, replayed: true, ...(p.deleted ? { deleted: true } : {}) };
       } catch (err) {
         const e = pgError(err);
         if (e.code === '23503' && e.constraint === 'posts_author_fkey') throw new NotFoundError(`user ${authorId} not found`);
@@ -411,16 +418,17 @@ export class FeedRepository {
     }
   }
 
-  /** The post an idempotency key made (deleted or not), or null. */
-  private async keyedPost(authorId: number, key: string): Promise<{ id: PostId; createdAt: number; body: string } | null> {
-    const r = await this.run<{ id: string; created_ms: string; body: string }>(
-      `SELECT p.id::text AS id, ${ms('p.created_at')} AS created_ms, p.body
-       FROM post_keys k JOIN posts p ON p.id = k.post_id
+  /** The post an idempotency key made (deleted or not): its id (null: no such key) and the post (null: gone). */
+  private async keyedPost(authorId: number, key: string): Promise<{ postId: string | null; post: { id: PostId; createdAt: number; body: string; deleted: boolean } | null }> {
+    const r = await this.run<{ key_post: string; id: string | null; created_ms: string | null; body: string | null; deleted: boolean | null }>(
+      `SELECT k.post_id::text AS key_post, p.id::text AS id, ${ms('p.created_at')} AS created_ms, p.body, p.deleted_at IS NOT NULL AS deleted
+       FROM post_keys k LEFT JOIN posts p ON p.id = k.post_id
        WHERE k.author_id = $1 AND k.key = $2`,
       [authorId, key],
     );
     const row = r.rows[0];
-    return row ? { id: row.id, createdAt: Number(row.created_ms), body: row.body } : null;
+    if (!row) return { postId: null, post: null };
+    return { postId: row.key_post, post: row.id === null ? null : { id: row.id, createdAt: Number(row.created_ms), body: row.body!, deleted: row.deleted === true } };
   }
 
   /**

@@ -201,12 +201,13 @@ export async function seedPosts(store: Store, posts: PostsToSeed, opts: SeedPost
     const isEmpty = async () => !(await client.query<{ held: boolean }>('SELECT EXISTS (SELECT 1 FROM posts) AS held')).rows[0].held;
     let emptyTable = false;
     if (opts.replace) {
-      await client.query('TRUNCATE posts, outbox');
+      // the posts' idempotency keys and the event log's group records go with them (fanout-ledger.ts)
+      await client.query('TRUNCATE posts, post_keys, outbox, event_log_groups');
       emptyTable = true;
     } else if (await isEmpty()) {
       await client.query('LOCK TABLE posts IN ACCESS EXCLUSIVE MODE');
       emptyTable = await isEmpty();
-      if (emptyTable) await client.query('TRUNCATE posts');
+      if (emptyTable) await client.query('TRUNCATE posts, post_keys');
     }
     if (emptyTable) for (const c of [...POSTS_BULK_CONSTRAINTS].reverse()) await client.query(c.drop);
     phaseEnd('prepare');

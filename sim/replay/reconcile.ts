@@ -34,7 +34,7 @@ export interface Reconciliation {
     /** (post, follower) pairs of cached timelines checked (pushed posts), and those holding the post. */
     checked: number;
     delivered: number;
-    /** Older than everything a full timeline kept: trimmed by newer posts, not lost. */
+    /** Older than everything a full timeline (or a pulled author's full list) kept: trimmed by newer posts, not lost. */
     trimmed: number;
     /** Followers reached by the policy without a cached timeline: rebuilt from Postgres on read. */
     rebuiltOnRead: number;
@@ -68,6 +68,10 @@ export interface ReconcileInput {
   /** Whether a push reaches this follower (not dormant, not capped away). */
   reached: (follower: number) => boolean;
   timelineCap: number;
+  /** An author's recent list's cap (a pulled author's older posts leave it as it fills). */
+  listCap: number;
+  /** Posts made from here on (ms) are the run's: an earlier post of the same text is not a duplicate. */
+  sinceMs: number;
   settled: boolean;
 }
 
@@ -88,8 +92,8 @@ export async function reconcile(o: ReconcileInput): Promise<Reconciliation> {
     const part = sent.slice(i, i + PIPELINE);
     const r = await o.store.pool.query<{ author: string; body: string; n: string }>(
       `SELECT author_id::text AS author, body, count(*)::text AS n FROM posts
-       WHERE (author_id, body) IN (SELECT * FROM unnest($1::int8[], $2::text[])) GROUP BY author_id, body`,
-      [part.map(({ p }) => p.authorId), part.map(({ i }) => o.textOf(i))],
+       WHERE (author_id, body) IN (SELECT * FROM unnest($1::int8[], $2::text[])) AND created_at >= $3 GROUP BY author_id, body`,
+      [part.map(({ p }) => p.authorId), part.map(({ i }) => o.textOf(i)), new Date(o.sinceMs)],
     );
     for (const row of r.rows) count.set(`${row.author}\n${row.body}`, Number(row.n));
   }
@@ -165,9 +169,9 @@ async function checkDeliveries(o: ReconcileInput, posts: readonly PostOutcome[])
         else out.delivered++;
         return;
       }
-      // a full timeline keeps the newest: an entry older than its oldest was trimmed
+      // a full timeline or list keeps the newest: an entry older than its oldest was trimmed
       const oldestScore = Array.isArray(oldest) && oldest.length === 2 ? Number(oldest[1]) : NaN;
-      if (!pulled && Number(size) >= o.timelineCap && post.createdAt !== null && post.createdAt <= oldestScore) out.trimmed++;
+      if (Number(size) >= (pulled ? o.listCap : o.timelineCap) && post.createdAt !== null && post.createdAt <= oldestScore) out.trimmed++;
       else miss(post.id!, key.slice(o.keyPrefix.length));
     });
   }

@@ -209,8 +209,9 @@ export interface CrashFigures {
   backlogAtRestart: number;
   /** From the restart until the backlog was back to where it was before the kill (NaN: not within the window and the settling). */
   recoveredAfterSeconds: number;
-  /** Posts due from the kill until ready: answered 201 (maybe late: the driver holds a request for a
-   * connection up to 10 s), and not (refused, reset, timed out, dropped); the longest a 201 took from its due time. */
+  /** Posts in flight at the kill or due from it until ready: answered 201 (maybe late: the driver
+   * holds a request for a connection up to 10 s), and not (refused, reset, timed out, dropped); the
+   * longest a 201 took from its due time. */
   posts: { due: number; acknowledged: number; failed: number; maxWaitSeconds: number };
   /** From the restart until the first 201 answered after it (NaN: none). */
   firstAckAfterSeconds: number;

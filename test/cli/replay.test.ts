@@ -97,10 +97,10 @@ function start(args: string[]): { proc: ChildProcess; stderr: () => string; stdo
 }
 
 describe.skipIf(skip)('feedlab replay', () => {
-  it('measures a small scenario for real, with a worker killed and back, cold reads after a cache loss and rebuilds in a storm; reconciles; leaves nothing behind', async () => {
+  it('measures a small scenario for real, with a worker and the API killed and back, the event log lost, cold reads after a cache loss and rebuilds in a storm; reconciles; leaves nothing behind', async () => {
     // replay-events with faults: worker 1 killed at 2 simulated minutes (6 s), started again after 1
-    // (3 s); the event log's keys lost at 4 (12 s)
-    const CRASHING = EVENTS.replace('events:\n', 'events:\n  - at: 2m\n    workerCrash: { workers: 1, down: 1m }\n  - at: 4m\n    eventLogLoss: {}\n');
+    // (3 s); the event log's keys lost at 4 (12 s); the API killed at 8 (24 s) for 30 s (1.5 s)
+    const CRASHING = EVENTS.replace('events:\n', 'events:\n  - at: 2m\n    workerCrash: { workers: 1, down: 1m }\n  - at: 4m\n    eventLogLoss: {}\n  - at: 8m\n    apiCrash: { down: 30s }\n');
     expect(CRASHING).not.toBe(EVENTS);
     const path = writeScenario(dir, 'events.yaml', CRASHING);
     const out = join(dir, 'events-out');
@@ -122,9 +122,10 @@ describe.skipIf(skip)('feedlab replay', () => {
     // every scheduled request was offered, sent and answered
     const t = x.driver.totals;
     expect(t.posts.offered).toBe(world.schedule.posts.at.length);
-    expect(t.posts.completed).toBe(t.posts.offered);
-    expect(t.reads.completed).toBe(t.reads.offered);
-    expect(t.reads.dropped + t.reads.timeouts + t.reads.networkErrors).toBe(0);
+    expect(t.posts.completed).toBeGreaterThan(0.95 * t.posts.offered); // the API crash's failures below
+    // reads: only those in flight at the API's kill may have failed (reset)
+    expect(t.reads.completed).toBeGreaterThan(0.97 * t.reads.offered);
+    expect(t.reads.dropped + t.reads.timeouts).toBe(0);
     expect(doc.summary.posts.total).toBe(t.posts.completed);
 
     // fan-out measured twice, and nothing acknowledged went missing
@@ -142,7 +143,7 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(x.fanout.writes.workersCounter).toBeGreaterThan(0.8 * x.fanout.writes.counted);
 
     // the worker crash: killed at 6 s, started again 3 s later (a new consumer), posts acknowledged meanwhile
-    expect(x.faults).toHaveLength(1);
+    expect(x.faults.map((f) => f.kind)).toEqual(['workerCrash', 'apiCrash']);
     const crash = x.faults[0];
     expect(crash.workers).toEqual([1]);
     expect(crash.atSeconds).toBeGreaterThanOrEqual(6);
@@ -153,6 +154,15 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(crash.posts.acknowledged).toBeGreaterThan(0);
     expect(crash.posts.failed).toBe(0);
     expect(crash.kind).toBe('workerCrash');
+    // the API crash: killed at 24 s, back on its port; what fell due meanwhile was held or failed, and served after
+    const api = x.faults[1];
+    expect(api.atSeconds).toBeGreaterThanOrEqual(24);
+    expect(api.restartedAtSeconds - api.atSeconds).toBeGreaterThanOrEqual(1.5);
+    expect(api.posts.due).toBeGreaterThan(0);
+    expect(api.posts.acknowledged + api.posts.failed).toBe(api.posts.due);
+    // every post that failed in the whole run was one the API crash took
+    expect(t.posts.offered - t.posts.completed).toBe(api.posts.failed);
+    expect(api.firstAckAfterSeconds).toBeLessThan(10);
     expect(Number.isFinite(crash.recoveredAfterSeconds)).toBe(true);
     // the event log lost: the workers made their group again and counted the loss
     expect(x.keyLosses).toHaveLength(1);
@@ -179,7 +189,8 @@ describe.skipIf(skip)('feedlab replay', () => {
     // reads: client percentiles from the intended send, the server's own, commands per read
     expect(s.reads.latencyMs.p50).toBeGreaterThan(0);
     expect(s.reads.latencyMs.p99).toBeGreaterThanOrEqual(s.reads.latencyMs.p50);
-    expect(x.reads.server.answered).toBeGreaterThanOrEqual(t.reads.completed);
+    // the server's own count spans both API processes (what the killed one answered after its last scrape is lost)
+    expect(x.reads.server.answered).toBeGreaterThanOrEqual(0.97 * t.reads.completed);
     expect(x.reads.commandsPerRead!.total).toBeGreaterThan(3);
     expect(x.reads.commandsPerRead!.byCommand.mget).toBeGreaterThan(0.9);
 
@@ -199,6 +210,7 @@ describe.skipIf(skip)('feedlab replay', () => {
       ['eventLogLoss', 12],
       ['cacheLoss', 15],
       ['coldStartStorm', 21],
+      ['apiCrash', 24],
     ]);
 
     // Postgres's own statistics of the replay's own database

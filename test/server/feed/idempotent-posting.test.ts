@@ -114,6 +114,28 @@ describe.skipIf(SKIP)('posting with an Idempotency-Key', () => {
     expect((await post(3, 'twice')).body.id).not.toBe((await post(3, 'twice')).body.id);
   });
 
+  it('answers a repeat of a post deleted since with its first answer and caches nothing again; a key whose post is gone makes a new one', async () => {
+    const first = await post(3, 'soon deleted', 'k-del');
+    const del = await app.inject({ method: 'DELETE', url: `/v1/posts/${first.body.id}`, headers: { authorization: `Bearer ${signToken(3, TOKEN_SECRET)}` } });
+    expect(del.statusCode).toBe(204);
+    // the author's recent list cached (empty): a repeat must not put the deleted post back in it
+    await redis.zadd(keys.key(`feed:{u:3}:recent`), -1, 'empty');
+    const again = await post(3, 'soon deleted', 'k-del');
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await redis.zscore(keys.key(`feed:{u:3}:recent`), first.body.id!)).toBe(null);
+    expect(JSON.parse((await redis.get(keys.key(`post:${first.body.id}`)))!)).toEqual({ deleted: true });
+    // the post row gone by hand (a truncation that left the key): the key makes a new post, at once
+    const orphan = await post(3, 'orphaned', 'k-orphan');
+    await direct.pool.query('DELETE FROM posts WHERE id = $1', [orphan.body.id]);
+    const made = await post(3, 'orphaned', 'k-orphan');
+    expect(made.status).toBe(201);
+    expect(made.body.id).not.toBe(orphan.body.id);
+    expect(made.headers['idempotent-replayed']).toBeUndefined();
+    expect(await stored(3, 'orphaned')).toEqual([made.body.id]);
+  });
+
   it('makes one post of six racing requests with one key', async () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => post(1, 'racing', 'k-race')));
     expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201, 201]);

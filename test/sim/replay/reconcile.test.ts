@@ -71,6 +71,8 @@ function input(posts: PostOutcome[], over: Partial<ReconcileInput> = {}): Reconc
     // 14 is dormant: not reached by a push
     reached: (u) => u !== 14,
     timelineCap: 3,
+    listCap: 2,
+    sinceMs: T0 - 60_000,
     settled: true,
     ...over,
   };
@@ -121,5 +123,18 @@ describe.skipIf(SKIP)('the reconciliation', () => {
     expect(reconciliationLine(pending)).toContain('1 pending (the fan-out had not settled)');
     const adaptive = await reconcile(input(schedule(20, outcome(20, 2, 201, '301')), { pushed: () => null }));
     expect(adaptive).toMatchObject({ ok: true, deliveries: { unchecked: 1, pulledChecked: 0, missing: 0 } });
+  });
+
+  it("counts a pulled post trimmed off its author's full list, and not a post of the same text made before the run, as losses", async () => {
+    await store_('401', 2, 30);
+    // the list at its cap (2) with newer posts: 401 left it
+    await redis.del(keys.prefix + authorPostsKey(2));
+    await redis.zadd(keys.prefix + authorPostsKey(2), T0 + 31, 'n1', T0 + 32, 'n2');
+    // the same scheduled text stored long before the run (an earlier replay of the world): not a duplicate
+    await store.pool.query(`INSERT INTO posts (id, author_id, body, created_at) VALUES ('402', 2, $1, $2)`, [text(30), new Date(T0 - 3_600_000)]);
+    const r = await reconcile(input(schedule(30, outcome(30, 2, 201, '401'))));
+    expect(r).toMatchObject({ ok: true, duplicated: 0, deliveries: { pulledChecked: 1, pulledListed: 0, trimmed: 1, missing: 0 } });
+    // from before the run on, it is one
+    expect((await reconcile(input(schedule(30, outcome(30, 2, 201, '401')), { sinceMs: T0 - 7_200_000 }))).duplicated).toBe(1);
   });
 });
