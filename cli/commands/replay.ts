@@ -83,8 +83,9 @@ export async function run(values: Values<typeof REPLAY_OPTIONS>, positionals: st
     if (prefix === '' && sc.events.some((e) => e.kind === 'cacheLoss')) {
       throw new InputError("replay --target: a cacheLoss event deletes keys by the deployment's --key-prefix, and an empty one would be the whole Redis database: give --key-prefix");
     }
-    if (sc.events.some((e) => e.kind === 'workerCrash')) {
-      throw new InputError("replay --target: a workerCrash event kills the replay's own fan-out workers; a deployment's are not ours to kill (replay it self-contained)");
+    const fault = sc.events.find((e) => e.kind === 'workerCrash' || e.kind === 'apiCrash' || e.kind === 'eventLogLoss' || e.kind === 'redisFlush');
+    if (fault) {
+      throw new InputError(`replay --target: the ${fault.kind} event is injected into the replay's own stack; a deployment's processes and event log are not ours to break (replay it self-contained)`);
     }
     if (prefix === '' && !mapping.warm) {
       throw new InputError("replay --target: a cold start (replay.warm: false) empties the deployment's caches by its --key-prefix, and an empty one would be the whole Redis database: give --key-prefix");

@@ -36,8 +36,8 @@ export class FaultInjector {
   ) {
     this.serverFrom = serverBefore;
     const s = ctx.world.schedule;
-    if ((s.workerCrashes.length > 0 || s.apiCrashes.length > 0) && ctx.faults === null) {
-      throw new Error("replay: workerCrash and apiCrash need the self-contained stack (a target's processes are not ours to kill)");
+    if ((s.workerCrashes.length > 0 || s.apiCrashes.length > 0 || s.keyLosses.length > 0) && ctx.faults === null) {
+      throw new Error("replay: fault events need the self-contained stack (a target's processes and event log are not ours to break)");
     }
   }
 

@@ -357,6 +357,11 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(oneLine(noPrefix.stderr)).toMatch(/needs its --key-prefix/);
     const cacheLoss = feedlabEnv(['replay', events, '--target', 'http://127.0.0.1:1', '--no-load'], secret);
     expect(oneLine(cacheLoss.stderr)).toMatch(/a cacheLoss event deletes keys by the deployment's --key-prefix/);
+    // faults are the replay's own stack's: a deployment is not broken on purpose
+    const faulty = writeScenario(dir, 'faults-target.yaml', EVENTS.replace('events:\n', 'events:\n  - at: 1m\n    apiCrash: {}\n'));
+    const fault = feedlabEnv(['replay', faulty, '--target', 'http://127.0.0.1:1', '--key-prefix', 'x:'], secret);
+    expect(fault.code).toBe(2);
+    expect(oneLine(fault.stderr)).toMatch(/^feedlab: replay --target: the apiCrash event is injected into the replay's own stack; a deployment's processes and event log are not ours to break \(replay it self-contained\)$/);
     const down = feedlabEnv(['replay', events, '--quiet'], { REDIS_URL: 'redis://127.0.0.1:1' });
     expect(down.code).toBe(3);
     expect(oneLine(down.stderr)).toMatch(/^feedlab: replay: .*127\.0\.0\.1:1/);
