@@ -12,7 +12,7 @@ import { startWhenReachable } from '../../server/start-up.js';
 import { migrate } from '../../server/store/migrate.js';
 import { DatabaseUnavailableError } from '../../server/store/errors.js';
 import { createStore, type Store } from '../../server/store/pool.js';
-import { CliChild, ensureBuilt, TcpProxy } from './e2e/helpers.js';
+import { CliChild, ensureBuilt, proxyInFront, type TcpProxy } from './e2e/helpers.js';
 import { dropPostgresState, skipWithoutServices } from './services.js';
 
 const quick = { initialMs: 1, maxMs: 4 };
@@ -72,13 +72,9 @@ beforeAll(async () => {
   ensureBuilt();
   store = createStore({ schema, max: 2 });
   await migrate(store);
-  const base = new URL(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
-  proxy = new TcpProxy(base.hostname, Number(base.port || 5432));
-  await proxy.start();
-  const through = new URL(base.href);
-  through.hostname = '127.0.0.1';
-  through.port = String(proxy.port);
-  env = { ...process.env, DATABASE_URL: through.href, FEED_STATUS_MS: '0' };
+  let through: string;
+  ({ proxy, url: through } = await proxyInFront(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 5432));
+  env = { ...process.env, DATABASE_URL: through, FEED_STATUS_MS: '0' };
 }, 60_000);
 
 afterAll(async () => {

@@ -239,6 +239,17 @@ export class TcpProxy {
   }
 }
 
+/** A started proxy in front of a service's URL (redis:// or postgres://), and the URL through it. */
+export async function proxyInFront(url: string, defaultPort: number): Promise<{ proxy: TcpProxy; url: string }> {
+  const base = new URL(url);
+  const proxy = new TcpProxy(base.hostname, Number(base.port || defaultPort));
+  await proxy.start();
+  const through = new URL(base.href);
+  through.hostname = '127.0.0.1';
+  through.port = String(proxy.port);
+  return { proxy, url: through.href };
+}
+
 function reset(socket: Socket): void {
   try {
     socket.resetAndDestroy();

@@ -22,7 +22,7 @@ import type { PostView } from '../../../server/http/service.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
-import { TcpProxy } from '../e2e/helpers.js';
+import { proxyInFront, type TcpProxy } from '../e2e/helpers.js';
 import { dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 const SKIP = await skipWithoutServices('test/server/feed/delete-while-down.test.ts');
@@ -48,13 +48,9 @@ beforeAll(async () => {
   await migrate(store);
   await store.pool.query(`INSERT INTO users (id, handle, last_seen_at) VALUES (1, 'reader', now()), (2, 'author', now())`);
   direct = await connectRedis({ url: redisUrlFromEnv() });
-  const base = new URL(redisUrlFromEnv());
-  proxy = new TcpProxy(base.hostname, Number(base.port || 6379));
-  await proxy.start();
-  const through = new URL(base.href);
-  through.hostname = '127.0.0.1';
-  through.port = String(proxy.port);
-  proxied = await connectRedis({ url: through.href, commandTimeoutMs: 500 });
+  let through: string;
+  ({ proxy, url: through } = await proxyInFront(redisUrlFromEnv(), 6379));
+  proxied = await connectRedis({ url: through, commandTimeoutMs: 500 });
   service = createFeedService({
     repo: new FeedRepository(store),
     redis: proxied,

@@ -18,7 +18,7 @@ import { MetricsRegistry } from '../../../server/http/metrics.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
-import { TcpProxy } from '../e2e/helpers.js';
+import { proxyInFront, type TcpProxy } from '../e2e/helpers.js';
 import { dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 const SKIP = await skipWithoutServices('test/server/feed/idempotent-posting.test.ts');
@@ -42,14 +42,10 @@ beforeAll(async () => {
   direct = createStore({ schema, max: 2 });
   await migrate(direct);
   await direct.pool.query(`INSERT INTO users (id, handle) SELECT g, 'u' || g FROM generate_series(1, 3) g`);
-  const base = new URL(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
-  proxy = new TcpProxy(base.hostname, Number(base.port || 5432));
-  await proxy.start();
-  const through = new URL(base.href);
-  through.hostname = '127.0.0.1';
-  through.port = String(proxy.port);
+  let through: string;
+  ({ proxy, url: through } = await proxyInFront(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 5432));
   // two connections, so that both kept warm are the ones the hung posts go out on
-  proxied = createStore({ databaseUrl: through.href, schema, max: 2 });
+  proxied = createStore({ databaseUrl: through, schema, max: 2 });
   redis = await connectRedis({ url: redisUrlFromEnv() });
   const service = createFeedService({
     repo: new FeedRepository(proxied, { queryTimeoutMs: QUERY_TIMEOUT_MS }),

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostIdGenerator } from '../../../core/post-id.js';
-import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
+import { EMPTY_SENTINEL } from '../../../server/cache/post-list.js';
 import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { openRedisStreamsLog, type RedisStreamsLog } from '../../../server/events/redis-streams.js';
@@ -19,6 +19,7 @@ import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { loadWorkerConfig } from '../../../server/worker/config.js';
 import { runWorker, type WorkerRunSummary } from '../../../server/worker/process.js';
+import { makeAudience } from './audience.js';
 import { dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 const SKIP = await skipWithoutServices('test/server/worker/event-log-loss.test.ts');
@@ -27,7 +28,6 @@ const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const schema = `fl_test_logloss_${tag}`;
 const keys = keyspace(`feedlab:test:logloss:${tag}:`);
 const streamPrefix = `${keys.prefix}events`;
-const DAY = 86_400_000;
 const FOLLOWERS = 20;
 
 let store: Store;
@@ -51,20 +51,8 @@ async function waitFor<T>(what: string, check: () => Promise<T | false> | T | fa
 /** An author with FOLLOWERS followers, each with an existing (empty) timeline. */
 async function audience(): Promise<{ author: number; followers: number[] }> {
   const author = nextUser;
-  const first = author + 1;
   nextUser += FOLLOWERS + 1;
-  await store.pool.query(
-    `INSERT INTO users (id, handle, follower_count, followee_count)
-     SELECT $1::int8, 'u' || $1::int8, $2::int8, 0
-     UNION ALL SELECT g, 'u' || g, 0, 1 FROM generate_series($3::int8, $3::int8 + $2::int8 - 1) g`,
-    [author, FOLLOWERS, first],
-  );
-  await store.pool.query(`INSERT INTO follows (follower_id, followee_id) SELECT g, $1 FROM generate_series($2::int8, $2::int8 + $3::int8 - 1) g`, [author, first, FOLLOWERS]);
-  const followers = Array.from({ length: FOLLOWERS }, (_, i) => first + i);
-  const p = redis.pipeline();
-  for (const f of followers) p.zadd(timelines.key(f), SENTINEL_SCORE, EMPTY_SENTINEL).pexpire(timelines.key(f), 7 * DAY);
-  await p.exec();
-  return { author, followers };
+  return makeAudience(store, redis, timelines, author, FOLLOWERS);
 }
 
 /** Each follower's timeline, without the sentinel. */

@@ -14,7 +14,6 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostIdGenerator } from '../../../core/post-id.js';
 import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
-import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.js';
 import { connectRedis, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { openRedisStreamsLog, type RedisStreamsLog } from '../../../server/events/redis-streams.js';
@@ -23,6 +22,7 @@ import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { loadWorkerConfig } from '../../../server/worker/config.js';
 import { pruneIdleConsumers, readFleetMetrics, runWorker, setRuntimePolicy, type WorkerRunSummary } from '../../../server/worker/process.js';
+import { makeAudience } from './audience.js';
 import { CI, dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 
@@ -35,7 +35,6 @@ const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const schema = `fl_test_wproc_${tag}`;
 const keys = keyspace(`feedlab:test:wproc:${tag}:`);
 const streamPrefix = `${keys.prefix}events`;
-const DAY = 86_400_000;
 
 let store: Store;
 let repo: FeedRepository;
@@ -67,22 +66,8 @@ function ensureBuilt(): void {
 /** An author with n active followers, each with an existing (empty) timeline. */
 async function audience(n: number): Promise<{ author: number; followers: number[] }> {
   const author = nextUser;
-  const first = author + 1;
   nextUser += n + 1;
-  await store.pool.query(
-    `INSERT INTO users (id, handle, follower_count, followee_count)
-     SELECT $1::int8, 'u' || $1::int8, $2::int8, 0
-     UNION ALL SELECT g, 'u' || g, 0, 1 FROM generate_series($3::int8, $3::int8 + $2::int8 - 1) g`,
-    [author, n, first],
-  );
-  await store.pool.query(`INSERT INTO follows (follower_id, followee_id) SELECT g, $1 FROM generate_series($2::int8, $2::int8 + $3::int8 - 1) g`, [author, first, n]);
-  const followers = Array.from({ length: n }, (_, i) => first + i);
-  for (let i = 0; i < n; i += 10_000) {
-    const p = redis.pipeline();
-    for (const f of followers.slice(i, i + 10_000)) p.zadd(timelines.key(f), SENTINEL_SCORE, EMPTY_SENTINEL).pexpire(timelines.key(f), 7 * DAY);
-    await p.exec();
-  }
-  return { author, followers };
+  return makeAudience(store, redis, timelines, author, n);
 }
 
 /** How many of these timelines hold the post, and how many hold anything but exactly it. */
