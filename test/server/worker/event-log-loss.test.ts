@@ -20,6 +20,7 @@ import { FeedRepository } from '../../../server/store/repository.js';
 import { loadWorkerConfig } from '../../../server/worker/config.js';
 import { runWorker, type WorkerRunSummary } from '../../../server/worker/process.js';
 import { makeAudience } from './audience.js';
+import { waitFor } from '../e2e/helpers.js';
 import { dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 const SKIP = await skipWithoutServices('test/server/worker/event-log-loss.test.ts');
@@ -38,15 +39,6 @@ let log: RedisStreamsLog;
 const ids = new PostIdGenerator(12);
 let nextUser = 1;
 
-async function waitFor<T>(what: string, check: () => Promise<T | false> | T | false, timeoutMs: number, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /** An author with FOLLOWERS followers, each with an existing (empty) timeline. */
 async function audience(): Promise<{ author: number; followers: number[] }> {
