@@ -4,17 +4,15 @@
 // backoff until it gets through, one line each time it is put off; `failFast` keeps the old answer
 // for scripts (the outage's error, exit 3), and so does anything that is not an outage (a bad
 // setting, a schema to migrate).
-import { InfrastructureError } from './cache/redis.js';
 import { backoffDelay, sleep, type BackoffOptions } from './events/backoff.js';
-import { EventLogUnavailableError } from './events/errors.js';
-import { DatabaseUnavailableError } from './store/errors.js';
+import { unavailableWhat } from './http/errors.js';
 
 /** Between start-up attempts: 0.5 s, doubling to 10 s. */
 export const START_RETRY: BackoffOptions = { initialMs: 500, maxMs: 10_000 };
 
-/** A service that does not answer (or refuses us): worth waiting for. */
+/** A service that does not answer (or refuses us): worth waiting for. The same errors the API answers 503. */
 export function isOutage(err: unknown): boolean {
-  return err instanceof DatabaseUnavailableError || err instanceof InfrastructureError || err instanceof EventLogUnavailableError;
+  return unavailableWhat(err) !== undefined;
 }
 
 export interface StartOptions {

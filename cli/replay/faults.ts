@@ -49,6 +49,15 @@ export class FaultInjector {
     return eventBacklog(this.ctx.redis, this.ctx.streamPrefix, this.ctx.partitions, this.ctx.group).catch(() => NaN);
   }
 
+  /** When (since()) `check` first held, polled every settlePollMs for up to settleMaxMs; NaN if never (or stopped). */
+  private async until(check: () => Promise<boolean>): Promise<number> {
+    for (const end = Date.now() + REPLAY.settleMaxMs; Date.now() < end && !this.ctx.signal.aborted; ) {
+      if (await check()) return this.since();
+      await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
+    }
+    return NaN;
+  }
+
   private at(simulated: number, run: () => Promise<void>, drop: () => void): void {
     const entry = { timer: setTimeout(() => ((entry.fired = true), void run()), (simulated / this.tau) * 1000), fired: false, drop };
     this.timers.push(entry);
@@ -82,7 +91,7 @@ export class FaultInjector {
         if (ctx.signal.aborted) return resolve(null);
         const backlogBefore = await this.backlog();
         let killed: number[] = [];
-        let killedAt = this.since();
+        let atSeconds: number;
         if (kind === 'apiCrash') {
           // its counters up to the kill (what the last instants added is lost with it)
           const last = await this.scrape().catch((err: Error) => {
@@ -90,13 +99,12 @@ export class FaultInjector {
             return null;
           });
           if (last) this.serverDone = addIfAny(this.serverDone, counterDelta(this.serverFrom, last));
-          killedAt = this.since();
+          atSeconds = this.since();
           await f.crashServer();
         } else {
-          killedAt = this.since();
+          atSeconds = this.since();
           killed = await f.crashWorkers(workers);
         }
-        const atSeconds = killedAt;
         const who = kind === 'apiCrash' ? 'the API' : `worker${killed.length === 1 ? '' : 's'} ${killed.join(', ')}`;
         ctx.log(`${kind}: ${who} killed (SIGKILL) at ${atSeconds.toFixed(1)} s, down for ${(down / this.tau).toFixed(1)} s`);
         await sleep((down / this.tau) * 1000, ctx.signal);
@@ -113,14 +121,7 @@ export class FaultInjector {
         } else await f.restartWorkers(killed);
         ctx.cpu.setProcesses(f.pids());
         const readyAfterSeconds = this.since() - restartedAtSeconds;
-        let recoveredAfterSeconds = NaN;
-        for (const until = Date.now() + REPLAY.settleMaxMs; Date.now() < until && !ctx.signal.aborted; ) {
-          if ((await this.backlog()) <= backlogBefore) {
-            recoveredAfterSeconds = this.since() - restartedAtSeconds;
-            break;
-          }
-          await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
-        }
+        const recoveredAfterSeconds = (await this.until(async () => (await this.backlog()) <= backlogBefore)) - restartedAtSeconds;
         ctx.log(`${kind}: back after ${readyAfterSeconds.toFixed(1)} s; the backlog (${backlogAtRestart} events at the restart) back to ${backlogBefore} after ${recoveredAfterSeconds.toFixed(1)} s`);
         resolve({ kind, atSeconds, workers: killed, restartedAtSeconds, readyAfterSeconds, backlogBefore, backlogAtRestart, recoveredAfterSeconds });
       } catch (err) {
@@ -140,14 +141,7 @@ export class FaultInjector {
         const atSeconds = this.since();
         const f = await loseEventLog(ctx.redis, ctx.streamPrefix);
         ctx.log(`${kind}: the event log's ${f.keys} keys deleted at ${atSeconds.toFixed(1)} s`);
-        let groupBackAfterSeconds = NaN;
-        for (const until = Date.now() + REPLAY.settleMaxMs; Date.now() < until && !ctx.signal.aborted; ) {
-          if (await groupPresent(ctx.redis, streamKeys, ctx.group)) {
-            groupBackAfterSeconds = this.since() - atSeconds;
-            break;
-          }
-          await new Promise((r) => setTimeout(r, REPLAY.settlePollMs));
-        }
+        const groupBackAfterSeconds = (await this.until(() => groupPresent(ctx.redis, streamKeys, ctx.group))) - atSeconds;
         resolve({ kind, atSeconds, keys: f.keys, groupBackAfterSeconds });
       } catch (err) {
         ctx.log(`${kind} failed: ${(err as Error).message}`);

@@ -105,7 +105,7 @@ function probedFollowers(ctx: MeasureContext, author: number, post: number, acti
     const u = g.followerIds[e];
     if (!active[u]) continue;
     // a reader-capped reader may be dropped by design: not probed
-    if (ctx.policy.kind === 'reader-cap' && g.followeeOffsets[u + 1] - g.followeeOffsets[u] > ctx.policy.readerCap) continue;
+    if (readerCapped(ctx, u)) continue;
     eligible.push(u);
   }
   const want = REPLAY.probeFollowers + REPLAY.lastBatchProbes;
@@ -114,6 +114,12 @@ function probedFollowers(ctx: MeasureContext, author: number, post: number, acti
   const picked = new Set<number>(eligible.slice(-REPLAY.lastBatchProbes));
   for (let k = 0; picked.size < want; k++) picked.add(eligible[mix32(post * 31 + k) % eligible.length]);
   return [...picked];
+}
+
+/** A reader following more than the reader-cap policy's cap: a push may drop it by design. */
+function readerCapped(ctx: MeasureContext, u: number): boolean {
+  const g = ctx.world.graph;
+  return ctx.policy.kind === 'reader-cap' && g.followeeOffsets[u + 1] - g.followeeOffsets[u] > ctx.policy.readerCap;
 }
 
 /** The live readers a pulled post of `author` reaches: its followers the fan-out counts (the active, unless dormant ones are not skipped). */
@@ -208,7 +214,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     }, (loss.at / tau) * 1000),
   );
 
-  // the scenario's faults, at their instants (fault.ts)
+  // the scenario's faults, at their instants (faults.ts)
   const faults = new FaultInjector(ctx, tau, startedAt, () => scrape(ctx), serverBefore);
   faults.start();
 
@@ -318,7 +324,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     followersOf: (a) => world.graph.followerIds.subarray(world.graph.followerOffsets[a], world.graph.followerOffsets[a + 1]),
     // the adaptive policy moves its pull decisions at run time: its deliveries are not checked
     pushed: (a) => (adaptive ? null : !pullsAuthor(ctx.policy, world.followerCounts[a], ctx.policy.threshold)),
-    reached: (u) => (!ctx.policy.skipDormant || active[u] === 1) && !(ctx.policy.kind === 'reader-cap' && world.graph.followeeOffsets[u + 1] - world.graph.followeeOffsets[u] > ctx.policy.readerCap),
+    reached: (u) => (!ctx.policy.skipDormant || active[u] === 1) && !readerCapped(ctx, u),
     timelineCap: sc.policy.timelineCap,
     listCap: sc.policy.celebrityListLength,
     sinceMs: driver.t0EpochMs,
