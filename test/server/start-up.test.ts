@@ -12,7 +12,7 @@ import { startWhenReachable } from '../../server/start-up.js';
 import { migrate } from '../../server/store/migrate.js';
 import { DatabaseUnavailableError } from '../../server/store/errors.js';
 import { createStore, type Store } from '../../server/store/pool.js';
-import { CliChild, ensureBuilt, proxyInFront, type TcpProxy } from './e2e/helpers.js';
+import { CliChild, ensureBuilt, proxyInFront, type FaultProxy } from './e2e/helpers.js';
 import { dropPostgresState, skipWithoutServices } from './services.js';
 
 const quick = { initialMs: 1, maxMs: 4 };
@@ -63,7 +63,7 @@ const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const schema = `fl_test_startup_${tag}`;
 const keys = keyspace(`feedlab:test:startup:${tag}:`);
 let store: Store;
-let proxy: TcpProxy;
+let proxy: FaultProxy;
 let env: NodeJS.ProcessEnv;
 const children: CliChild[] = [];
 

@@ -3,8 +3,8 @@
 // that can be cut and restored, waiting with a bound, and reading a Prometheus text page.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { FaultProxy } from '../../../cli/replay/fault-proxy.js';
 
 export { CI, redisDown } from '../services.js';
 export const ROOT = join(import.meta.dirname, '../../..');
@@ -143,117 +143,9 @@ export class CliChild {
   }
 }
 
-/**
- * A TCP proxy on 127.0.0.1 (a free port) in front of a target, standing in for the network path to
- * Postgres: cut() resets every proxied connection and resets new ones as they arrive (what clients
- * see when Postgres goes down: connections lost, connections refused), restore() lets them through
- * again. The machine's Postgres itself is never touched.
- */
-export class TcpProxy {
-  private server: Server | null = null;
-  private readonly open = new Set<Socket>();
-  /** Each proxied connection's upstream -> client leg, for hangReplies(). */
-  private readonly replies = new Map<Socket, Socket>();
-  private up = true;
-  private repliesHeld = false;
-  port = 0;
-  /** Connections accepted, and refused while cut. */
-  accepted = 0;
-  refused = 0;
-
-  constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-  ) {}
-
-  async start(): Promise<number> {
-    this.server = createServer({ noDelay: true }, (client) => this.accept(client));
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(0, '127.0.0.1', () => resolve());
-    });
-    this.port = (this.server.address() as AddressInfo).port;
-    return this.port;
-  }
-
-  private accept(client: Socket): void {
-    if (!this.up) {
-      this.refused++;
-      reset(client);
-      return;
-    }
-    this.accepted++;
-    const upstream = connect({ host: this.targetHost, port: this.targetPort, noDelay: true });
-    this.open.add(client);
-    this.open.add(upstream);
-    const done = () => {
-      this.open.delete(client);
-      this.open.delete(upstream);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', done).on('close', done);
-    upstream.on('error', done).on('close', done).on('close', () => this.replies.delete(upstream));
-    client.pipe(upstream);
-    this.replies.set(upstream, client);
-    if (!this.repliesHeld) upstream.pipe(client);
-  }
-
-  /**
-   * A hang where requests still arrive and nothing comes back: every connection's answers are held
-   * (a statement is received, and committed, but its client never hears so). restore() lets them
-   * through again.
-   */
-  hangReplies(): void {
-    this.repliesHeld = true;
-    for (const [upstream, client] of this.replies) {
-      upstream.unpipe(client);
-      upstream.pause();
-    }
-  }
-
-  get isUp(): boolean {
-    return this.up;
-  }
-
-  /** Postgres "down": every connection reset, new ones reset on arrival. */
-  cut(): void {
-    this.up = false;
-    for (const s of [...this.open]) reset(s);
-    this.open.clear();
-  }
-
-  restore(): void {
-    this.up = true;
-    if (this.repliesHeld) {
-      this.repliesHeld = false;
-      for (const [upstream, client] of this.replies) upstream.pipe(client);
-    }
-  }
-
-  async close(): Promise<void> {
-    this.cut();
-    const server = this.server;
-    this.server = null;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
+// The replay's fault proxy stands between the services and the tests' processes (cut, hang,
+// hangReplies, restore); the machine's Postgres and Redis are never touched.
+export { FaultProxy } from '../../../cli/replay/fault-proxy.js';
 
 /** A started proxy in front of a service's URL (redis:// or postgres://), and the URL through it. */
-export async function proxyInFront(url: string, defaultPort: number): Promise<{ proxy: TcpProxy; url: string }> {
-  const base = new URL(url);
-  const proxy = new TcpProxy(base.hostname, Number(base.port || defaultPort));
-  await proxy.start();
-  const through = new URL(base.href);
-  through.hostname = '127.0.0.1';
-  through.port = String(proxy.port);
-  return { proxy, url: through.href };
-}
-
-function reset(socket: Socket): void {
-  try {
-    socket.resetAndDestroy();
-  } catch {
-    socket.destroy();
-  }
-}
+export const proxyInFront = (url: string, defaultPort: number) => FaultProxy.inFront(url, defaultPort);

@@ -26,7 +26,7 @@ import { EMPTY_SENTINEL, SENTINEL_SCORE } from '../../../server/cache/post-list.
 import { closeRedis, connectRedis, dropKeyspace, keyspace, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { TimelineCache } from '../../../server/cache/timelines.js';
 import { createStore, DEFAULT_DATABASE_URL, probeDatabase, type Store } from '../../../server/store/pool.js';
-import { CI, CliChild, ensureBuilt, redisDown, runCli, sample, sleep, TcpProxy, waitFor } from './helpers.js';
+import { CI, CliChild, ensureBuilt, redisDown, runCli, sample, sleep, FaultProxy, waitFor } from './helpers.js';
 
 const FILE = 'test/server/e2e/server.e2e.test.ts';
 const DOWN = [await redisDown(), (await probeDatabase(process.env.DATABASE_URL, 2000)) ?? null].filter((d) => d !== null);
@@ -64,7 +64,7 @@ let tmp = '';
 let store: Store;
 let redis: Redis;
 let timelines: TimelineCache;
-let proxy: TcpProxy;
+let proxy: FaultProxy;
 let serveEnv: NodeJS.ProcessEnv;
 let workerEnv: NodeJS.ProcessEnv;
 let server: CliChild;
@@ -190,7 +190,7 @@ beforeAll(async () => {
   who.sampled = [crowdFollowers[1]!, crowdFollowers[Math.floor(CROWD_FOLLOWERS / 2)]!, crowdFollowers[CROWD_FOLLOWERS - 1]!];
 
   // Postgres behind a proxy this test can cut; the server and the worker go through it.
-  proxy = new TcpProxy(PG_URL.hostname, Number(PG_URL.port || 5432));
+  proxy = new FaultProxy(PG_URL.hostname, Number(PG_URL.port || 5432));
   await proxy.start();
   const proxied = new URL(PG_URL.href);
   proxied.hostname = '127.0.0.1';

@@ -22,7 +22,7 @@ import type { PostView } from '../../../server/http/service.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
-import { proxyInFront, type TcpProxy } from '../e2e/helpers.js';
+import { proxyInFront, type FaultProxy } from '../e2e/helpers.js';
 import { dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 const SKIP = await skipWithoutServices('test/server/feed/delete-while-down.test.ts');
@@ -38,7 +38,7 @@ const AUTHOR = 2;
 let store: Store;
 let direct: Redis;
 let proxied: Redis;
-let proxy: TcpProxy;
+let proxy: FaultProxy;
 let service: RedisFeedService;
 let app: FastifyInstance;
 

@@ -18,7 +18,7 @@ import { MetricsRegistry } from '../../../server/http/metrics.js';
 import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
-import { proxyInFront, type TcpProxy } from '../e2e/helpers.js';
+import { proxyInFront, type FaultProxy } from '../e2e/helpers.js';
 import { dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
 const SKIP = await skipWithoutServices('test/server/feed/idempotent-posting.test.ts');
@@ -33,7 +33,7 @@ const QUERY_TIMEOUT_MS = 600;
 
 let direct: Store;
 let proxied: Store;
-let proxy: TcpProxy;
+let proxy: FaultProxy;
 let redis: Redis;
 let app: FastifyInstance;
 
