@@ -127,6 +127,23 @@ export class ConsumerFleet {
     if (done > this.busyUntil[c]) this.busyUntil[c] = done;
   }
 
+  /**
+   * `count` consumers killed (the first ones) and started again at `until`: none takes, handles or
+   * writes anything before then. What they had taken ends as computed (the reference worker's
+   * claim of a dead consumer's events, FEED_CLAIM_IDLE_MS after, is not modelled). Returns how many.
+   */
+  hold(count: number, until: number): number {
+    const n = Math.min(count, this.consumers);
+    for (let c = 0; c < n; c++) {
+      if (this.busyUntil[c] < until) this.busyUntil[c] = until;
+      if (this.writerFree[c] < until) this.writerFree[c] = until;
+      for (let l = c * this.lanes; l < (c + 1) * this.lanes; l++) if (this.laneFree[l] < until) this.laneFree[l] = until;
+      // a batch it was collecting starts once it reads again
+      if (this.batchStart[c] < until + 2 * this.roundTrip && this.collecting === c) this.collecting = -1;
+    }
+    return n;
+  }
+
   /** Fluid work that arrived over (fluidUntil, t], shared evenly by every consumer after what it has. */
   addFluid(t: number, writes: number): void {
     const from = this.fluidUntil;

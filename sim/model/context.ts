@@ -18,7 +18,7 @@ import { ShardLoad } from './shard-load.js';
 import { TimelineCache } from './timeline-cache.js';
 
 /** The event kinds of the queue. */
-export const EV = { POST: 0, WRITES_DONE: 1, LIST_DONE: 2, SESSION: 3, CACHE_LOSS: 4, TICK: 5, SWEEP: 6, PAGE: 7, LOGGED: 8 } as const;
+export const EV = { POST: 0, WRITES_DONE: 1, LIST_DONE: 2, SESSION: 3, CACHE_LOSS: 4, TICK: 5, SWEEP: 6, PAGE: 7, LOGGED: 8, WORKER_CRASH: 9 } as const;
 
 export const SERIES_INTERVAL = 60;
 

@@ -119,6 +119,12 @@ export class FanoutStage {
     return this.consumers ? [this.consumers, this.largeConsumers] : [this.pool!, this.largePool];
   }
 
+  /** A workerCrash at t: `workers` of the fleet (null: every one; the ordinary fleet's first) down until t + down. */
+  crash(workers: number | null, t: number, down: number): void {
+    let left = workers ?? Infinity;
+    for (const fleet of this.fleets()) if (fleet && left > 0) left -= fleet.hold(left, t + down);
+  }
+
   /** Fluid writes of the posts the probes stand for, fed up to t. */
   feedFluid(t: number): void {
     if (!this.ctx.spread || t <= this.fluidClock) return;

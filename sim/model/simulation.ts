@@ -70,6 +70,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
 
   // ---- scenario events: bursts and storm returns arrive in the two streams
   for (const loss of ctx.schedule.cacheLosses) q.push(loss.at, EV.CACHE_LOSS, loss.shards);
+  ctx.schedule.workerCrashes.forEach((c, i) => q.push(c.at, EV.WORKER_CRASH, i));
   if (posts.next()) q.push(posts.at, EV.POST);
   if (sessions.next()) q.push(sessions.at, EV.SESSION);
   q.push(Math.min(SERIES_INTERVAL, duration), EV.TICK, 0);
@@ -141,6 +142,12 @@ export function simulate(input: SimulationInput): SimulationMetrics {
       case EV.CACHE_LOSS: {
         const lost = q.a;
         cache.loseShards((sh) => sh < lost);
+        break;
+      }
+      case EV.WORKER_CRASH: {
+        const c = ctx.schedule.workerCrashes[q.a];
+        fanout.feedFluid(t);
+        fanout.crash(c.workers, t, c.down);
         break;
       }
       case EV.TICK: {

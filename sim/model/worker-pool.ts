@@ -84,6 +84,14 @@ export class WorkerPool {
     if (reordered) this.heapify();
   }
 
+  /** `count` workers killed and started again at `until` (see ConsumerFleet.hold). Returns how many. */
+  hold(count: number, until: number): number {
+    const n = Math.min(count, this.workers);
+    for (let i = 0; i < n; i++) if (this.free[i] < until) this.free[i] = until;
+    this.heapify();
+    return n;
+  }
+
   /** Work arriving all at once at t, shared evenly by every worker after what it already has. */
   addLump(t: number, writes: number): void {
     if (writes <= 0) return;

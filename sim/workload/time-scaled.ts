@@ -13,6 +13,7 @@ export interface Arrivals {
   readonly postEventRate: number;
   readonly sessionEventRate: number;
   readonly cacheLosses: readonly { at: number; shards: number }[];
+  readonly workerCrashes: readonly { at: number; workers: number | null; down: number }[];
   readonly fired: readonly FiredEvent[];
   posts(): { at: number; author: number; organic: boolean; next(): boolean };
   sessions(): { at: number; user: number; pages: number; next(): boolean };
@@ -27,6 +28,7 @@ export function timeScaled(inner: ArrivalSchedule, timeScale: number): Arrivals 
     postEventRate: inner.postEventRate * k,
     sessionEventRate: inner.sessionEventRate * k,
     cacheLosses: inner.cacheLosses.map((c) => ({ at: c.at / k, shards: c.shards })),
+    workerCrashes: inner.workerCrashes.map((c) => ({ at: c.at / k, workers: c.workers, down: c.down / k })),
     fired: inner.fired.map((e) => ({ ...e, at: e.at / k })),
     posts() {
       const s = inner.posts();

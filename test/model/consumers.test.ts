@@ -92,4 +92,18 @@ describe('the reference worker\'s consumers', () => {
     expect(() => new ConsumerFleet(0, 5000, RTT, 1000, 2, 8, PICKUP, 60)).toThrow(/at least one consumer/);
     expect(() => new ConsumerFleet(1, 5000, RTT, 1000, 2, 0, PICKUP, 60)).toThrow(/at least one lane/);
   });
+
+  it('a killed consumer takes nothing until it is back; the others go on; every one killed: the event waits for the restart', () => {
+    const f = fleet(2);
+    expect(f.hold(1, 5)).toBe(1);
+    // consumer 0 is down until 5 s: consumer 1 takes an event at 2 s at once
+    const [start] = handle(f, 2, 0.002, 10);
+    expect(start).toBeCloseTo(2 + PICKUP, 12);
+    const all = fleet(2);
+    expect(all.hold(Infinity, 5)).toBe(2);
+    // both down: the first back (at 5 s) reads after its acknowledgement and read, two round trips
+    const [late, done] = handle(all, 2, 0.002, 1000);
+    expect(late).toBeCloseTo(5 + 2 * RTT, 12);
+    expect(done).toBeCloseTo(late + 0.002 + RTT + 0.2, 12);
+  });
 });
