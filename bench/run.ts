@@ -1,14 +1,16 @@
 // npm run bench: every benchmark in one process, each printing its figure and its ratio to the anchor.
 import { benchCompare } from './compare.js';
 import { benchEngine } from './engine.js';
+import { benchFaults } from './faults.js';
 import { benchGraph } from './graph.js';
 import { benchLoadGraph } from './load-graph.js';
 import { benchReplay } from './replay.js';
 import { benchServer } from './server.js';
 import { benchSimulate } from './simulate.js';
+import { benchSoak } from './soak.js';
 
 const only = process.argv[2];
-const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer, replay: benchReplay, compare: benchCompare };
+const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer, replay: benchReplay, compare: benchCompare, faults: benchFaults, soak: benchSoak };
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;
   console.log(`\n== ${name} ==`);

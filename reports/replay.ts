@@ -5,6 +5,7 @@
 // CPU went.
 import type { RunResult } from '../sim/result.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
+import { faultSection } from './replay-faults.js';
 import { fmtMs, fmtRate, fmtSeconds, type Section } from './summary-lines.js';
 
 const finite = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -13,6 +14,17 @@ const pct = (v: number | null | undefined) => (finite(v) ? `${v.toFixed(0)}%` : 
 const n = (v: number | null | undefined) => (finite(v) ? formatCount(v) : 'n/a');
 const ms = (v: number | null | undefined) => (finite(v) ? fmtMs(v) : 'n/a');
 const sec = (v: number | null | undefined) => (finite(v) ? fmtSeconds(v) : 'n/a');
+
+/** Each process's resident memory, first sample to last and its peak: whether it levels off. */
+function residentRow(x: NonNullable<RunResult['replay']>): [string, string][] {
+  const pm = x.processMemory;
+  if (!pm || pm.atSeconds.length === 0) return [];
+  const parts = Object.entries(pm.residentBytes).map(([name, xs]) => {
+    const seen = xs.filter(finite);
+    return seen.length === 0 ? `${name} n/a` : `${name} ${formatBytes(seen[0])} to ${formatBytes(seen[seen.length - 1])} (peak ${formatBytes(Math.max(...seen))})`;
+  });
+  return [['resident memory', `${parts.join(', ')}, over ${fmtSeconds(pm.atSeconds[pm.atSeconds.length - 1])}`]];
+}
 
 export function replaySections(r: RunResult): Section[] {
   const x = r.replay;
@@ -114,16 +126,10 @@ export function replaySections(r: RunResult): Section[] {
         `${n(x.postgres.transactions)} transactions (a statement outside one counts one), ${n(x.postgres.rowsRead)} rows read, ${n(x.postgres.rowsWritten)} written in database ${x.postgres.database}${x.postgres.own ? " (the replay's own)" : " (the deployment's: others' work in it counts too)"}`,
       ],
       ...x.cacheLosses.map((l): [string, string] => ['cache loss', `at ${fmtSeconds(l.atSeconds)}: ${n(l.keys)} keys removed (${n(l.timelines)} timelines)`]),
-      ...(x.keyLosses ?? []).map((l): [string, string] => [
-        l.kind === 'redisFlush' ? 'Redis flush' : 'event log loss',
-        `at ${fmtSeconds(l.atSeconds)}: the event log's ${n(l.keys)} keys deleted${l.kind === 'redisFlush' ? ' (the cache keys: the cache loss above)' : ''}; the workers' group back after ${Number.isFinite(l.groupBackAfterSeconds) ? fmtSeconds(l.groupBackAfterSeconds) : 'not within the run'}`,
-      ]),
-      ...(x.faults ?? []).map((f): [string, string] => [
-        f.kind === 'apiCrash' ? 'API crash' : 'worker crash',
-        `at ${fmtSeconds(f.atSeconds)}: ${f.kind === 'apiCrash' ? 'the API' : `worker${f.workers.length === 1 ? '' : 's'} ${f.workers.join(', ')}`} killed; started again at ${fmtSeconds(f.restartedAtSeconds)}, ready ${fmtSeconds(f.readyAfterSeconds)} later; of the ${n(f.posts.due)} posts due meanwhile ${n(f.posts.acknowledged)} acknowledged (the latest ${fmtSeconds(f.posts.maxWaitSeconds)} after its time), ${n(f.posts.failed)} not; the first 201 after the restart ${Number.isFinite(f.firstAckAfterSeconds) ? `${fmtSeconds(f.firstAckAfterSeconds)} after the restart` : 'none'}; the backlog ${n(f.backlogBefore)} events before, ${n(f.backlogAtRestart)} at the restart, back after ${Number.isFinite(f.recoveredAfterSeconds) ? fmtSeconds(f.recoveredAfterSeconds) : 'not within the run'}`,
-      ]),
     ],
   });
+  const faults = faultSection(x);
+  if (faults) sections.push(faults);
   const sat = x.saturation;
   if (sat.own) {
     const line = (s: NonNullable<typeof sat.own>) => `${fmtRate(s.rate)} (${s.connections} connections, ${s.seconds.toFixed(0)} s, p50 ${ms(s.p50Ms)}, p99 ${ms(s.p99Ms)}, client ${n(s.clientCpuMicrosPerRequest)} us CPU a request${s.errors + s.non2xx > 0 ? `, ${s.errors + s.non2xx} errors` : ''})`;
@@ -137,6 +143,7 @@ export function replaySections(r: RunResult): Section[] {
       title: 'Replay: where the CPU went (% of one core over the window)',
       rows: [
         ['processes', parts.join(', ')],
+        ...residentRow(x),
         ...(cpu.contended ? ([['CONTENDED', `other processes took ${(cpu.otherShare * 100).toFixed(0)}% of the machine: the figures are disturbed`]] as [string, string][]) : []),
       ],
     });

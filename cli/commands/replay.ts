@@ -27,7 +27,7 @@ import { REPLAY } from '../replay/settings.js';
 import { runReplay, type ReplayInput, type ReplayOutcome } from '../replay/session.js';
 import { stopKeys } from '../replay/stop-keys.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
-import type { Scenario } from '../../sim/scenario/types.js';
+import { FAULT_EVENT_KINDS, type Scenario } from '../../sim/scenario/types.js';
 
 export async function run(values: Values<typeof REPLAY_OPTIONS>, positionals: string[]): Promise<number> {
   const sc = readScenario(positionals[0], values);
@@ -83,7 +83,7 @@ export async function run(values: Values<typeof REPLAY_OPTIONS>, positionals: st
     if (prefix === '' && sc.events.some((e) => e.kind === 'cacheLoss')) {
       throw new InputError("replay --target: a cacheLoss event deletes keys by the deployment's --key-prefix, and an empty one would be the whole Redis database: give --key-prefix");
     }
-    const fault = sc.events.find((e) => e.kind === 'workerCrash' || e.kind === 'apiCrash' || e.kind === 'eventLogLoss' || e.kind === 'redisFlush');
+    const fault = sc.events.find((e) => FAULT_EVENT_KINDS.has(e.kind));
     if (fault) {
       throw new InputError(`replay --target: the ${fault.kind} event is injected into the replay's own stack; a deployment's processes and event log are not ours to break (replay it self-contained)`);
     }

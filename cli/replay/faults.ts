@@ -1,30 +1,46 @@
 // The scenario's faults, injected into the self-contained stack at their instants (simulated time
 // over the time scale): workerCrash and apiCrash kill processes with SIGKILL, whatever they hold,
 // and start them again after `down`; eventLogLoss and redisFlush delete the event log's keys (a
-// flush's cache keys go as its cacheLoss, at the same instant). Each fault's figures are measured
-// around it: the event log's backlog before and at the restart and when it was back, the posts sent
-// while the process was down and how they were answered. The reconciliation at the end proves
-// what was acknowledged meanwhile lost or not.
+// flush's cache keys go as its cacheLoss, at the same instant); redisOutage and postgresOutage
+// break the stack's path to the service at its proxy (fault-proxy.ts) for their window. Each
+// fault's figures are measured around it: the event log's backlog before and at the restart (the
+// outage's end) and when it was back, the posts and reads due meanwhile and how they were answered
+// (fault-figures.ts). The reconciliation at the end proves what was acknowledged meanwhile lost or not.
 import { eventStreamKey } from '../../core/keys.js';
 import { groupPresent, loseEventLog } from '../../sim/replay/cache-loss.js';
-import type { DriverResult, PostOutcome } from '../../sim/replay/driver.js';
+import type { DriverResult } from '../../sim/replay/driver.js';
 import { eventBacklog } from '../../sim/replay/redis-figures.js';
-import type { CrashFigures, KeyLossFigures } from '../../sim/replay/result.js';
+import type { CrashFigures, KeyLossFigures, OutageFigures } from '../../sim/replay/result.js';
+import { firstAckAfter, faultLag, postsDuring, readsDuring } from './fault-figures.js';
 import { addCounters, counterDelta, type ServerCounters } from '../../sim/replay/server-metrics.js';
 import type { MeasureContext } from './measure.js';
 import { REPLAY } from './settings.js';
 import { sleep } from '../../server/events/backoff.js';
 
-type Measured = Omit<CrashFigures, 'posts' | 'firstAckAfterSeconds'>;
+type Counted = 'posts' | 'reads' | 'firstAckAfterSeconds' | 'lag';
+type Measured = Omit<CrashFigures, Counted>;
+type MeasuredOutage = Omit<OutageFigures, Counted>;
+
+export interface FaultFigures {
+  crashes: CrashFigures[];
+  keyLosses: KeyLossFigures[];
+  outages: OutageFigures[];
+}
 
 export class FaultInjector {
   /** Each fault's timer, and how to settle it as not run (a stop before its instant). */
   private readonly timers: { timer: NodeJS.Timeout; fired: boolean; drop: () => void }[] = [];
   private readonly crashes: Promise<Measured | null>[] = [];
   private readonly keyLosses: Promise<KeyLossFigures | null>[] = [];
+  private readonly outages: Promise<MeasuredOutage | null>[] = [];
   /** The server's counters: the deltas of the processes killed, and where the running one's count starts. */
   private serverDone: ServerCounters | null = null;
   private serverFrom: ServerCounters;
+  private counted: {
+    crashes: (Measured & Omit<CrashFigures, keyof Measured | 'lag'> & { lagSpan: readonly [number, number] })[];
+    keyLosses: KeyLossFigures[];
+    outages: (MeasuredOutage & Omit<OutageFigures, keyof MeasuredOutage | 'lag'> & { lagSpan: readonly [number, number] })[];
+  } | null = null;
 
   constructor(
     private readonly ctx: MeasureContext,
@@ -36,7 +52,7 @@ export class FaultInjector {
   ) {
     this.serverFrom = serverBefore;
     const s = ctx.world.schedule;
-    if ((s.workerCrashes.length > 0 || s.apiCrashes.length > 0 || s.keyLosses.length > 0) && ctx.faults === null) {
+    if ((s.workerCrashes.length > 0 || s.apiCrashes.length > 0 || s.keyLosses.length > 0 || s.outages.length > 0) && ctx.faults === null) {
       throw new Error("replay: fault events need the self-contained stack (a target's processes and event log are not ours to break)");
     }
   }
@@ -69,6 +85,7 @@ export class FaultInjector {
     for (const c of s.workerCrashes) this.crash(c.at, c.down, 'workerCrash', c.workers);
     for (const c of s.apiCrashes) this.crash(c.at, c.down, 'apiCrash', null);
     for (const loss of s.keyLosses) this.loseLog(loss.at, loss.kind);
+    for (const o of s.outages) this.outage(o.at, o.window, o.service, o.mode);
   }
 
   /** Drops the faults not yet due (a stop, or the window over): they settle as not run. */
@@ -150,40 +167,89 @@ export class FaultInjector {
     }, () => resolve(null));
   }
 
+  private outage(at: number, window: number, service: 'redis' | 'postgres', mode: OutageFigures['mode']): void {
+    const { ctx } = this;
+    const kind = service === 'redis' ? 'redisOutage' : 'postgresOutage';
+    let resolve!: (f: MeasuredOutage | null) => void;
+    this.outages.push(new Promise((r) => (resolve = r)));
+    this.at(at, async () => {
+      const f = ctx.faults!;
+      let healed = false;
+      try {
+        if (ctx.signal.aborted) return resolve(null);
+        const backlogBefore = await this.backlog();
+        const atSeconds = this.since();
+        const { connections } = f.outage(service, mode);
+        ctx.log(`${kind}: ${service} out of the stack's reach (${mode === 'reset' ? 'connections reset' : 'connections hang'}, ${connections} open) at ${atSeconds.toFixed(1)} s for ${(window / this.tau).toFixed(1)} s`);
+        // a stop gives the service back at once: the stack must finish its work on it
+        await sleep((window / this.tau) * 1000, ctx.signal).catch(() => undefined);
+        const backlogAtEnd = await this.backlog();
+        const endedAtSeconds = this.since();
+        const arrived = f.heal(service);
+        healed = true;
+        if (ctx.signal.aborted) return resolve(null);
+        const recoveredAfterSeconds = (await this.until(async () => (await this.backlog()) <= backlogBefore)) - endedAtSeconds;
+        ctx.log(`${kind}: ${service} back at ${endedAtSeconds.toFixed(1)} s; the backlog (${backlogAtEnd} events then) back to ${backlogBefore} after ${recoveredAfterSeconds.toFixed(1)} s`);
+        resolve({ kind, mode, atSeconds, endedAtSeconds, connections: { open: connections, ...arrived }, backlogBefore, backlogAtEnd, recoveredAfterSeconds });
+      } catch (err) {
+        if (!healed) {
+          try {
+            f.heal(service);
+          } catch {
+            // the stack is gone: nothing to give back
+          }
+        }
+        ctx.log(`${kind} failed: ${(err as Error).message}`);
+        resolve(null);
+      }
+    }, () => resolve(null));
+  }
+
   /**
    * Waits for every fault's restart and recovery (a restart due after the window still happens: the
-   * settling needs the processes back); each crash's posts from the kill until ready, by answer.
+   * settling needs the processes back), then counts what each cost: the posts and reads due from the
+   * fault until the process was ready (the service back), by answer. figures() adds the lag.
    */
-  async done(driver: DriverResult): Promise<{ crashes: CrashFigures[]; keyLosses: KeyLossFigures[] }> {
+  async done(driver: DriverResult): Promise<void> {
     // a fault due after the window (its schedule ends first) or after a stop does not happen
     this.cancel();
     const crashes = (await Promise.all(this.crashes)).filter((f) => f !== null);
     const keyLosses = (await Promise.all(this.keyLosses)).filter((f) => f !== null);
+    const outages = (await Promise.all(this.outages)).filter((f) => f !== null);
     const ms = (seconds: number) => seconds * 1000 + this.startedAt - driver.t0EpochMs;
+    const cost = (fromSeconds: number, toSeconds: number, recoveredAfterSeconds: number) => {
+      const span = { fromMs: ms(fromSeconds), toMs: ms(toSeconds) };
+      // a backlog never seen back: the lag up to the end of the probes' series
+      const lagTo = toSeconds + (Number.isFinite(recoveredAfterSeconds) ? recoveredAfterSeconds : Infinity);
+      return { posts: postsDuring(driver, span), reads: readsDuring(driver, span), firstAckAfterSeconds: firstAckAfter(driver, span.toMs), lagSpan: [fromSeconds, lagTo] as const };
+    };
+    this.counted = {
+      crashes: crashes.map((f) => {
+        const ready = f.restartedAtSeconds + f.readyAfterSeconds;
+        // the first 201 is counted from the restart, ready or not
+        return { ...f, ...cost(f.atSeconds, ready, f.recoveredAfterSeconds - f.readyAfterSeconds), firstAckAfterSeconds: firstAckAfter(driver, ms(f.restartedAtSeconds)) };
+      }),
+      keyLosses,
+      outages: outages.map((f) => ({ ...f, ...cost(f.atSeconds, f.endedAtSeconds, f.recoveredAfterSeconds) })),
+    };
+  }
+
+  /**
+   * Every fault's figures, in time order, once done(): the fan-out lag each cost from the probes'
+   * per-interval p99 (`lagP99ByBucket`, by creation, `intervalSeconds` wide; empty: none probed).
+   */
+  figures(lagP99ByBucket: readonly number[], intervalSeconds: number): FaultFigures {
+    const c = this.counted ?? { crashes: [], keyLosses: [], outages: [] };
+    const firstFault = Math.min(...[...c.crashes, ...c.keyLosses, ...c.outages].map((f) => f.atSeconds));
+    const withLag = <T extends { lagSpan: readonly [number, number]; atSeconds: number }>({ lagSpan, ...f }: T) => ({
+      ...f,
+      lag: faultLag(lagP99ByBucket, intervalSeconds, lagSpan[0], lagSpan[1], firstFault),
+    });
+    const byTime = (a: { atSeconds: number }, b: { atSeconds: number }) => a.atSeconds - b.atSeconds;
     return {
-      crashes: crashes
-        .map((f) => {
-          // the posts in flight at the kill and those due while it was down (the driver may have
-          // held them for a connection)
-          const from = ms(f.atSeconds);
-          const to = ms(f.restartedAtSeconds + f.readyAfterSeconds);
-          const inFlight = (p: PostOutcome) => p.sentMs !== null && p.sentMs <= from && (p.answeredMs === null || p.answeredMs >= from);
-          const due = driver.posts.filter((p) => (p.intendedMs >= from && p.intendedMs <= to) || inFlight(p));
-          const acknowledged = due.filter((p) => p.status === 201 && p.answeredMs !== null);
-          const first = driver.posts.find((p) => p.status === 201 && p.answeredMs !== null && p.answeredMs > ms(f.restartedAtSeconds));
-          return {
-            ...f,
-            posts: {
-              due: due.length,
-              acknowledged: acknowledged.length,
-              failed: due.length - acknowledged.length,
-              maxWaitSeconds: acknowledged.reduce((m, p) => Math.max(m, (p.answeredMs! - p.intendedMs) / 1000), 0),
-            },
-            firstAckAfterSeconds: first ? (first.answeredMs! - ms(f.restartedAtSeconds)) / 1000 : NaN,
-          };
-        })
-        .sort((a, b) => a.atSeconds - b.atSeconds),
-      keyLosses: keyLosses.sort((a, b) => a.atSeconds - b.atSeconds),
+      crashes: c.crashes.map(withLag).sort(byTime),
+      keyLosses: [...c.keyLosses].sort(byTime),
+      outages: c.outages.map(withLag).sort(byTime),
     };
   }
 

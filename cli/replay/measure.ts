@@ -184,6 +184,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
       lagP99Seconds: probe.takeRecentP99(),
       followerLagP99SoFar: probe.followerP99SoFar,
       cpu,
+      residentBytes: ctx.cpu.resident(),
     };
     lastSampleAt = now;
     samples.push(s);
@@ -261,7 +262,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   for (const t of lossTimers) clearTimeout(t);
   await Promise.all(losses);
   // a restart due after the window still happens (the settling needs the processes back)
-  const faultFigures = await faults.done(driver);
+  await faults.done(driver);
   const stoppedInWindow = ctx.signal.aborted;
   const windowSeconds = stoppedInWindow ? Math.min(world.mapping.wallSeconds, driver.wallMs / 1000) : world.mapping.wallSeconds;
 
@@ -290,6 +291,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   const probeFinish = probe.finish();
   ctx.signal.addEventListener('abort', () => probe.abandon(), { once: true });
   const probeFigures = await probeFinish;
+  const faultFigures = faults.figures(probeFigures.lagP99ByBucket, iv);
   ctx.signal.removeEventListener('abort', onStop);
 
   const cpu = ctx.cpu.share(cpuStart, await ctx.cpu.snapshot());
@@ -368,6 +370,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     cacheLosses,
     faults: faultFigures.crashes,
     keyLosses: faultFigures.keyLosses,
+    outages: faultFigures.outages,
     reconciliation,
     drainedAtSeconds,
     endBacklogEvents: Number.isFinite(endBacklog) ? endBacklog : NaN,

@@ -105,7 +105,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
 
   const start = () =>
     env.target === null
-      ? startStack(s, sc, policy, world.mapping.workers.started, env.tokenSecret, env.watchdog)
+      ? startStack(s, sc, policy, world.mapping.workers.started, env.tokenSecret, env.watchdog, world.schedule.outages.map((o) => o.service))
       : targetStack(env.target, s, policy, env.tokenSecret, env.redis);
   let stack = await start();
   if (env.target === null) say(`server (pid ${stack.processes[0].pid}) and ${stack.workerNames.length} worker process${stack.workerNames.length === 1 ? '' : 'es'} up on http://${stack.host}:${stack.port}, policy ${formatPolicy(policy)}`);

@@ -9,6 +9,7 @@ import { keyspace } from '../../server/cache/redis.js';
 import { RUNTIME_POLICY_KEY } from '../../server/worker/config.js';
 import { setRuntimePolicy } from '../../server/worker/process.js';
 import type { Scenario } from '../../sim/scenario/types.js';
+import { FaultProxy, type OutageMode } from './fault-proxy.js';
 import { ServiceProcess, type Watchdog } from './processes.js';
 import { REPLAY } from './settings.js';
 
@@ -42,8 +43,16 @@ export interface RunningStack {
     restartServer(): Promise<void>;
     /** The running processes' pids by name (for the CPU meter after a restart). */
     pids(): Map<string, number>;
+    /** Take a service out of the processes' reach (its proxy: the stack was started with one), and give it back. */
+    outage(service: ProxiedService, mode: OutageMode): { connections: number };
+    heal(service: ProxiedService): { held: number; refused: number };
   } | null;
 }
+
+export type ProxiedService = 'redis' | 'postgres';
+
+/** A process started again mid-run waits for a service out of reach (an outage the scenario also has) rather than exit. */
+const RIDE_OUT = { FEED_FAIL_FAST: '0' };
 
 /** Tokens outlive any replay (they are scratch secrets). */
 const TOKEN_TTL_SECONDS = 24 * 3600;
@@ -103,20 +112,43 @@ export function workerReady(w: ServiceProcess): Promise<RegExpExecArray> {
   return w.ready(/^feedlab worker: ready: /, REPLAY.startTimeoutMs);
 }
 
-/** Start the API and the workers; every pid goes to the watchdog before it is waited on. */
-export async function startStack(s: StackServices, sc: Scenario, policy: FanoutPolicy, workers: number, secret: string, watchdog: Watchdog | null): Promise<RunningStack> {
+/**
+ * Start the API and the workers; every pid goes to the watchdog before it is waited on. `proxied`:
+ * the services the processes reach through a fault proxy of the replay's (for the scenario's
+ * outages; the replay's own connections go straight to them).
+ */
+export async function startStack(
+  services: StackServices,
+  sc: Scenario,
+  policy: FanoutPolicy,
+  workers: number,
+  secret: string,
+  watchdog: Watchdog | null,
+  proxied: readonly ProxiedService[] = [],
+): Promise<RunningStack> {
   const started: ServiceProcess[] = [];
   const tell = () => watchdog?.send({ pids: started.map((p) => p.pid) });
+  const proxies = new Map<ProxiedService, FaultProxy>();
   let stopped = false;
   const stop = async () => {
     stopped = true;
+    // a service given back first: the processes finish their work on it
+    for (const p of proxies.values()) p.restore();
     // workers first: they finish their batch; then the API (its relay has nothing left to move)
     await Promise.all(started.filter((p) => p.name !== 'server').map((p) => p.stop()));
     await started.find((p) => p.name === 'server')?.stop();
     watchdog?.send({ pids: [] });
+    await Promise.all([...proxies.values()].map((p) => p.close()));
   };
+  let s = services;
   try {
-    const serve = (port: number) => ServiceProcess.start('server', ['serve', '--port', String(port), '--host', '127.0.0.1', ...commonArgs(s, sc, policy)], commonEnv(s, sc, policy, secret));
+    for (const service of new Set(proxied)) {
+      const front = await FaultProxy.inFront(service === 'redis' ? s.redisUrl : s.databaseUrl, service === 'redis' ? 6379 : 5432);
+      proxies.set(service, front.proxy);
+      s = service === 'redis' ? { ...s, redisUrl: front.url } : { ...s, databaseUrl: front.url };
+    }
+    const serve = (port: number, env: Record<string, string> = {}) =>
+      ServiceProcess.start('server', ['serve', '--port', String(port), '--host', '127.0.0.1', ...commonArgs(s, sc, policy)], { ...commonEnv(s, sc, policy, secret), ...env });
     const listening = (p: ServiceProcess) => p.ready(/listening on http:\/\/([0-9.]+):(\d+)/, REPLAY.startTimeoutMs);
     const server = serve(0);
     started.push(server);
@@ -143,7 +175,7 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
       restartWorkers: async (indices: number[]) => {
         if (stopped) throw new Error('the stack is stopped: no worker is started again');
         lives++;
-        const fresh = indices.map((i) => startWorker(s, sc, policy, i, secret, {}, lives));
+        const fresh = indices.map((i) => startWorker(s, sc, policy, i, secret, RIDE_OUT, lives));
         for (const w of fresh) started[started.findIndex((p) => p.name === w.name)] = w;
         tell();
         await Promise.all(fresh.map(workerReady));
@@ -151,12 +183,33 @@ export async function startStack(s: StackServices, sc: Scenario, policy: FanoutP
       crashServer: () => started.find((p) => p.name === 'server')!.kill(),
       restartServer: async () => {
         if (stopped) throw new Error('the stack is stopped: the API is not started again');
-        const fresh = serve(Number(m[2]));
+        const fresh = serve(Number(m[2]), RIDE_OUT);
         started[started.findIndex((p) => p.name === 'server')] = fresh;
         tell();
         await listening(fresh);
       },
       pids: () => new Map(started.map((p) => [p.name, p.pid])),
+      outage: (service: ProxiedService, mode: OutageMode) => {
+        const proxy = proxyOf(service);
+        const connections = proxy.connections;
+        outageFrom.set(service, { held: proxy.held, refused: proxy.refused });
+        if (mode === 'reset') proxy.cut();
+        else proxy.hang();
+        return { connections };
+      },
+      // the connections that arrived during the outage: held (a hang) or refused (a reset)
+      heal: (service: ProxiedService) => {
+        const proxy = proxyOf(service);
+        const from = outageFrom.get(service) ?? { held: 0, refused: 0 };
+        proxy.restore();
+        return { held: proxy.held - from.held, refused: proxy.refused - from.refused };
+      },
+    };
+    const outageFrom = new Map<ProxiedService, { held: number; refused: number }>();
+    const proxyOf = (service: ProxiedService) => {
+      const p = proxies.get(service);
+      if (!p) throw new Error(`the stack reaches ${service} directly: start it with ${service} proxied for an outage`);
+      return p;
     };
     return { host: m[1], port: Number(m[2]), processes: started, workerNames, token: tokens(secret), stop, faults };
   } catch (err) {

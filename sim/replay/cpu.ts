@@ -50,6 +50,16 @@ function procTicks(pid: number | string): number {
   }
 }
 
+/** A process's resident memory in bytes (VmRSS; NaN when it is gone). */
+export function residentBytes(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Inodes of the sockets a process holds open. */
 function socketInodes(pid: number): Set<string> {
   const out = new Set<string>();
@@ -134,6 +144,13 @@ export class CpuMeter {
   /** Every named process to account for (replaces the previous set, 'server' included). */
   setProcesses(processes: ReadonlyMap<string, number>): void {
     this.processes = new Map(processes);
+  }
+
+  /** Each named process's resident memory now, bytes (the driver's as 'driver'). */
+  resident(): Record<string, number> {
+    const out: Record<string, number> = { driver: process.memoryUsage.rss() };
+    for (const [name, pid] of this.processes) out[name] = residentBytes(pid);
+    return out;
   }
 
   async snapshot(): Promise<CpuSnapshot> {

@@ -145,6 +145,72 @@ export function countStatus(c: KindCounts, status: number): void {
   else c.statusOther++;
 }
 
+/** What became of the reads (every page) whose intended send fell in a span: a fault's window. */
+export interface ReadsDuring {
+  due: number;
+  /** Answered 2xx. */
+  ok: number;
+  status503: number;
+  /** 5xx other than 503. */
+  status5xx: number;
+  /** Any other status (4xx, 429, ...). */
+  statusOther: number;
+  networkErrors: number;
+  timeouts: number;
+  dropped: number;
+}
+
+const READ_CLASSES = ['ok', 'status503', 'status5xx', 'statusOther', 'networkErrors', 'timeouts', 'dropped'] as const;
+export const READ_OK = 0;
+export const READ_503 = 1;
+export const READ_5XX = 2;
+export const READ_OTHER = 3;
+export const READ_NETWORK = 4;
+export const READ_TIMEOUT = 5;
+export const READ_DROPPED = 6;
+
+/** The read class of an answered status. */
+export function readClass(status: number): number {
+  if (status >= 200 && status < 300) return READ_OK;
+  if (status === 503) return READ_503;
+  if (status >= 500 && status < 600) return READ_5XX;
+  return READ_OTHER;
+}
+
+/**
+ * Reads by outcome class and by the 100 ms of their intended send (offsets from t0): what a fault
+ * cost the readers, counted after the run over any window. 7 counters per bin, grown as needed.
+ */
+export class ReadTally {
+  static readonly BIN_MS = 100;
+  private bins = new Uint32Array(READ_CLASSES.length * 1024);
+
+  record(intendedMs: number, cls: number): void {
+    const b = Math.max(0, Math.floor(intendedMs / ReadTally.BIN_MS));
+    const at = b * READ_CLASSES.length + cls;
+    if (at >= this.bins.length) {
+      const grown = new Uint32Array(Math.max(this.bins.length * 2, (b + 1) * READ_CLASSES.length));
+      grown.set(this.bins);
+      this.bins = grown;
+    }
+    this.bins[at]++;
+  }
+
+  /** The reads intended from `fromMs` to `toMs` (whole bins: up to 100 ms more on each side). */
+  between(fromMs: number, toMs: number): ReadsDuring {
+    const out: ReadsDuring = { due: 0, ok: 0, status503: 0, status5xx: 0, statusOther: 0, networkErrors: 0, timeouts: 0, dropped: 0 };
+    const n = READ_CLASSES.length;
+    const last = Math.min(Math.floor(toMs / ReadTally.BIN_MS), this.bins.length / n - 1);
+    for (let b = Math.max(0, Math.floor(fromMs / ReadTally.BIN_MS)); b <= last; b++) {
+      for (let c = 0; c < n; c++) {
+        out[READ_CLASSES[c]] += this.bins[b * n + c];
+        out.due += this.bins[b * n + c];
+      }
+    }
+    return out;
+  }
+}
+
 /** Latency percentiles in ms (NaN without samples), of the 2xx answers. */
 export interface LatencySummary {
   count: number;
@@ -233,6 +299,8 @@ export interface DriverResult {
   firstError: string | null;
   /** Raw histograms; not enumerable, so JSON.stringify skips them: see encodeHistograms. */
   histograms: DriverHistograms;
+  /** The reads by outcome over time (not enumerable: a fault's figures are counted from it). */
+  readTally: ReadTally;
 }
 
 /** The histograms as compressed base64 (hdr-histogram-js's format: decodeFromCompressedBase64, mergeable). */

@@ -25,6 +25,11 @@ import {
   OUTCOME_NETWORK,
   OUTCOME_NOT_SENT,
   OUTCOME_TIMEOUT,
+  READ_DROPPED,
+  READ_NETWORK,
+  READ_TIMEOUT,
+  ReadTally,
+  readClass,
   summary,
   type DriverHistograms,
   type DriverResult,
@@ -184,6 +189,7 @@ class ScheduleRun {
   private finished = false;
   private resolve!: (r: DriverResult) => void;
   private readonly series: IntervalSeries;
+  private readonly readTally = new ReadTally();
 
   constructor(private readonly plan: DriverPlan) {
     const { posts, sessions } = plan;
@@ -259,7 +265,7 @@ class ScheduleRun {
       const p = q.at;
       const kind = q.kind[p];
       if (now - q.intended[p] > this.plan.dropAfterMs) {
-        this.unsent(kind, q.index[p], 'dropped');
+        this.unsent(kind, q.index[p], 'dropped', q.intended[p]);
         q.head++;
         continue;
       }
@@ -350,7 +356,9 @@ class ScheduleRun {
       this.series.count('networkErrors');
       this.firstError ??= err.message;
       if (isPost) this.post.outcome[index] = OUTCOME_NETWORK;
+      else this.readTally.record(f.intended - this.t0, READ_NETWORK);
     } else {
+      if (!isPost) this.readTally.record(f.intended - this.t0, readClass(status));
       ok = status >= 200 && status < 300;
       if (ok) {
         c.completed++;
@@ -434,9 +442,10 @@ class ScheduleRun {
   }
 
   /** A request that never left: dropped (waited too long, or still waiting at the end) or not sent (stopped). */
-  private unsent(kind: number, index: number, why: 'dropped' | 'notSent'): void {
+  private unsent(kind: number, index: number, why: 'dropped' | 'notSent', intended: number): void {
     this.counts[kind][why]++;
     if (why === 'dropped') this.series.count('dropped');
+    if (why === 'dropped' && kind !== POST) this.readTally.record(intended - this.t0, READ_DROPPED);
     if (kind === POST) this.post.outcome[index] = why === 'dropped' ? OUTCOME_DROPPED : OUTCOME_NOT_SENT;
     else {
       this.cursors.delete(index);
@@ -495,7 +504,7 @@ class ScheduleRun {
     this.timer = null;
     const q = this.queue;
     while (q.length > 0) {
-      this.unsent(q.kind[q.at], q.index[q.at], 'notSent');
+      this.unsent(q.kind[q.at], q.index[q.at], 'notSent', q.intended[q.at]);
       q.head++;
     }
     if (this.inFlight === 0) this.finish();
@@ -517,7 +526,7 @@ class ScheduleRun {
     // Still waiting at the end: never sent (dropped; not sent, when stopped).
     const q = this.queue;
     while (q.length > 0) {
-      this.unsent(q.kind[q.at], q.index[q.at], partial ? 'notSent' : 'dropped');
+      this.unsent(q.kind[q.at], q.index[q.at], partial ? 'notSent' : 'dropped', q.intended[q.at]);
       q.head++;
     }
     // Still in flight at the end: no answer in time, a timeout.
@@ -525,6 +534,7 @@ class ScheduleRun {
       if (f.conn === null) continue;
       this.counts[f.kind].timeouts++;
       this.series.count('timeouts');
+      if (f.kind !== POST) this.readTally.record(f.intended - this.t0, READ_TIMEOUT);
       if (f.kind === POST) this.post.outcome[f.index] = OUTCOME_TIMEOUT;
       else this.sessionCounts.broken++;
     }
@@ -566,9 +576,11 @@ class ScheduleRun {
       },
       firstError: this.firstError ?? this.pool.firstConnectError,
       histograms,
+      readTally: this.readTally,
     };
     // Not enumerable: JSON.stringify(result) leaves the raw histograms out (encodeHistograms gives them as text).
     Object.defineProperty(result, 'histograms', { enumerable: false });
+    Object.defineProperty(result, 'readTally', { enumerable: false });
     this.resolve(result);
   }
 

@@ -20,7 +20,7 @@ import { sloVerdict } from '../slo.js';
 import type { MaterializedSchedule } from '../workload/schedule.js';
 import type { OfferedLoad } from './capacity.js';
 import type { CpuShare } from './cpu.js';
-import { encodeHistograms, type DriverResult } from './driver.js';
+import { encodeHistograms, type DriverResult, type ReadsDuring } from './driver.js';
 import type { ProbeFigures } from './fanout-probe.js';
 import type { ReplayMapping } from './mapping.js';
 import type { MemoryByClass } from './memory-classes.js';
@@ -55,6 +55,8 @@ export interface IntervalSample {
   followerLagP99SoFar: number;
   /** CPU of the interval, % of one core. */
   cpu: CpuShare | null;
+  /** Resident memory of each process at its end, bytes, by name ('server', 'worker 1', ..., 'driver'; a restarted one's new pid). */
+  residentBytes?: Record<string, number>;
 }
 
 /** Everything one policy's replay measured. */
@@ -108,6 +110,8 @@ export interface ReplayMeasurements {
   faults: CrashFigures[];
   /** The scenario's eventLogLoss and redisFlush events: the event log's keys deleted (a flush's cache keys are its cacheLosses entry). */
   keyLosses: KeyLossFigures[];
+  /** The scenario's redisOutage and postgresOutage events, through the stack's proxies. */
+  outages: OutageFigures[];
   /** What the server acknowledged against what its stores hold, once settled (reconcile.ts); null when it could not run. */
   reconciliation: Reconciliation | null;
   /** Seconds after the window's start when the event log's backlog was empty again (NaN: never seen empty). */
@@ -140,7 +144,7 @@ export interface ReplaySection {
   schedule: { digest: string; posts: number; sessions: number; pages: number };
   offered: OfferedLoad;
   world: ReplayMeasurements['world'];
-  driver: Omit<DriverResult, 'posts' | 'intervals' | 'histograms'> & { histograms: Record<string, string> };
+  driver: Omit<DriverResult, 'posts' | 'intervals' | 'histograms' | 'readTally'> & { histograms: Record<string, string> };
   fanout: {
     workers: {
       postLag: ReturnType<typeof latencySeconds>;
@@ -178,11 +182,14 @@ export interface ReplaySection {
   postgres: ReplayMeasurements['postgres'];
   /** contended: other processes took over CONTENDED_OTHER_SHARE of the machine, or Redis grew by foreignMemoryBytes (other tenants') over CONTENDED_MEMORY_SHARE of the replay's own memory. */
   cpu: { share: CpuShare | null; perInterval: (CpuShare | null)[]; contended: boolean; otherShare: number; foreignMemoryBytes: number; workerProcesses: string[] };
+  /** Each process's resident memory at every sample (the window's and the settling's), bytes: whether it levels off (absent from older documents). */
+  processMemory?: { atSeconds: number[]; residentBytes: Record<string, number[]> };
   saturation: ReplayMeasurements['saturation'];
   cacheLosses: ReplayMeasurements['cacheLosses'];
   reconciliation: ReplayMeasurements['reconciliation'];
   faults: ReplayMeasurements['faults'];
   keyLosses: ReplayMeasurements['keyLosses'];
+  outages: ReplayMeasurements['outages'];
 }
 
 /** An eventLogLoss or redisFlush as the replay injected it; seconds of wall time from the window's start. */
@@ -209,12 +216,65 @@ export interface CrashFigures {
   backlogAtRestart: number;
   /** From the restart until the backlog was back to where it was before the kill (NaN: not within the window and the settling). */
   recoveredAfterSeconds: number;
-  /** Posts in flight at the kill or due from it until ready: answered 201 (maybe late: the driver
-   * holds a request for a connection up to 10 s), and not (refused, reset, timed out, dropped); the
-   * longest a 201 took from its due time. */
-  posts: { due: number; acknowledged: number; failed: number; maxWaitSeconds: number };
+  /** Posts in flight at the kill or due from it until ready. */
+  posts: PostsDuring;
+  /** Reads (every page) due from the kill until ready. */
+  reads: ReadsDuring;
   /** From the restart until the first 201 answered after it (NaN: none). */
   firstAckAfterSeconds: number;
+  /** The fan-out lag it cost: the probes' worst per-interval p99 from the fault to its recovery, against their median interval before the first fault (s; NaN: nothing probed then). */
+  lag: FaultLag;
+}
+
+/** A redisOutage or postgresOutage as the replay injected it through its proxy; seconds of wall time from the window's start. */
+export interface OutageFigures {
+  kind: 'redisOutage' | 'postgresOutage';
+  mode: 'reset' | 'hang';
+  atSeconds: number;
+  endedAtSeconds: number;
+  /** Connections through the proxy when it began; those that arrived during it, held (a hang) or refused (a reset). */
+  connections: { open: number; held: number; refused: number };
+  /** Post events waiting in the log just before it, and at its end. */
+  backlogBefore: number;
+  backlogAtEnd: number;
+  /** From its end until the backlog was back to where it was before it (NaN: not within the window and the settling). */
+  recoveredAfterSeconds: number;
+  /** Posts in flight at its start or due until its end. */
+  posts: PostsDuring;
+  /** Reads (every page) due from its start until its end. */
+  reads: ReadsDuring;
+  /** From its end until the first 201 answered after it (NaN: none). */
+  firstAckAfterSeconds: number;
+  lag: FaultLag;
+}
+
+/**
+ * Posts during a fault: answered 201 (maybe late: the driver holds a request for a connection up to
+ * 10 s), and not (by answer: 503, another 5xx, a network error; other: 4xx, timed out, dropped); the
+ * longest a 201 took from its due time.
+ */
+export interface PostsDuring {
+  due: number;
+  acknowledged: number;
+  failed: number;
+  status503: number;
+  status5xx: number;
+  networkErrors: number;
+  other: number;
+  maxWaitSeconds: number;
+}
+
+export interface FaultLag {
+  worstP99Seconds: number;
+  beforeP99Seconds: number;
+}
+
+function residentSeries(samples: IntervalSample[]): NonNullable<ReplaySection['processMemory']> {
+  const names = [...new Set(samples.flatMap((s) => Object.keys(s.residentBytes ?? {})))];
+  return {
+    atSeconds: samples.map((s) => s.atMs / 1000),
+    residentBytes: Object.fromEntries(names.map((n) => [n, samples.map((s) => s.residentBytes?.[n] ?? NaN)])),
+  };
 }
 
 /** The whole machine in % of one core (200 on two cores): every part of a share added up. */
@@ -286,8 +346,12 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
     // a sample is taken just after its interval closed; those of the settling after the window are not in the series
     const i = Math.max(0, Math.round(s.atMs / 1000 / iv) - 1);
     if (i >= intervals) break;
-    series.cold[i] += s.coldStarts - lastCold;
-    lastCold = s.coldStarts;
+    // the API's count: none while it is down; from 0 again after a restart (what the killed one
+    // counted after its last sample is lost with it)
+    if (Number.isFinite(s.coldStarts)) {
+      series.cold[i] += s.coldStarts >= lastCold ? s.coldStarts - lastCold : s.coldStarts;
+      lastCold = s.coldStarts;
+    }
     series.backlog[i] = s.backlogEvents * writesPerPushed;
     series.memory[i] = s.usedMemory - m.baselineUsedMemory;
   }
@@ -465,7 +529,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       offered: m.offered,
       world: m.world,
       driver: (() => {
-        const { posts: _posts, intervals: _intervals, histograms, ...rest } = d;
+        const { posts: _posts, intervals: _intervals, histograms, readTally: _tally, ...rest } = d;
         return { ...rest, histograms: encodeHistograms(histograms) };
       })(),
       fanout: {
@@ -512,11 +576,13 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
         foreignMemoryBytes: foreignMemory,
         workerProcesses: m.workerProcesses,
       },
+      processMemory: residentSeries(m.samples),
       saturation: m.saturation,
       cacheLosses: m.cacheLosses,
       reconciliation: m.reconciliation,
       faults: m.faults,
       keyLosses: m.keyLosses,
+      outages: m.outages,
     },
   };
   doc.summary.slo = sloVerdict(m.scenario, doc);

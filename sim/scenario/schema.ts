@@ -140,7 +140,22 @@ function idleCurve(entries: [string, number][] | null, at: At): IdlePoint[] | nu
 
 const window = (dflt: string) => duration('how long the event lasts', dflt, { above: 0 });
 
-const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss', 'workerCrash', 'apiCrash', 'eventLogLoss', 'redisFlush'] as const;
+/** A service out of the stack's reach for a window, through the replay's own proxy (cli/replay/fault-proxy.ts). */
+const outage = (service: string): Spec => ({
+  type: 'object',
+  description: `${service} out of reach of the API and the workers for a window, through a proxy of the replay's own (replay; the simulator does not model it)`,
+  fields: {
+    window: window('15s'),
+    mode: {
+      type: 'string',
+      oneOf: ['reset', 'hang'],
+      description: 'reset: every connection reset and new ones refused (a crash); hang: connections stay open and nothing flows (a partition)',
+      default: 'reset',
+    },
+  },
+});
+
+const EVENT_KINDS = ['celebrityBurst', 'breakingNews', 'coldStartStorm', 'cacheLoss', 'workerCrash', 'apiCrash', 'eventLogLoss', 'redisFlush', 'redisOutage', 'postgresOutage'] as const;
 
 const event: Spec = {
   type: 'object',
@@ -201,6 +216,8 @@ const event: Spec = {
       description: 'every cache key and the event log vanish at once (a Redis restarted empty; the simulator models the cache part as a loss of every shard)',
       fields: {},
     },
+    redisOutage: outage('Redis'),
+    postgresOutage: outage('Postgres'),
   },
   build: (v: Record<string, unknown> & { at: number }): ScenarioEvent => {
     const kind = EVENT_KINDS.find((k) => k in v)!;

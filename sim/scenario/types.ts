@@ -57,7 +57,12 @@ export type ScenarioEvent =
   | { at: number; kind: 'workerCrash'; workers?: number; down: number }
   | { at: number; kind: 'apiCrash'; down: number }
   | { at: number; kind: 'eventLogLoss' }
-  | { at: number; kind: 'redisFlush' };
+  | { at: number; kind: 'redisFlush' }
+  /** window: seconds, simulated; mode: how the proxy breaks the path (cli/replay/fault-proxy.ts). */
+  | { at: number; kind: 'redisOutage' | 'postgresOutage'; window: number; mode: 'reset' | 'hang' };
+
+/** The events a replay injects into its own stack as faults (a target's processes are not ours to break). */
+export const FAULT_EVENT_KINDS: ReadonlySet<ScenarioEvent['kind']> = new Set(['workerCrash', 'apiCrash', 'eventLogLoss', 'redisFlush', 'redisOutage', 'postgresOutage']);
 
 export interface Costs {
   rtt: number;

@@ -128,7 +128,16 @@ export interface MaterializedSchedule {
   apiCrashes: { at: number; down: number }[];
   /** Redis keys deleted at `at`: the event log's (eventLogLoss), or the cache's and the log's (redisFlush). */
   keyLosses: { at: number; kind: 'eventLogLoss' | 'redisFlush' }[];
+  /** Redis or Postgres out of the stack's reach from `at` for `window` simulated seconds; the replay injects them. */
+  outages: ServiceOutage[];
   events: FiredEvent[];
+}
+
+export interface ServiceOutage {
+  at: number;
+  service: 'redis' | 'postgres';
+  window: number;
+  mode: 'reset' | 'hang';
 }
 
 export interface WorkerCrash {
@@ -155,6 +164,7 @@ export class ArrivalSchedule {
   readonly workerCrashes: WorkerCrash[] = [];
   readonly apiCrashes: { at: number; down: number }[] = [];
   readonly keyLosses: { at: number; kind: 'eventLogLoss' | 'redisFlush' }[] = [];
+  readonly outages: ServiceOutage[] = [];
   /** Every scenario event, as reports list it. */
   readonly fired: FiredEvent[] = [];
   private readonly bursts: Timed[] = [];
@@ -204,11 +214,12 @@ export class ArrivalSchedule {
           this.cacheLosses.push({ at: ev.at, shards: ev.shards });
           this.fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.shards} of ${shards} Redis shards lose their keys` });
           break;
-        // a fault of the live stack: a replay injects it; the model runs on as if nothing happened
+        // the model holds the workers for `down` (what they had taken ends as computed); a replay kills them
         case 'workerCrash':
           this.workerCrashes.push({ at: ev.at, workers: ev.workers ?? null, down: ev.down });
-          this.fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.workers ?? 'every'} fan-out worker${ev.workers === 1 ? '' : 's'} killed for ${ev.down}s (replay only: not modelled)` });
+          this.fired.push({ at: ev.at, kind: ev.kind, detail: `${ev.workers ?? 'every'} fan-out worker${ev.workers === undefined || ev.workers === 1 ? '' : 's'} killed for ${ev.down}s (modelled as down for ${ev.down}s; their start-up and the redelivery of what they held, replay only)` });
           break;
+        // a fault of the live stack: a replay injects it; the model runs on as if nothing happened
         case 'apiCrash':
           this.apiCrashes.push({ at: ev.at, down: ev.down });
           this.fired.push({ at: ev.at, kind: ev.kind, detail: `the API killed for ${ev.down}s (replay only: not modelled)` });
@@ -223,6 +234,13 @@ export class ArrivalSchedule {
           this.cacheLosses.push({ at: ev.at, shards });
           this.fired.push({ at: ev.at, kind: ev.kind, detail: `Redis flushed: every shard's keys and the event log lost (the log's loss replay only)` });
           break;
+        case 'redisOutage':
+        case 'postgresOutage': {
+          const service = ev.kind === 'redisOutage' ? 'redis' : 'postgres';
+          this.outages.push({ at: ev.at, service, window: ev.window, mode: ev.mode });
+          this.fired.push({ at: ev.at, kind: ev.kind, detail: `${service === 'redis' ? 'Redis' : 'Postgres'} out of reach for ${ev.window}s (${ev.mode === 'reset' ? 'connections reset' : 'connections hang'}; replay only: not modelled)` });
+          break;
+        }
       }
     }
     // stable: equal times keep their draw order
@@ -263,6 +281,7 @@ export class ArrivalSchedule {
       workerCrashes: this.workerCrashes.map((c) => ({ ...c })),
       apiCrashes: this.apiCrashes.map((c) => ({ ...c })),
       keyLosses: this.keyLosses.map((c) => ({ ...c })),
+      outages: this.outages.map((c) => ({ ...c })),
       events: this.fired.map((e) => ({ ...e })),
     };
   }

@@ -46,7 +46,7 @@ describe('twitter-2012 (Timelines at Scale, QCon SF 2012)', () => {
 describe('every shipped scenario', () => {
   it('loads, runs and reports', () => {
     const files = readdirSync(SCENARIOS).filter((f) => f.endsWith('.yaml'));
-    expect(files.sort()).toEqual(['breaking-news.yaml', 'celebrity-burst.yaml', 'cold-start-storm.yaml', 'plan-next-year.yaml', 'steady-state.yaml', 'threshold-sweep.yaml', 'twitter-2012.yaml']);
+    expect(files.sort()).toEqual(['breaking-news.yaml', 'celebrity-burst.yaml', 'cold-start-storm.yaml', 'fault-drill.yaml', 'plan-next-year.yaml', 'soak.yaml', 'steady-state.yaml', 'threshold-sweep.yaml', 'twitter-2012.yaml']);
   });
 
   it('celebrity-burst: push falls minutes behind; the 25k threshold keeps the lag SLO', () => {

@@ -93,7 +93,8 @@ describe('the arrival schedule', () => {
   it("holds the live stack's faults for the replay, models a flush's cache part, and names what it does not model", () => {
     const text = TEXT.replace(
       '  - at: 20m\n    cacheLoss: { shards: 2 }\n',
-      '  - at: 20m\n    workerCrash: { workers: 1, down: 1m }\n  - at: 22m\n    eventLogLoss: {}\n  - at: 25m\n    redisFlush: {}\n',
+      '  - at: 20m\n    workerCrash: { workers: 1, down: 1m }\n  - at: 22m\n    eventLogLoss: {}\n  - at: 25m\n    redisFlush: {}\n' +
+        '  - at: 26m\n    redisOutage: { window: 20s }\n  - at: 27m\n    postgresOutage: { window: 30s, mode: hang }\n',
     );
     const sc = parseScenario(text, 'faults.yaml');
     const prepared = prepare(sc, scenarioGraph(sc));
@@ -103,17 +104,40 @@ describe('the arrival schedule', () => {
       { at: 1320, kind: 'eventLogLoss' },
       { at: 1500, kind: 'redisFlush' },
     ]);
-    // a flush loses every shard's keys, which the model runs; the log's loss and the crash it does not
+    expect(s.outages).toEqual([
+      { at: 1560, service: 'redis', window: 20, mode: 'reset' },
+      { at: 1620, service: 'postgres', window: 30, mode: 'hang' },
+    ]);
+    // a flush loses every shard's keys, which the model runs; the log's loss and the outages it does not
     expect(s.cacheLosses).toEqual([{ at: 1500, shards: 8 }]);
     const notes = Object.fromEntries(s.events.filter((e) => e.at >= 1200).map((e) => [e.kind, e.detail]));
     expect(notes).toEqual({
-      workerCrash: '1 fan-out worker killed for 60s (replay only: not modelled)',
+      workerCrash: '1 fan-out worker killed for 60s (modelled as down for 60s; their start-up and the redelivery of what they held, replay only)',
       eventLogLoss: "the event log's keys lost, the timelines kept (replay only: not modelled)",
       redisFlush: "Redis flushed: every shard's keys and the event log lost (the log's loss replay only)",
+      redisOutage: 'Redis out of reach for 20s (connections reset; replay only: not modelled)',
+      postgresOutage: 'Postgres out of reach for 30s (connections hang; replay only: not modelled)',
     });
     const m = simulate({ scenario: sc, population: prepared.population, policy: basePolicy(sc) });
     expect(m.reads.coldReads).toBeGreaterThan(0);
-    // a count of workers is at least 1
+    // a count of workers is at least 1; an outage breaks the path one of two ways
     expect(() => parseScenario(text.replace('workers: 1', 'workers: 0'), 'faults.yaml')).toThrow(/events\[3\]\.workerCrash\.workers: 0 is out of range \(valid: >= 1\)/);
+    expect(() => parseScenario(text.replace('mode: hang', 'mode: slow'), 'faults.yaml')).toThrow(/events\[7\]\.postgresOutage\.mode/);
+  });
+
+  it('models a crash of every worker: nothing is delivered while they are down, and the posts of that minute wait for the restart', () => {
+    const text = TEXT.replace('  - at: 20m\n    cacheLoss: { shards: 2 }\n', '  - at: 20m\n    workerCrash: { down: 2m }\n');
+    const run = (t: string) => {
+      const sc = parseScenario(t, 'crash.yaml');
+      const prepared = prepare(sc, scenarioGraph(sc));
+      return simulate({ scenario: sc, population: prepared.population, policy: basePolicy(sc) });
+    };
+    const crashed = run(text);
+    const calm = run(TEXT.replace('  - at: 20m\n    cacheLoss: { shards: 2 }\n', ''));
+    // a post created at 20 m waits until 22 m: lag up to 2 minutes, where every worker up keeps it under seconds
+    expect(crashed.fanout.postLag.max).toBeGreaterThan(110);
+    expect(crashed.fanout.postLag.max).toBeLessThan(130);
+    expect(calm.fanout.postLag.max).toBeLessThan(10);
+    expect(crashed.fanout.deliveries).toBe(calm.fanout.deliveries);
   });
 });

@@ -1,0 +1,54 @@
+// What a fault cost, counted from the driver's outcomes: the posts due or in flight by answer, the
+// reads by the 100 ms of their due time, the first 201 after it, and the lag against before.
+import { describe, expect, it } from 'vitest';
+import { faultLag, firstAckAfter, postsDuring, readsDuring } from '../../../cli/replay/fault-figures.js';
+import { READ_DROPPED, READ_NETWORK, READ_OK, ReadTally, readClass, type DriverResult, type PostOutcome } from '../../../sim/replay/driver.js';
+
+function post(intendedMs: number, o: Partial<PostOutcome>): PostOutcome {
+  return { id: null, authorId: 1, burst: false, createdAt: null, intendedMs, sentMs: intendedMs, answeredMs: intendedMs + 5, status: 201, outcome: 'created', ...o };
+}
+
+function driver(posts: PostOutcome[], tally = new ReadTally()): DriverResult {
+  return { posts, readTally: tally } as unknown as DriverResult;
+}
+
+describe('a fault\'s cost', () => {
+  it('counts the posts due in its span and those in flight at its start, by answer', () => {
+    const d = driver([
+      post(900, {}), // before, answered before: not counted
+      post(990, { answeredMs: 1400, status: 0, outcome: 'network-error' }), // in flight at 1000: counted
+      post(1100, { answeredMs: 3100 }), // held, answered 2 s late
+      post(1200, { status: 503, outcome: 'failed' }),
+      post(1300, { status: 500, outcome: 'failed' }),
+      post(1400, { status: 0, sentMs: null, answeredMs: null, outcome: 'dropped' }),
+      post(2100, {}), // after: not counted
+    ]);
+    expect(postsDuring(d, { fromMs: 1000, toMs: 2000 })).toEqual({ due: 5, acknowledged: 1, failed: 4, status503: 1, status5xx: 1, networkErrors: 1, other: 1, maxWaitSeconds: 2 });
+    expect(firstAckAfter(d, 2000)).toBeCloseTo(0.105, 9); // the one answered at 2105
+    expect(firstAckAfter(d, 5000)).toBeNaN();
+  });
+
+  it('counts reads by the 100 ms of their due time, in whole bins', () => {
+    const t = new ReadTally();
+    t.record(50, READ_OK);
+    t.record(1_000, readClass(503));
+    t.record(1_050, readClass(502));
+    t.record(1_099, READ_NETWORK);
+    t.record(1_150, readClass(404));
+    t.record(1_500, READ_DROPPED);
+    t.record(250_000, READ_OK); // grows past its first 1,024 bins
+    expect(readsDuring(driver([], t), { fromMs: 1_000, toMs: 1_199 })).toEqual({ due: 4, ok: 0, status503: 1, status5xx: 1, statusOther: 1, networkErrors: 1, timeouts: 0, dropped: 0 });
+    expect(t.between(0, 300_000).due).toBe(7);
+    expect(t.between(249_950, 250_010).ok).toBe(1);
+  });
+
+  it('the lag paid: the worst interval p99 from the fault to its recovery, against the median before the first fault', () => {
+    const byBucket = [0.1, 0.3, 0.2, NaN, 4, 9, 0.5];
+    // 3 s intervals; before 9 s: 0.1, 0.3, 0.2 -> 0.2; from 10 s to 17 s: buckets 3-5 -> 9
+    expect(faultLag(byBucket, 3, 10, 17, 9)).toEqual({ worstP99Seconds: 9, beforeP99Seconds: 0.2 });
+    // never recovered: to the end of the series
+    expect(faultLag(byBucket, 3, 16, Infinity, 9).worstP99Seconds).toBe(9);
+    expect(faultLag(byBucket, 3, 19, 20, 9).worstP99Seconds).toBe(0.5);
+    expect(faultLag([], 3, 0, 5, 0)).toEqual({ worstP99Seconds: NaN, beforeP99Seconds: NaN });
+  });
+});
