@@ -391,12 +391,12 @@ describe('refused input: one line, file:line:col, key path, what is valid', () =
     [
       'event with two kinds',
       'name: x\nevents:\n  - at: 10m\n    cacheLoss: { shards: 1 }\n    breakingNews: { multiplier: 3 }',
-      's.yaml:5:5: events[0]: has both cacheLoss and breakingNews; give exactly one of celebrityBurst, breakingNews, coldStartStorm, cacheLoss, workerCrash, apiCrash, eventLogLoss, redisFlush',
+      's.yaml:5:5: events[0]: has both cacheLoss and breakingNews; give exactly one of celebrityBurst, breakingNews, coldStartStorm, cacheLoss, workerCrash, apiCrash, eventLogLoss, redisFlush, redisOutage, postgresOutage',
     ],
     [
       'event with no kind',
       'name: x\nevents:\n  - at: 10m',
-      's.yaml:3:5: events[0]: needs exactly one of celebrityBurst, breakingNews, coldStartStorm, cacheLoss, workerCrash, apiCrash, eventLogLoss, redisFlush',
+      's.yaml:3:5: events[0]: needs exactly one of celebrityBurst, breakingNews, coldStartStorm, cacheLoss, workerCrash, apiCrash, eventLogLoss, redisFlush, redisOutage, postgresOutage',
     ],
     [
       'event after the duration',
