@@ -251,7 +251,7 @@ export interface PostOutcome {
   burst: boolean;
   /** The server's creation time, epoch ms. */
   createdAt: number | null;
-  /** Offsets from t0, ms. */
+  /** Offsets from t0, ms; answeredMs: when its answer, or its network error, came (null: neither). */
   intendedMs: number;
   sentMs: number | null;
   answeredMs: number | null;

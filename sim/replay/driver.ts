@@ -355,8 +355,10 @@ class ScheduleRun {
       c.networkErrors++;
       this.series.count('networkErrors');
       this.firstError ??= err.message;
-      if (isPost) this.post.outcome[index] = OUTCOME_NETWORK;
-      else this.readTally.record(f.intended - this.t0, READ_NETWORK);
+      if (isPost) {
+        this.post.outcome[index] = OUTCOME_NETWORK;
+        this.post.answered[index] = now - this.t0; // its flight ended then
+      } else this.readTally.record(f.intended - this.t0, READ_NETWORK);
     } else {
       if (!isPost) this.readTally.record(f.intended - this.t0, readClass(status));
       ok = status >= 200 && status < 300;

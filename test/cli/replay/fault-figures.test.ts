@@ -16,6 +16,7 @@ describe('a fault\'s cost', () => {
   it('counts the posts due in its span and those in flight at its start, by answer', () => {
     const d = driver([
       post(900, {}), // before, answered before: not counted
+      post(950, { answeredMs: 960, status: 0, outcome: 'network-error' }), // cut before: not counted
       post(990, { answeredMs: 1400, status: 0, outcome: 'network-error' }), // in flight at 1000: counted
       post(1100, { answeredMs: 3100 }), // held, answered 2 s late
       post(1200, { status: 503, outcome: 'failed' }),

@@ -269,6 +269,22 @@ describe('replay driver: open model', () => {
     expect(r.firstError).toMatch(/^HTTP (404|500|503|429)$/);
   });
 
+  it('ends a request cut by the network at the error: a post records when, a read is tallied by its due time', async () => {
+    const { port } = await serve((req, res, s, body) => {
+      if (s.method === 'POST' || s.user === 3) return void req.socket.destroy();
+      feedApi(res, s, body);
+    });
+    const { r } = await run(plan(port, { posts: evenly(5, 20), sessions: evenly(10, 10), users: Array.from({ length: 10 }, (_, i) => i % 5) }));
+    expect(r.totals.posts).toMatchObject({ offered: 5, networkErrors: 5 });
+    for (const p of r.posts) {
+      expect(p.outcome).toBe('network-error');
+      // a fault's figures count a post in flight only until its error
+      expect(p.answeredMs).toBeGreaterThanOrEqual(p.sentMs!);
+    }
+    expect(r.totals.reads.networkErrors).toBe(2);
+    expect(r.readTally.between(0, 1_000)).toMatchObject({ due: 10, ok: 8, networkErrors: 2 });
+  });
+
   it('stops within about a second when aborted, with what was done, marked partial', async () => {
     const { port } = await serve((_req, res, s, body) => {
       if (s.user % 10 === 7) return; // some never answer: the stop waits for them, bounded
