@@ -117,9 +117,11 @@ export class FaultInjector {
           });
           if (last) this.serverDone = addIfAny(this.serverDone, counterDelta(this.serverFrom, last));
           atSeconds = this.since();
+          ctx.cpu.remember();
           await f.crashServer();
         } else {
           atSeconds = this.since();
+          ctx.cpu.remember();
           killed = await f.crashWorkers(workers);
         }
         const who = kind === 'apiCrash' ? 'the API' : `worker${killed.length === 1 ? '' : 's'} ${killed.join(', ')}`;

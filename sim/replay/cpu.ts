@@ -125,6 +125,8 @@ export type BackendLookup = (clientPorts: number[]) => Promise<number[]>;
  */
 export class CpuMeter {
   private processes = new Map<string, number>();
+  /** The CPU seconds each process was last seen at: what a process killed (or a backend gone) used counts up to then. */
+  private readonly lastSeen = new Map<number, number>();
 
   constructor(
     private readonly redis: Redis | null,
@@ -153,15 +155,27 @@ export class CpuMeter {
     return out;
   }
 
+  /** A process's CPU seconds now, or the last seen when it is gone. */
+  private ticks(pid: number): number {
+    const t = procTicks(pid);
+    if (t > 0) this.lastSeen.set(pid, t);
+    return this.lastSeen.get(pid) ?? 0;
+  }
+
+  /** Reads every named process's CPU now: call it just before killing one, so its share is whole. */
+  remember(): void {
+    for (const pid of this.processes.values()) this.ticks(pid);
+  }
+
   async snapshot(): Promise<CpuSnapshot> {
     const info = this.redis ? await this.redis.info('cpu').catch(() => '') : '';
     const num = (k: string) => Number(new RegExp(`${k}:([0-9.]+)`).exec(info)?.[1] ?? 0);
     const pids = [process.pid, ...this.processes.values()];
     const backends = this.backends ? await this.backends(localPortsTo(pids, this.pgPort)).catch(() => [] as number[]) : [];
     const postgres = new Map<string, number>();
-    for (const b of backends) postgres.set(String(b), procTicks(b));
+    for (const b of backends) postgres.set(String(b), this.ticks(b));
     const processes = new Map<string, { pid: number; seconds: number }>();
-    for (const [name, pid] of this.processes) processes.set(name, { pid, seconds: procTicks(pid) });
+    for (const [name, pid] of this.processes) processes.set(name, { pid, seconds: this.ticks(pid) });
     const u = process.cpuUsage();
     return {
       wall: performance.now(),
@@ -180,16 +194,20 @@ export class CpuMeter {
     const processes: Record<string, number> = {};
     let named = 0;
     for (const [name, now] of b.processes) {
-      // A process that started (or was named) meanwhile counts from its start.
+      // A process that started (or was named) meanwhile counts from its start; one it replaced (a
+      // restart) up to when it was last seen.
       const before = a.processes.get(name);
-      const x = p(Math.max(0, now.seconds - (before && before.pid === now.pid ? before.seconds : 0)));
+      const replaced = before && before.pid !== now.pid ? Math.max(0, (this.lastSeen.get(before.pid) ?? before.seconds) - before.seconds) : 0;
+      const x = p(replaced + Math.max(0, now.seconds - (before && before.pid === now.pid ? before.seconds : 0)));
       processes[name] = x;
       named += x;
     }
     const redis = p(b.redis - a.redis);
     let pg = 0;
-    // A backend that connected meanwhile counts from 0; one that exited meanwhile is lost (undercount).
+    // A backend that connected meanwhile counts from 0; one that exited meanwhile up to when it was
+    // last seen (what it used after that is lost: an undercount of at most a sample's interval).
     for (const [pid, t] of b.postgres) pg += t - (a.postgres.get(pid) ?? 0);
+    for (const [pid, t] of a.postgres) if (!b.postgres.has(pid)) pg += Math.max(0, (this.lastSeen.get(Number(pid)) ?? t) - t);
     const postgres = p(Math.max(0, pg));
     const machine = p(b.machine - a.machine);
     return {
