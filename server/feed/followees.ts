@@ -21,8 +21,10 @@
 // any API instance shows on the next read. What the token cannot see (a follow whose token write
 // failed while Redis was down, follows loaded into Postgres behind the API's back) is picked up by
 // age: a set older than half of ttlMs (default 5 minutes) is reloaded in the background while it
-// is still used, and one older than ttlMs is reloaded before use. A load that raced with an
-// invalidation is used for its own request but not kept.
+// is still used, and one older than ttlMs is reloaded before use, unless Postgres is unavailable:
+// then the old set is used (a page a few minutes stale rather than a 503; counted), and no reload
+// is tried for REFRESH_BACKOFF_MS, so a hung Postgres costs one statement timeout a second, not
+// one per read. A load that raced with an invalidation is used for its own request but not kept.
 //
 // Loads are batched: those asked in the same event-loop turn, or while MAX_BATCHES are in flight,
 // go out together, one MGET of the tokens and one Postgres statement per batch of up to MAX_BATCH
@@ -35,6 +37,7 @@ import type { RedisLike } from '../cache/redis-like.js';
 import { mgetBySlot } from '../cache/slots.js';
 import { SingleFlight } from '../cache/single-flight.js';
 import type { Counter } from '../http/metrics.js';
+import { DatabaseUnavailableError } from '../store/errors.js';
 import { BadRequestError, type FeedRepository } from '../store/repository.js';
 import { isCacheUnavailable } from './faults.js';
 
@@ -66,6 +69,8 @@ export interface FolloweeCacheOptions {
   onError?: (err: unknown) => void;
   /** Readers' sets loaded from Postgres, by reason (label `reason`, LoadReason). */
   loads?: Counter;
+  /** Reads that used a set past ttlMs because Postgres was unavailable. */
+  staleUsed?: Counter;
 }
 
 /** Why a set was loaded: none cached (or invalidated here), past ttlMs, past half of it (in the
@@ -80,7 +85,7 @@ export const FOLLOWS_TOKEN_TTL_MS = 86_400_000;
 export const MAX_BATCH = 32;
 /** Batched loads in flight at most (loads asked meanwhile wait for the next batch). */
 export const MAX_BATCHES = 4;
-/** After a background refresh failed, no other starts for this long. */
+/** After a reload failed (Postgres down), no other starts for this long: reads use the sets they have. */
 export const REFRESH_BACKOFF_MS = 1_000;
 
 /** The followees whose lists a read merges: over the threshold, or marked pulled (null: the
@@ -156,7 +161,18 @@ export class FolloweeCache {
         return Promise.resolve(entry);
       }
     }
-    return this.load(userId, entry ? 'expired' : 'new', withToken);
+    if (!entry) return this.load(userId, 'new', withToken);
+    const stale = () => {
+      this.o.staleUsed?.inc();
+      return entry;
+    };
+    if (this.clock() < this.refreshPausedUntil) return Promise.resolve(stale());
+    return this.load(userId, 'expired', withToken).catch((err) => {
+      if (!(err instanceof DatabaseUnavailableError)) throw err;
+      this.refreshPausedUntil = this.clock() + REFRESH_BACKOFF_MS;
+      this.o.onError?.(err);
+      return stale();
+    });
   }
 
   /** Load now (sharing a load already running for the same version). */

@@ -74,6 +74,7 @@ export const METRIC_REFILLS = 'feedlab_feed_refill_reads_total';
 export const METRIC_DROPPED = 'feedlab_feed_dropped_entries_total';
 export const METRIC_DORMANT_RETURNS = 'feedlab_feed_dormant_returns_total';
 export const METRIC_FOLLOWEE_LOADS = 'feedlab_feed_followee_loads_total';
+export const METRIC_STALE_FOLLOWEES = 'feedlab_feed_stale_followee_sets_total';
 
 export interface ReadPathOptions {
   repo: FeedRepository;
@@ -163,6 +164,7 @@ export class ReadPath {
       loads: registry.counter(METRIC_FOLLOWEE_LOADS, "Readers' followee sets loaded from Postgres, by reason (new, expired, refresh: in the background, token: followed or unfollowed, stranger)", {
         labelNames: ['reason'],
       }),
+      staleUsed: registry.counter(METRIC_STALE_FOLLOWEES, 'Home-feed reads that used a followee set past its age because Postgres was unavailable'),
     });
     this.pulledAuthors = new PulledAuthorsView(new PulledAuthorRegistry(this.redis, o.timelines.keys, this.clock), { pollMs: o.pulledPollMs, clock: this.clock });
     this.activity = new UserActivity({

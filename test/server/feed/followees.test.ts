@@ -6,6 +6,7 @@ import { keyspace } from '../../../server/cache/redis.js';
 import { MetricsRegistry } from '../../../server/http/metrics.js';
 import type { RedisLike } from '../../../server/cache/redis-like.js';
 import { FolloweeCache, LOAD_REASONS, MAX_BATCH, pulledOf, REFRESH_BACKOFF_MS, type Followees } from '../../../server/feed/followees.js';
+import { DatabaseUnavailableError } from '../../../server/store/errors.js';
 import { BadRequestError, type FeedRepository, type Followees as FolloweeRows } from '../../../server/store/repository.js';
 
 const keys = keyspace('t:');
@@ -18,13 +19,14 @@ function world(follows: Record<number, number[]>, over: number[], opts: { redisD
   const mgets: string[][] = [];
   const tokens = new Map(Object.entries(opts.tokens ?? {}).map(([k, v]) => [keys.key(`feed:{u:${k}}:follows`), v]));
   let hold: Promise<void> | null = null;
-  let failing = false;
+  let failing: false | true | 'database' = false;
   const repo = {
     async followeesOfMany(ids: readonly number[]): Promise<Map<number, FolloweeRows>> {
       log.push('statement');
       statements.push([...ids]);
       await new Promise((r) => setTimeout(r, 2));
       if (hold) await hold;
+      if (failing === 'database') throw new DatabaseUnavailableError('Postgres is unreachable: connection reset');
       if (failing) throw new Error('Postgres is down');
       return new Map(ids.map((id) => [id, { all: [...(follows[id] ?? [])], over: (follows[id] ?? []).filter((a) => over.includes(a)) }]));
     },
@@ -43,17 +45,20 @@ function world(follows: Record<number, number[]>, over: number[], opts: { redisD
     },
   } as unknown as RedisLike;
   let now = 1_000_000;
-  const loads = new MetricsRegistry().counter('loads_total', 'loads', { labelNames: ['reason'] });
-  const cache = new FolloweeCache({ repo, redis, keys, threshold: 10, ttlMs: TTL, clock: () => now, loads });
+  const registry = new MetricsRegistry();
+  const loads = registry.counter('loads_total', 'loads', { labelNames: ['reason'] });
+  const staleUsed = registry.counter('stale_total', 'stale sets used');
+  const cache = new FolloweeCache({ repo, redis, keys, threshold: 10, ttlMs: TTL, clock: () => now, loads, staleUsed });
   return {
     cache,
     loads,
+    staleUsed,
     statements,
     mgets,
     log,
     tokens,
     advance: (ms: number) => (now += ms),
-    fail: (on: boolean) => (failing = on),
+    fail: (on: boolean | 'database') => (failing = on),
     holdStatements: () => {
       let release!: () => void;
       hold = new Promise((r) => (release = r));
@@ -148,6 +153,30 @@ describe('FolloweeCache', () => {
     await new Promise((r) => setTimeout(r, 10));
     expect(w.statements).toHaveLength(3);
     expect(await w.cache.get(2)).not.toBe(two);
+  });
+
+  it('past the TTL with Postgres unavailable, a read uses the old set (counted), tries no other load for REFRESH_BACKOFF_MS, and reloads once Postgres is back', async () => {
+    const w = world({ 1: [10], 2: [20] }, []);
+    const [one, two] = await Promise.all([w.cache.get(1), w.cache.get(2)]);
+    w.advance(TTL);
+    w.fail('database');
+    expect(await w.cache.get(1)).toBe(one);
+    expect(w.statements).toHaveLength(2);
+    // paused: the other reader's old set at once, no statement sent at a Postgres that is down
+    expect(await w.cache.get(2)).toBe(two);
+    expect(w.statements).toHaveLength(2);
+    expect(await w.staleUsed.get()).toBe(2);
+    w.advance(REFRESH_BACKOFF_MS);
+    w.fail(false);
+    const fresh = await w.cache.get(1);
+    expect(fresh).not.toBe(one);
+    expect(fresh.loadedAt).toBeGreaterThan(one.loadedAt);
+    // any other failure is the read's error, not a reason to use an old set; a reader never loaded has none
+    w.advance(TTL + REFRESH_BACKOFF_MS);
+    w.fail(true);
+    await expect(w.cache.get(2)).rejects.toThrow('Postgres is down');
+    w.fail('database');
+    await expect(w.cache.get(3)).rejects.toThrow(DatabaseUnavailableError);
   });
 
   it('reload does not join a background refresh that read Postgres before the change it is for', async () => {
