@@ -50,15 +50,21 @@ export const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the t
 /**
  * `feedlab ARGS` as a user runs it, in a child process with its own process group (a signal
  * reaches it once, from here, and it stops and cleans up itself), stopped after `timeoutMs`. Its
- * stdout, and its stderr unless `inheritStderr` shows it as it comes.
+ * stdout, and its stderr unless `inheritStderr` shows it as it comes (`onStderr` sees it so far, as it comes).
  */
-export async function runCli(args: string[], o: { timeoutMs: number; inheritStderr?: boolean }): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
+export async function runCli(
+  args: string[],
+  o: { timeoutMs: number; inheritStderr?: boolean; onStderr?: (soFar: string, pid: number) => void },
+): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
   const t0 = performance.now();
   const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', o.inheritStderr ? 'inherit' : 'pipe'], detached: true });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+    o.onStderr?.(err, child.pid!);
+  });
   // 'close', not 'exit': the whole document has been read from stdout by then
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const stop = () => {
