@@ -26,6 +26,7 @@ interface Row {
   recoveredSeconds: number;
   lagP99Seconds: number;
   lagBeforeSeconds: number;
+  reconciled: string;
 }
 
 /** "6 503, 2 network": the failures by answer. */
@@ -34,7 +35,7 @@ function why(parts: [number, string][]): string {
   return s || 'none';
 }
 
-function costRow(fault: string, f: Pick<CrashFigures, 'posts' | 'reads' | 'firstAckAfterSeconds' | 'lag'>, recovered: number): Row {
+function costRow(fault: string, f: Pick<CrashFigures, 'posts' | 'reads' | 'firstAckAfterSeconds' | 'lag' | 'reconciled'>, recovered: number): Row {
   const p = f.posts;
   const r = f.reads;
   return {
@@ -48,6 +49,7 @@ function costRow(fault: string, f: Pick<CrashFigures, 'posts' | 'reads' | 'first
     recoveredSeconds: num(recovered),
     lagP99Seconds: num(f.lag.worstP99Seconds),
     lagBeforeSeconds: num(f.lag.beforeP99Seconds),
+    reconciled: f.reconciled ? `${f.reconciled.lost} lost, ${f.reconciled.duplicated} dup, ${f.reconciled.missingDeliveries} undelivered` : 'n/a',
   };
 }
 
@@ -59,7 +61,7 @@ function rows(x: NonNullable<RunResult['replay']>): Row[] {
   for (const f of x.faults) out.push(costRow(f.kind === 'apiCrash' ? 'apiCrash' : `workerCrash (${f.workers.length})`, f, num(f.recoveredAfterSeconds)));
   for (const o of x.outages as OutageFigures[]) out.push(costRow(`${o.kind} ${o.mode}`, o, num(o.recoveredAfterSeconds)));
   for (const l of x.keyLosses) {
-    out.push({ fault: l.kind, postsDue: NaN, acknowledged: NaN, failed: '-', readsDue: NaN, readsFailed: '-', firstAckSeconds: NaN, recoveredSeconds: num(l.groupBackAfterSeconds), lagP99Seconds: NaN, lagBeforeSeconds: NaN });
+    out.push({ fault: l.kind, postsDue: NaN, acknowledged: NaN, failed: '-', readsDue: NaN, readsFailed: '-', firstAckSeconds: NaN, recoveredSeconds: num(l.groupBackAfterSeconds), lagP99Seconds: NaN, lagBeforeSeconds: NaN, reconciled: '-' });
   }
   return out;
 }
@@ -111,13 +113,13 @@ export async function benchFaults(): Promise<void> {
     for (const r of rows(x)) byFault.set(r.fault, [...(byFault.get(r.fault) ?? []), r]);
   }
   console.log('\n  each fault over the runs (sums of posts and reads; median and range of the times):');
-  console.log('  | fault | runs | posts due | acknowledged | failed (by answer) | reads due | reads failed | first 201 after (s) | backlog back after (s) | lag p99 (s) | before (s) |');
-  console.log('  |---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('  | fault | runs | posts due | acknowledged | failed (by answer) | reads due | reads failed | first 201 after (s) | backlog back after (s) | lag p99 (s) | before (s) | reconciled |');
+  console.log('  |---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const [fault, rs] of byFault) {
     const sum = (k: 'postsDue' | 'acknowledged' | 'readsDue') => (rs.every((r) => Number.isFinite(r[k])) ? fmt(rs.reduce((a, r) => a + r[k], 0)) : '-');
     console.log(
       `  | ${fault} | ${rs.length} | ${sum('postsDue')} | ${sum('acknowledged')} | ${rs.map((r) => r.failed).join(' / ')} | ${sum('readsDue')} | ${rs.map((r) => r.readsFailed).join(' / ')} | ` +
-        `${range(rs.map((r) => r.firstAckSeconds), '')} | ${range(rs.map((r) => r.recoveredSeconds), '')} | ${range(rs.map((r) => r.lagP99Seconds), '')} | ${range(rs.map((r) => r.lagBeforeSeconds), '')} |`,
+        `${range(rs.map((r) => r.firstAckSeconds), '')} | ${range(rs.map((r) => r.recoveredSeconds), '')} | ${range(rs.map((r) => r.lagP99Seconds), '')} | ${range(rs.map((r) => r.lagBeforeSeconds), '')} | ${rs.map((r) => r.reconciled).join(' / ')} |`,
     );
   }
   console.log(

@@ -14,7 +14,7 @@ const n = (v: number | null | undefined) => (finite(v) ? formatCount(v) : 'n/a')
 const sec = (v: number | null | undefined, none = 'not within the run') => (finite(v) ? fmtSeconds(v) : none);
 
 /** "of 40 posts due: 31 acknowledged (the latest 2.1 s late), 9 not (6 503, 3 network)", and the reads' line. */
-function cost(f: Pick<CrashFigures, 'posts' | 'reads' | 'firstAckAfterSeconds' | 'lag'>, firstFrom: string): string {
+function cost(f: Pick<CrashFigures, 'posts' | 'reads' | 'firstAckAfterSeconds' | 'lag' | 'reconciled'>, firstFrom: string): string {
   const p = f.posts;
   const why = (parts: [number | undefined, string][]) => parts.filter(([v]) => finite(v) && v > 0).map(([v, w]) => `${n(v)} ${w}`).join(', ');
   const postsWhy = why([[p.status503, '503'], [p.status5xx, 'other 5xx'], [p.networkErrors, 'network'], [p.other, 'other']]);
@@ -24,6 +24,7 @@ function cost(f: Pick<CrashFigures, 'posts' | 'reads' | 'firstAckAfterSeconds' |
     const readsWhy = why([[r.status503, '503'], [r.status5xx, 'other 5xx'], [r.networkErrors, 'network'], [r.timeouts, 'timed out'], [r.dropped, 'dropped'], [r.statusOther, 'other']]);
     parts.push(`of ${n(r.due)} reads ${n(r.ok)} answered${r.due > r.ok ? `, ${n(r.due - r.ok)} not${readsWhy ? ` (${readsWhy})` : ''}` : ''}`);
   }
+  if (f.reconciled) parts.push(`reconciled: ${n(f.reconciled.lost)} lost, ${n(f.reconciled.duplicated)} duplicated, ${n(f.reconciled.missingDeliveries)} with a delivery missing`);
   parts.push(`the first 201 ${finite(f.firstAckAfterSeconds) ? `${fmtSeconds(f.firstAckAfterSeconds)} after ${firstFrom}` : `after ${firstFrom}: none`}`);
   if (f.lag && finite(f.lag.worstP99Seconds)) parts.push(`fan-out lag p99 up to ${fmtSeconds(f.lag.worstP99Seconds)}${finite(f.lag.beforeP99Seconds) ? ` (${fmtSeconds(f.lag.beforeP99Seconds)} before any fault)` : ''}`);
   return parts.join('; ');

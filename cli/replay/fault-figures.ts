@@ -3,7 +3,8 @@
 // posts created from it to its recovery against the lag before any fault.
 import { median } from 'simple-statistics';
 import type { DriverResult, PostOutcome, ReadsDuring } from '../../sim/replay/driver.js';
-import type { FaultLag, PostsDuring } from '../../sim/replay/result.js';
+import type { Reconciliation } from '../../sim/replay/reconcile.js';
+import type { FaultLag, FaultReconciled, PostsDuring } from '../../sim/replay/result.js';
 
 /** A fault's span in driver time (ms from its t0). */
 export interface FaultSpan {
@@ -11,12 +12,17 @@ export interface FaultSpan {
   toMs: number;
 }
 
-/** The posts in flight at `fromMs` or due until `toMs` (the driver may have held them for a connection), by answer. */
+/** A post in flight at the span's start, or due within it (the driver may have held it for a connection). */
+function during(p: PostOutcome, span: FaultSpan): boolean {
+  const inFlight = p.sentMs !== null && p.sentMs <= span.fromMs && (p.answeredMs === null || p.answeredMs >= span.fromMs);
+  return inFlight || (p.intendedMs >= span.fromMs && p.intendedMs <= span.toMs);
+}
+
+/** The posts in flight at `fromMs` or due until `toMs`, by answer. */
 export function postsDuring(driver: DriverResult, span: FaultSpan): PostsDuring {
-  const inFlight = (p: PostOutcome) => p.sentMs !== null && p.sentMs <= span.fromMs && (p.answeredMs === null || p.answeredMs >= span.fromMs);
   const out: PostsDuring = { due: 0, acknowledged: 0, failed: 0, status503: 0, status5xx: 0, networkErrors: 0, other: 0, maxWaitSeconds: 0 };
   for (const p of driver.posts) {
-    if (!((p.intendedMs >= span.fromMs && p.intendedMs <= span.toMs) || inFlight(p))) continue;
+    if (!during(p, span)) continue;
     out.due++;
     if (p.status === 201 && p.answeredMs !== null) {
       out.acknowledged++;
@@ -57,4 +63,10 @@ export function faultLag(lagP99ByBucket: readonly number[], intervalSeconds: num
   }
   const before = lagP99ByBucket.slice(0, Math.floor(beforeSeconds / intervalSeconds)).filter(Number.isFinite);
   return { worstP99Seconds: worst, beforeP99Seconds: before.length === 0 ? NaN : median(before) };
+}
+
+/** The reconciliation's lost, duplicated and undelivered posts among those of the span (see postsDuring). */
+export function reconciledDuring(driver: DriverResult, rec: Pick<Reconciliation, 'byPost'>, span: FaultSpan): FaultReconciled {
+  const count = (set: ReadonlySet<number>) => [...set].filter((i) => during(driver.posts[i], span)).length;
+  return { lost: count(rec.byPost.lost), duplicated: count(rec.byPost.duplicated), missingDeliveries: count(rec.byPost.missing) };
 }

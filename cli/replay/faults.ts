@@ -11,7 +11,8 @@ import { groupPresent, loseEventLog } from '../../sim/replay/cache-loss.js';
 import type { DriverResult } from '../../sim/replay/driver.js';
 import { eventBacklog } from '../../sim/replay/redis-figures.js';
 import type { CrashFigures, KeyLossFigures, OutageFigures } from '../../sim/replay/result.js';
-import { firstAckAfter, faultLag, postsDuring, readsDuring } from './fault-figures.js';
+import type { Reconciliation } from '../../sim/replay/reconcile.js';
+import { firstAckAfter, faultLag, postsDuring, readsDuring, reconciledDuring, type FaultSpan } from './fault-figures.js';
 import { addCounters, counterDelta, type ServerCounters } from '../../sim/replay/server-metrics.js';
 import type { MeasureContext } from './measure.js';
 import { REPLAY } from './settings.js';
@@ -218,9 +219,9 @@ export class FaultInjector {
     const crashes = (await Promise.all(this.crashes)).filter((f) => f !== null);
     const keyLosses = (await Promise.all(this.keyLosses)).filter((f) => f !== null);
     const outages = (await Promise.all(this.outages)).filter((f) => f !== null);
-    const ms = (seconds: number) => seconds * 1000 + this.startedAt - driver.t0EpochMs;
+    const ms = (seconds: number) => this.span(driver, seconds, seconds).fromMs;
     const cost = (fromSeconds: number, toSeconds: number, recoveredAfterSeconds: number) => {
-      const span = { fromMs: ms(fromSeconds), toMs: ms(toSeconds) };
+      const span = this.span(driver, fromSeconds, toSeconds);
       // a backlog never seen back: the lag up to the end of the probes' series
       const lagTo = toSeconds + (Number.isFinite(recoveredAfterSeconds) ? recoveredAfterSeconds : Infinity);
       return { posts: postsDuring(driver, span), reads: readsDuring(driver, span), firstAckAfterSeconds: firstAckAfter(driver, span.toMs), lagSpan: [fromSeconds, lagTo] as const };
@@ -253,6 +254,18 @@ export class FaultInjector {
       keyLosses: [...c.keyLosses].sort(byTime),
       outages: c.outages.map(withLag).sort(byTime),
     };
+  }
+
+  /** A fault's span in driver time: from its instant to the process ready again (the service back). */
+  private span(driver: DriverResult, fromSeconds: number, toSeconds: number): FaultSpan {
+    const ms = (seconds: number) => seconds * 1000 + this.startedAt - driver.t0EpochMs;
+    return { fromMs: ms(fromSeconds), toMs: ms(toSeconds) };
+  }
+
+  /** Each crash's and outage's share of what the reconciliation found, over the span its posts are counted on. */
+  attribute(figures: FaultFigures, driver: DriverResult, rec: Reconciliation): void {
+    for (const f of figures.crashes) f.reconciled = reconciledDuring(driver, rec, this.span(driver, f.atSeconds, f.restartedAtSeconds + f.readyAfterSeconds));
+    for (const f of figures.outages) f.reconciled = reconciledDuring(driver, rec, this.span(driver, f.atSeconds, f.endedAtSeconds));
   }
 
   /** The server's counters over the window, across its restarts. */

@@ -336,6 +336,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     return null;
   });
   if (reconciliation && !reconciliation.ok) ctx.log(`reconciliation: ${reconciliationLine(reconciliation)}`);
+  if (reconciliation) faults.attribute(faultFigures, driver, reconciliation);
   ctx.onProgress?.(1, 'measuring Redis memory by key class');
   const memory = await memoryByClass(ctx.redis, {
     keyPrefix: ctx.keyPrefix,

@@ -51,6 +51,9 @@ export interface Reconciliation {
   examples: { lost: string[]; missing: string[] };
   /** lost + duplicated + (settled ? missing : 0) === 0. */
   ok: boolean;
+  /** Which scheduled posts (indices of the input's posts) were lost, duplicated or missing a
+   * delivery: a fault's share of them is counted over its span (not enumerable: not in the JSON). */
+  byPost: { lost: ReadonlySet<number>; duplicated: ReadonlySet<number>; missing: ReadonlySet<number> };
 }
 
 export interface ReconcileInput {
@@ -97,11 +100,11 @@ export async function reconcile(o: ReconcileInput): Promise<Reconciliation> {
     );
     for (const row of r.rows) count.set(`${row.author}\n${row.body}`, Number(row.n));
   }
-  let duplicated = 0;
+  const duplicatedAt = new Set<number>();
   const committedUnacknowledged = { status503: 0, otherStatus: 0, noAnswer: 0 };
   for (const { p, i } of sent) {
     const n = count.get(`${p.authorId}\n${o.textOf(i)}`) ?? 0;
-    if (n > 1) duplicated++;
+    if (n > 1) duplicatedAt.add(i);
     if (n > 0 && p.status !== 201) {
       if (p.status === 503) committedUnacknowledged.status503++;
       else if (p.status === 0) committedUnacknowledged.noAnswer++;
@@ -109,9 +112,12 @@ export async function reconcile(o: ReconcileInput): Promise<Reconciliation> {
     }
   }
 
-  const { examples, ...deliveries } = await checkDeliveries(o, acknowledged.filter((p) => live.has(p.id!)));
+  const { examples, missingIds, ...deliveries } = await checkDeliveries(o, acknowledged.filter((p) => live.has(p.id!)));
   const missing = deliveries.missing;
-  return {
+  const duplicated = duplicatedAt.size;
+  const indexOf = new Map(o.posts.map((p, i) => [p.id, i]));
+  const indices = (ids: Iterable<string>) => new Set([...ids].map((id) => indexOf.get(id)!));
+  const result: Reconciliation = {
     settled: o.settled,
     acknowledged: acknowledged.length,
     stored: acknowledged.length - lostIds.length,
@@ -121,16 +127,20 @@ export async function reconcile(o: ReconcileInput): Promise<Reconciliation> {
     deliveries,
     examples: { lost: lostIds.slice(0, QUOTED), missing: examples },
     ok: lostIds.length + duplicated + (o.settled ? missing : 0) === 0,
+    byPost: { lost: indices(lostIds), duplicated: duplicatedAt, missing: indices(missingIds) },
   };
+  Object.defineProperty(result, 'byPost', { enumerable: false });
+  return result;
 }
 
-type Checked = Reconciliation['deliveries'] & { examples: string[] };
+type Checked = Reconciliation['deliveries'] & { examples: string[]; missingIds: Set<string> };
 
 /** Each stored post against the cached timelines of the followers it reaches (or its author's list). */
 async function checkDeliveries(o: ReconcileInput, posts: readonly PostOutcome[]): Promise<Checked> {
-  const out: Checked = { checked: 0, delivered: 0, trimmed: 0, rebuiltOnRead: 0, pulledChecked: 0, pulledListed: 0, pulledRebuiltOnRead: 0, missing: 0, unchecked: 0, examples: [] };
+  const out: Checked = { checked: 0, delivered: 0, trimmed: 0, rebuiltOnRead: 0, pulledChecked: 0, pulledListed: 0, pulledRebuiltOnRead: 0, missing: 0, unchecked: 0, examples: [], missingIds: new Set() };
   const miss = (post: string, where: string) => {
     out.missing++;
+    out.missingIds.add(post);
     if (out.examples.length < QUOTED) out.examples.push(`${post} in ${where}`);
   };
   // pushed: (post, follower) pairs; pulled: the author's list

@@ -224,6 +224,8 @@ export interface CrashFigures {
   firstAckAfterSeconds: number;
   /** The fan-out lag it cost: the probes' worst per-interval p99 from the fault to its recovery, against their median interval before the first fault (s; NaN: nothing probed then). */
   lag: FaultLag;
+  /** Of its posts (as `posts` counts them), what the reconciliation found (absent when it could not run). */
+  reconciled?: FaultReconciled;
 }
 
 /** A redisOutage or postgresOutage as the replay injected it through its proxy; seconds of wall time from the window's start. */
@@ -246,6 +248,7 @@ export interface OutageFigures {
   /** From its end until the first 201 answered after it (NaN: none). */
   firstAckAfterSeconds: number;
   lag: FaultLag;
+  reconciled?: FaultReconciled;
 }
 
 /**
@@ -262,6 +265,13 @@ export interface PostsDuring {
   networkErrors: number;
   other: number;
   maxWaitSeconds: number;
+}
+
+/** The reconciliation's findings among a fault's posts: acknowledged and not stored, stored twice, a delivery missing once settled. */
+export interface FaultReconciled {
+  lost: number;
+  duplicated: number;
+  missingDeliveries: number;
 }
 
 export interface FaultLag {

@@ -190,6 +190,8 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(pgHung.posts.maxWaitSeconds).toBeGreaterThan(1);
     // every post and read that failed in the whole run was due during a fault (or in flight at one)
     const faults = [...x.faults, ...x.outages];
+    // and the reconciliation's share of each fault: nothing lost, duplicated or undelivered
+    for (const f of faults) expect(f.reconciled, f.kind).toEqual({ lost: 0, duplicated: 0, missingDeliveries: 0 });
     expect(t.posts.offered - t.posts.completed).toBe(faults.reduce((a, f) => a + f.posts.failed, 0));
     expect(t.reads.offered - t.reads.completed).toBeLessThanOrEqual(faults.reduce((a, f) => a + f.reads.due - f.reads.ok, 0) + 2);
     // the event log lost: the workers made their group again and counted the loss

@@ -1,7 +1,7 @@
 // What a fault cost, counted from the driver's outcomes: the posts due or in flight by answer, the
 // reads by the 100 ms of their due time, the first 201 after it, and the lag against before.
 import { describe, expect, it } from 'vitest';
-import { faultLag, firstAckAfter, postsDuring, readsDuring } from '../../../cli/replay/fault-figures.js';
+import { faultLag, firstAckAfter, postsDuring, readsDuring, reconciledDuring } from '../../../cli/replay/fault-figures.js';
 import { READ_DROPPED, READ_NETWORK, READ_OK, ReadTally, readClass, type DriverResult, type PostOutcome } from '../../../sim/replay/driver.js';
 
 function post(intendedMs: number, o: Partial<PostOutcome>): PostOutcome {
@@ -27,6 +27,9 @@ describe('a fault\'s cost', () => {
     expect(postsDuring(d, { fromMs: 1000, toMs: 2000 })).toEqual({ due: 5, acknowledged: 1, failed: 4, status503: 1, status5xx: 1, networkErrors: 1, other: 1, maxWaitSeconds: 2 });
     expect(firstAckAfter(d, 2000)).toBeCloseTo(0.105, 9); // the one answered at 2105
     expect(firstAckAfter(d, 5000)).toBeNaN();
+    // the reconciliation's findings, by post index: only those of the span count
+    const byPost = { lost: new Set([2, 7]), duplicated: new Set([3]), missing: new Set([0, 3]) };
+    expect(reconciledDuring(d, { byPost }, { fromMs: 1000, toMs: 2000 })).toEqual({ lost: 1, duplicated: 1, missingDeliveries: 1 });
   });
 
   it('counts reads by the 100 ms of their due time, in whole bins', () => {
