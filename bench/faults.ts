@@ -8,7 +8,7 @@
 // 192 of 199 acknowledged posts' fan-out.
 import { max, median, min } from 'simple-statistics';
 import type { RunResult } from '../sim/result.js';
-import type { CrashFigures, OutageFigures } from '../sim/replay/result.js';
+import type { FaultCost, OutageFigures } from '../sim/replay/result.js';
 import { f2, fmt, runCli } from './harness.js';
 
 const DRILL = 'scenarios/fault-drill.yaml';
@@ -35,7 +35,7 @@ function why(parts: [number, string][]): string {
   return s || 'none';
 }
 
-function costRow(fault: string, f: Pick<CrashFigures, 'posts' | 'reads' | 'firstAckAfterSeconds' | 'lag' | 'reconciled'>, recovered: number): Row {
+function costRow(fault: string, f: FaultCost, recovered: number): Row {
   const p = f.posts;
   const r = f.reads;
   return {

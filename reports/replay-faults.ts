@@ -3,7 +3,7 @@
 // after it, the event log's backlog and when it was back, and the fan-out lag paid. The
 // reconciliation (in the reads section) says whether anything acknowledged was lost.
 import type { RunResult } from '../sim/result.js';
-import type { CrashFigures, OutageFigures } from '../sim/replay/result.js';
+import type { CrashFigures, FaultCost, OutageFigures } from '../sim/replay/result.js';
 import { formatCount } from '../sim/scenario/units.js';
 import { fmtSeconds, type Section } from './summary-lines.js';
 
@@ -14,7 +14,7 @@ const n = (v: number | null | undefined) => (finite(v) ? formatCount(v) : 'n/a')
 const sec = (v: number | null | undefined, none = 'not within the run') => (finite(v) ? fmtSeconds(v) : none);
 
 /** "of 40 posts due: 31 acknowledged (the latest 2.1 s late), 9 not (6 503, 3 network)", and the reads' line. */
-function cost(f: Pick<CrashFigures, 'posts' | 'reads' | 'firstAckAfterSeconds' | 'lag' | 'reconciled'>, firstFrom: string): string {
+function cost(f: FaultCost, firstFrom: string): string {
   const p = f.posts;
   const why = (parts: [number | undefined, string][]) => parts.filter(([v]) => finite(v) && v > 0).map(([v, w]) => `${n(v)} ${w}`).join(', ');
   const postsWhy = why([[p.status503, '503'], [p.status5xx, 'other 5xx'], [p.networkErrors, 'network'], [p.other, 'other']]);

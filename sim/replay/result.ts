@@ -203,7 +203,7 @@ export interface KeyLossFigures {
 }
 
 /** One workerCrash or apiCrash as the replay injected it; seconds of wall time from the window's start. */
-export interface CrashFigures {
+export interface CrashFigures extends FaultCost {
   kind: 'workerCrash' | 'apiCrash';
   atSeconds: number;
   /** The workers killed (SIGKILL, whatever they held), by index; none for the API. */
@@ -216,20 +216,26 @@ export interface CrashFigures {
   backlogAtRestart: number;
   /** From the restart until the backlog was back to where it was before the kill (NaN: not within the window and the settling). */
   recoveredAfterSeconds: number;
-  /** Posts in flight at the kill or due from it until ready. */
+}
+
+/**
+ * What a crash or an outage cost, over its span (from its instant until the process was ready again,
+ * or the service back): the posts in flight at its start or due within it, the reads (every page)
+ * due within it, the first 201 after it (a crash: after the restart), the fan-out lag (the probes'
+ * worst per-interval p99 from the fault to its recovery, against their median interval before the
+ * first fault; NaN: nothing probed then), and what the reconciliation found among its posts (absent
+ * when it could not run).
+ */
+export interface FaultCost {
   posts: PostsDuring;
-  /** Reads (every page) due from the kill until ready. */
   reads: ReadsDuring;
-  /** From the restart until the first 201 answered after it (NaN: none). */
   firstAckAfterSeconds: number;
-  /** The fan-out lag it cost: the probes' worst per-interval p99 from the fault to its recovery, against their median interval before the first fault (s; NaN: nothing probed then). */
   lag: FaultLag;
-  /** Of its posts (as `posts` counts them), what the reconciliation found (absent when it could not run). */
   reconciled?: FaultReconciled;
 }
 
 /** A redisOutage or postgresOutage as the replay injected it through its proxy; seconds of wall time from the window's start. */
-export interface OutageFigures {
+export interface OutageFigures extends FaultCost {
   kind: 'redisOutage' | 'postgresOutage';
   mode: 'reset' | 'hang';
   atSeconds: number;
@@ -241,14 +247,6 @@ export interface OutageFigures {
   backlogAtEnd: number;
   /** From its end until the backlog was back to where it was before it (NaN: not within the window and the settling). */
   recoveredAfterSeconds: number;
-  /** Posts in flight at its start or due until its end. */
-  posts: PostsDuring;
-  /** Reads (every page) due from its start until its end. */
-  reads: ReadsDuring;
-  /** From its end until the first 201 answered after it (NaN: none). */
-  firstAckAfterSeconds: number;
-  lag: FaultLag;
-  reconciled?: FaultReconciled;
 }
 
 /**
