@@ -76,8 +76,9 @@ export interface RunResult {
       /**
        * A simulation's timelines, pulled lists and readers' own lists at the end as a replay counts its keys (MEMORY
        * USAGE and the keyspace entry), beside memoryBytes' used_memory terms; absent from a replay.
+       * `keyPrefix`: the key names were counted under it (the replay's scratch prefix, in a compare).
        */
-      usageBytes?: { timelines: number; lists: number; ownLists: number };
+      usageBytes?: { timelines: number; lists: number; ownLists: number; keyPrefix?: string };
     };
     reads: {
       total: number;

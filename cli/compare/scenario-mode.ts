@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { formatPolicy, notLiveRunnable, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { buildComparison, type CompareDocument, type PolicyInput } from '../../sim/compare/compare.js';
 import { replayMapping } from '../../sim/replay/mapping.js';
-import { simulateMirror } from '../../sim/replay/mirror.js';
+import { replayKeyPrefix, simulateMirror } from '../../sim/replay/mirror.js';
 import type { RunResult } from '../../sim/result.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { numberFlag } from '../args.js';
@@ -124,9 +124,11 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
         unmatched.push({ policy: spec, side: 'simulated' });
         continue;
       }
+      // the replays' keys are named under their scratch prefix: the model counts the same names
+      const keyPrefix = replayKeyPrefix(live[0]);
       const simulated = seedList.map((seed) => {
         say(`simulating ${spec}, seed ${seed}`);
-        return simulateMirror(world, policy, seed, cores);
+        return simulateMirror(world, policy, seed, cores, keyPrefix);
       });
       inputs.push({ policy: spec, estimate: estimateSide(sc, world, policy), simulated, measured: live, notes: figureNotes(live, sc) });
     }

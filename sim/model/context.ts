@@ -90,6 +90,8 @@ export interface ModelContext {
   /** Expected pushed posts per second into u's timeline: the basis of warm starts and rebuilds. */
   pushedRate: (u: number) => number;
   cache: TimelineCache;
+  /** The key names' prefix the memory by key class is counted under (SimulationInput.keyPrefix). */
+  keyPrefix: string;
   shardLoad: ShardLoad;
   schedule: Arrivals;
   q: EventQueue;
@@ -107,7 +109,7 @@ export function minuteOf(ctx: ModelContext, t: number): number {
   return Math.min(ctx.minutes - 1, Math.floor(t / SERIES_INTERVAL));
 }
 
-export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy, schedule?: Arrivals): ModelContext {
+export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy, schedule?: Arrivals, keyPrefix = ''): ModelContext {
   const g = pop.graph;
   const n = pop.users;
   const infra = sc.infrastructure;
@@ -191,6 +193,7 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
     },
     pushedRate,
     cache,
+    keyPrefix,
     shardLoad: new ShardLoad(infra.redisShards),
     schedule: arrivals,
     q: new EventQueue(4096),

@@ -51,7 +51,7 @@ export interface SimulationMetrics {
     saturatedShards: number;
     saturatedShardSeconds: number;
     /** The timelines and lists at the end as a replay counts them: MEMORY USAGE and the keyspace entry. */
-    usageEnd: { timelines: number; lists: number; ownLists: number };
+    usageEnd: { timelines: number; lists: number; ownLists: number; keyPrefix?: string };
   };
   reads: {
     total: number;

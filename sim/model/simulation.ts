@@ -33,6 +33,11 @@ export interface SimulationInput {
    * there, and the metrics cover what was simulated.
    */
   shouldStop?: (atSeconds: number) => boolean;
+  /**
+   * The key space the server being mirrored wrote under (a replay's scratch prefix): the memory
+   * by key class is counted under the same key names, as MEMORY USAGE counts them there.
+   */
+  keyPrefix?: string;
 }
 
 /** One simulated minute as it is recorded, with the run's figures so far. */
@@ -56,7 +61,7 @@ export interface MinuteSnapshot {
 
 export function simulate(input: SimulationInput): SimulationMetrics {
   const { scenario: sc, population: pop, policy } = input;
-  const ctx = buildContext(sc, pop, policy, input.schedule);
+  const ctx = buildContext(sc, pop, policy, input.schedule, input.keyPrefix);
   const { q, cache, series, duration, minutes, shardLoad } = ctx;
   const machine = new SharedCores(sc.infrastructure.cores, duration);
   const api = new ApiStage(ctx, machine);

@@ -75,7 +75,7 @@ export function summarize(ctx: ModelContext, fanout: FanoutStage, reads: ReadSta
       peakShardUtilisation: ctx.shardLoad.peakRho,
       saturatedShards: ctx.shardLoad.saturated.reduce((x, y) => x + y, 0),
       saturatedShardSeconds: ctx.shardLoad.saturatedSeconds,
-      usageEnd: cache.usageBytes(),
+      usageEnd: { ...cache.usageBytes(ctx.keyPrefix), ...(ctx.keyPrefix ? { keyPrefix: ctx.keyPrefix } : {}) },
     },
     reads: {
       total: count.readsReal,

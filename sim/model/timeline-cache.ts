@@ -178,17 +178,19 @@ export class TimelineCache {
   /**
    * The keys as a replay counts them: MEMORY USAGE of each timeline and list under its own key name
    * (user u's keys, as core/keys.ts names them), plus its keyspace entry (`bytes` is what INFO
-   * used_memory adds, for 9-digit ids, allocator overhead of skiplists included).
+   * used_memory adds, for 9-digit ids, allocator overhead of skiplists included). `keyPrefix` is
+   * the key space the server wrote under (a replay's scratch one): its length is part of each key's
+   * MEMORY USAGE, a sixth of a one-entry timeline's.
    */
-  usageBytes(): { timelines: number; lists: number; ownLists: number } {
+  usageBytes(keyPrefix = ''): { timelines: number; lists: number; ownLists: number } {
     let timelines = 0;
     let lists = 0;
     let ownLists = 0;
     for (let u = 0; u < this.exists.length; u++) {
       const w = this.weight[u];
       if (!this.exists[u] && !this.listExists[u] && !this.ownExists[u]) continue;
-      const listKey = authorPostsKey(u).length;
-      if (this.exists[u]) timelines += w * (zsetUsageBytes(Math.max(1, this.length[u]), timelineKey(u).length) + KEYSPACE_BYTES_PER_KEY);
+      const listKey = keyPrefix.length + authorPostsKey(u).length;
+      if (this.exists[u]) timelines += w * (zsetUsageBytes(Math.max(1, this.length[u]), keyPrefix.length + timelineKey(u).length) + KEYSPACE_BYTES_PER_KEY);
       // a reader's own list and their list as a pulled author are one key (a replay counts it as pulled)
       if (this.listExists[u]) lists += w * (authorListUsageBytes(Math.max(1, this.listLength[u], this.ownLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);
       else if (this.ownExists[u]) ownLists += w * (authorListUsageBytes(Math.max(1, this.ownLength[u]), listKey) + KEYSPACE_BYTES_PER_KEY);

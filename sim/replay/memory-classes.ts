@@ -37,6 +37,8 @@ export interface MemoryByClass {
   /** Redis's used_memory when measured, and what MEMORY USAGE does not count per key (the keyspace entry). */
   usedMemory: number;
   keyspaceBytesPerKey: number;
+  /** The key space measured: its prefix is part of every key name MEMORY USAGE counts (absent from older documents). */
+  keyPrefix?: string;
 }
 
 export interface ClassifyOptions {
@@ -139,7 +141,7 @@ export async function memoryByClass(redis: Redis, o: ClassifyOptions): Promise<M
   }
   const info = await redis.info('memory');
   const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
-  return { classes, naiveTimelineBytes: naive, shardBytes, sampleLimit: limit, usedMemory: used, keyspaceBytesPerKey: KEYSPACE_BYTES_PER_KEY };
+  return { classes, naiveTimelineBytes: naive, shardBytes, sampleLimit: limit, usedMemory: used, keyspaceBytesPerKey: KEYSPACE_BYTES_PER_KEY, keyPrefix: o.keyPrefix };
 }
 
 /** Whether a key lives on the first `lost` of `shards` equal slot ranges (what a cacheLoss event takes). */

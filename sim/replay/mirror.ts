@@ -57,15 +57,25 @@ export function mirrorScenario(m: ReplayMapping, cores: number): Scenario {
 /**
  * One simulation of the replay's world under `policy`, sending exactly the schedule the replay sent.
  * `seed` seeds the model's own draws (the hop, the service-time spread, the waits at Redis): the
- * scenario's seed, then others, give the spread of the model over one workload.
+ * scenario's seed, then others, give the spread of the model over one workload. `keyPrefix`: the
+ * replay's key space (replayKeyPrefix), so the memory by key class counts the same key names.
  */
-export function simulateMirror(world: MirrorWorld, policy: FanoutPolicy, seed: number, cores: number): RunResult {
+export function simulateMirror(world: MirrorWorld, policy: FanoutPolicy, seed: number, cores: number, keyPrefix = ''): RunResult {
   const m = world.mapping;
   const base = mirrorScenario(m, cores);
   const sc = { ...base, seed };
   const population: Population = { ...world.population, realFollowers: world.followerCounts };
   const schedule = timeScaled(new ArrivalSchedule(m.scenario, population), m.timeScale);
-  const metrics = simulate({ scenario: sc, population, policy, schedule });
+  const metrics = simulate({ scenario: sc, population, policy, schedule, keyPrefix });
   const g = world.graph;
   return buildResult(sc, { users: g.users, edges: g.edges, provenance: { ...g.provenance }, followers: followerDistribution(g) }, metrics);
+}
+
+/**
+ * The prefix of the key names a replay's Redis memory was measured under: its scratch key space
+ * (about 28 characters, which take a one-entry timeline from 104 to 136 B of MEMORY USAGE), or a
+ * target's own.
+ */
+export function replayKeyPrefix(r: RunResult): string {
+  return r.replay?.memory.keyPrefix ?? r.replay?.scratch?.keyPrefix ?? '';
 }

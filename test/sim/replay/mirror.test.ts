@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { buildWorld } from '../../../cli/replay/world.js';
 import { parsePolicy } from '../../../core/fanout-policy.js';
 import { replayMapping } from '../../../sim/replay/mapping.js';
-import { mirrorScenario, simulateMirror } from '../../../sim/replay/mirror.js';
+import { mirrorScenario, replayKeyPrefix, simulateMirror } from '../../../sim/replay/mirror.js';
+import { KEYSPACE_BYTES_PER_KEY, zsetUsageBytes } from '../../../core/redis-memory.js';
+import { timelineKey } from '../../../core/keys.js';
+import type { RunResult } from '../../../sim/result.js';
 import { basePolicy } from '../../../sim/policy.js';
 import { parseScenario } from '../../../sim/scenario/load.js';
 
@@ -68,5 +71,35 @@ describe('simulateMirror', () => {
     const push = simulateMirror(world, parsePolicy('push', policy), sc.seed, 2);
     expect(push.summary.posts.pulled).toBe(0);
     expect(push.summary.fanout.deliveries).toBeGreaterThan(0);
+  });
+
+  it("counts the feeds' memory under the replay's key names: a one-entry timeline is 136 B of MEMORY USAGE there, 104 B without", () => {
+    // a replay's scratch prefix with a 7-digit pid: every timeline name of 1-4 digit ids is 45-48 characters
+    const prefix = 'feedlab:replay:1234567_abcdef:';
+    const pull = parsePolicy('pull', policy);
+    const bare = simulateMirror(world, pull, sc.seed, 2);
+    const named = simulateMirror(world, pull, sc.seed, 2, prefix);
+    const timelines = named.summary.redis.timelines;
+    expect(timelines).toBe(world.population.activeUsers.length);
+    for (const id of ['0', '1999']) {
+      expect(zsetUsageBytes(1, timelineKey(id).length)).toBe(104);
+      expect(zsetUsageBytes(1, prefix.length + timelineKey(id).length)).toBe(136);
+    }
+    // under pull every timeline is the one-entry sentinel of an empty feed
+    expect(bare.summary.redis.usageBytes!.timelines).toBe(timelines * (104 + KEYSPACE_BYTES_PER_KEY));
+    expect(named.summary.redis.usageBytes!.timelines).toBe(timelines * (136 + KEYSPACE_BYTES_PER_KEY));
+    expect(named.summary.redis.usageBytes!.lists).toBeGreaterThan(bare.summary.redis.usageBytes!.lists);
+    expect(named.summary.redis.usageBytes!.keyPrefix).toBe(prefix);
+    expect(bare.summary.redis.usageBytes!.keyPrefix).toBeUndefined();
+  });
+});
+
+describe('replayKeyPrefix', () => {
+  const doc = (replay: unknown) => ({ replay }) as unknown as RunResult;
+  it("is the key space the replay's memory was measured under, else its scratch prefix (older documents), else none", () => {
+    expect(replayKeyPrefix(doc({ memory: { keyPrefix: 'tenant:' }, scratch: { keyPrefix: 'feedlab:replay:1_a:' } }))).toBe('tenant:');
+    expect(replayKeyPrefix(doc({ memory: {}, scratch: { keyPrefix: 'feedlab:replay:1_a:' } }))).toBe('feedlab:replay:1_a:');
+    expect(replayKeyPrefix(doc({ memory: {}, scratch: null }))).toBe('');
+    expect(replayKeyPrefix(doc(undefined))).toBe('');
   });
 });
