@@ -91,7 +91,8 @@ and one \`feedlab worker\` started, all removed at the end (also on Ctrl-C or a 
   options: CALIBRATE_OPTIONS,
   notes: `Apply the file with \`calibration: FILE\` in a scenario (keys the scenario writes win) or --calibration FILE
 on run, sweep, plan and replay (wins over both). A number that is not sound (a fit with a slope <= 0 or
-r² under 0.9, a cost <= 0; the API's CPU lines get as many samples again first) is refused in one
+r² under 0.9 whose line leaves a size's p10-p90, a cost <= 0; the API's CPU lines get as many samples
+again first) is refused in one
 line and left out of the file: exit 1 (a figure that cannot be measured here, such as a target's API
 tier, is said in one line and left out: exit 0).
 Exit 2 on bad usage, 3 when Redis or Postgres is unreachable, 130 when stopped (nothing written).`,

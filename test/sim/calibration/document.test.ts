@@ -239,6 +239,31 @@ describe('the infrastructure block', () => {
     expect(wide.infrastructure.api).toMatchObject({ cpuPerList: '29.2us' });
   });
 
+  test("a small per-post cost under a large base is taken when its line runs through every size's spread, though its r² is low", () => {
+    // calibrate on a quiet machine, 2026-12-04 18:50: the API's CPU against hydrated posts
+    const us = (x: number) => x * 1e-6;
+    const pts = [
+      { x: 5, median: us(374.4), p10: us(237.8), p90: us(434.7), n: 10 },
+      { x: 20, median: us(373), p10: us(309.3), p90: us(502.4), n: 10 },
+      { x: 50, median: us(500.1), p10: us(428.1), p90: us(734.5), n: 10 },
+    ];
+    const fit = fitLine(new Map(pts.map((p) => [p.x, [p.median]])));
+    const measured: Fit = { ...fit, points: pts };
+    expect(measured.rSquared).toBeCloseTo(0.887, 3);
+    const m = measurements();
+    m.api!.posts = measured;
+    const doc = calibrationDocument(provenance, m, []);
+    expect(doc.calibration.refused.map((r) => r.key)).toEqual([]);
+    expect(parseDuration(doc.infrastructure.api!.cpuPerPost!)).toBeCloseTo(measured.slope, 9);
+    // the same medians with the 50-post samples tight around theirs: the line (490.8 us there) leaves that spread
+    m.api!.posts = { ...measured, points: pts.map((p) => (p.x === 50 ? { ...p, p10: us(495), p90: us(505) } : p)) };
+    const tight = Object.fromEntries(calibrationDocument(provenance, m, []).calibration.refused.map((r) => [r.key, r.why]));
+    expect(tight['api.cpuPerPost']).toBe("API CPU against hydrated posts: the fit's r² is 0.887, under 0.9, and the line leaves a size's own spread: the samples scatter too much for a straight line");
+    // two sizes can always be joined: a line through them is never taken on its spreads alone
+    m.api!.posts = { ...measured, rSquared: 0.5, points: pts.slice(0, 2) };
+    expect(calibrationDocument(provenance, m, []).calibration.refused.map((r) => r.key)).toContain('api.cpuPerPost');
+  });
+
   test('unsound numbers are refused, one line each, and left out', () => {
     const m = measurements();
     m.timelineWrites.fit = line(300e-6, -1e-6, [1, 10, 100]);
