@@ -1,13 +1,18 @@
 // feedlab sweep SCENARIO: the same workload under several fan-out policies, and the cheapest that meets every SLO.
+import { availableParallelism } from 'node:os';
 import { reportFiles } from '../../reports/files.js';
 import { sweepTable } from '../../reports/sweep.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
-import { policyFor, runPolicy } from '../../sim/run-scenario.js';
+import type { FanoutPolicy } from '../../core/fanout-policy.js';
+import { runPoliciesInParallel } from '../../sim/parallel/run-policies.js';
+import { policyFor, runPolicy, type PreparedScenario } from '../../sim/run-scenario.js';
+import { numberFlag } from '../args.js';
 import { verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, InputError } from '../errors.js';
+import { ScenarioError } from '../../sim/scenario-error.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, sayWritten } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
 import { asInputError, prepareWithProgress, readScenario } from '../prepare-scenario.js';
@@ -22,6 +27,7 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
   if (specs.length === 0) throw new InputError('sweep: --policies is empty');
   // every policy is checked before the first (long) simulation starts
   const policies = specs.map((spec) => asInputError(() => policyFor(sc, spec)));
+  const threads = numberFlag('threads', values.threads, availableParallelism(), { min: 1, max: 256, integer: true });
 
   let runs: RunResult[];
   let live: LiveSession | null = null;
@@ -47,12 +53,15 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
     }
   } else {
     const prepared = prepareWithProgress(sc, !values.quiet);
-    runs = policies.map((p, i) => {
-      const progress = new Progress(`[${i + 1}/${policies.length}] ${specs[i]}`, !values.quiet);
-      const r = asInputError(() => runPolicy(prepared, p, (f, d) => progress.update(f, d)));
-      progress.done();
-      return r;
-    });
+    runs =
+      threads > 1 && policies.length > 1
+        ? await inParallel(prepared, policies, specs, threads, !values.quiet)
+        : policies.map((p, i) => {
+            const progress = new Progress(`[${i + 1}/${policies.length}] ${specs[i]}`, !values.quiet);
+            const r = asInputError(() => runPolicy(prepared, p, (f, d) => progress.update(f, d)));
+            progress.done();
+            return r;
+          });
   }
   const rows = runs.map((r) => sweepRow(r, sc.infrastructure.writesPerSecondPerWorker));
   const result: SweepResult = { schema: 'feedlab.sweep/1', scenario: runs[0].scenario, ...(partial ? { partial } : {}), rows, recommended: recommend(rows), runs };
@@ -78,4 +87,36 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
   const verdict = verdictExit(runs.map((r) => r.summary.slo), exitOptions(values));
   if (verdict.message) process.stderr.write(`feedlab: ${verdict.message}\n`);
   return verdict.exitCode;
+}
+
+/** The policies on worker threads, one progress line for all of them. */
+async function inParallel(prepared: PreparedScenario, policies: FanoutPolicy[], specs: string[], threads: number, show: boolean): Promise<RunResult[]> {
+  const used = Math.min(threads, policies.length);
+  const progress = new Progress(`${policies.length} policies on ${used} threads`, show);
+  const fractions = new Array<number>(policies.length).fill(0);
+  const running = new Set<number>();
+  const say = () => {
+    const done = fractions.filter((f) => f >= 1).length;
+    const now = [...running].map((i) => `${specs[i]} ${Math.floor(fractions[i] * 100)}%`).join(', ');
+    progress.update(fractions.reduce((a, b) => a + b, 0) / policies.length, `${done}/${policies.length} done${now ? `; ${now}` : ''}`);
+  };
+  try {
+    const runs = await runPoliciesInParallel(prepared, policies, threads, {
+      onProgress: (i, f) => {
+        running.add(i);
+        fractions[i] = Math.min(f, 0.999);
+        say();
+      },
+      onResult: (i) => {
+        running.delete(i);
+        fractions[i] = 1;
+        say();
+      },
+    });
+    progress.done(specs.join(', '));
+    return runs;
+  } catch (err) {
+    if (err instanceof ScenarioError) throw new InputError(err.message);
+    throw err;
+  }
 }

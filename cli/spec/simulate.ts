@@ -34,6 +34,11 @@ Ctrl-C stops it at the current simulated minute, writes the partial report and e
 export const SWEEP_OPTIONS = {
   ...SCENARIO_OPTIONS,
   policies: { type: 'string', arg: 'P1,P2,...', help: "the policies to simulate (default: the scenario's sweep.policies)" },
+  threads: {
+    type: 'string',
+    arg: 'N',
+    help: "simulate up to N policies at once, each on a worker thread over one shared copy of the graph (default: the machine's cores; 1: one after another). The documents are the same whatever N",
+  },
   ...THRESHOLD_OPTIONS,
   ...DASHBOARD_OPTIONS,
 } as const;
@@ -47,8 +52,9 @@ export const sweep = command({
 policy meets every threshold of slo.thresholds (unless --no-thresholds), or with --check when none
 meets every SLO and threshold (no recommendation); the reason goes to stderr.
 
-On a terminal (not under CI, --json, --quiet or --no-dashboard) a live dashboard shows each policy as
-it runs; q or Ctrl-C stops the current policy, reports the policies finished and exits 130.`,
+Without the dashboard the policies run in parallel, one per core (--threads); on a terminal (not
+under CI, --json, --quiet or --no-dashboard) a live dashboard shows each policy as it runs, one after
+another; q or Ctrl-C stops the current policy, reports the policies finished and exits 130.`,
   examples: [
     ['feedlab sweep scenarios/threshold-sweep.yaml', "the scenario's own list of policies"],
     ['feedlab sweep scenarios/celebrity-burst.yaml --policies push,threshold:10000,pull -o sweep/', 'three policies'],
@@ -66,6 +72,11 @@ export const PLAN_OPTIONS = {
   json: { type: 'boolean', help: 'print the plan document (feedlab.plan/1) on stdout' },
   out: SCENARIO_OPTIONS.out,
   check: { type: 'boolean', help: 'exit 1 when no plan meets every objective within the limits' },
+  threads: {
+    type: 'string',
+    arg: 'N',
+    help: "run the simulation checks at the p50 and the p95 at once, each on a worker thread over one shared copy of the graph (default: the machine's cores; 1: one after the other). The plan is the same whatever N",
+  },
   ...THRESHOLD_OPTIONS,
   quiet: SCENARIO_OPTIONS.quiet,
 } as const;

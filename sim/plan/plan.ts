@@ -12,7 +12,7 @@ import { formatBytes, formatCount } from '../scenario/units.js';
 import type { IntervalKey, PlanSettings, Scenario } from '../scenario/types.js';
 import { bindingConstraint, whatIfs, type Binding, type PlannedFleet, type WhatIf } from './binding.js';
 import { lagFloor, lagModel } from './fanout.js';
-import { checkWorkers, type CheckProgress, type SimulationCheck } from './check.js';
+import { checkWorkers, type CheckFleet, type CheckProgress, type SimulationCheck } from './check.js';
 import { DISTRIBUTION, quantiles, sampleAtPercentile } from './intervals.js';
 import { checkGrowthForGraph, likelyPoint, planSettings, POINT_LABELS, samplePoints, type PlanOptions, type PlanPoint } from './inputs.js';
 import { evaluatePoint, fmtTime, plural, reasonFor, RESOURCE_IDS, RESOURCES, resourceValue, shardsText, type Figures, type PlanContext, type ResourceId } from './resources.js';
@@ -139,7 +139,48 @@ export interface PlanRequest {
   progress?: CheckProgress;
 }
 
+/** A simulation check the closed form asks for: at which sample, with which fleet (check.ts). */
+export interface CheckJob {
+  quantile: 'p50' | 'p95';
+  point: PlanPoint;
+  fleet: CheckFleet;
+}
+
+/**
+ * The plan up to its simulation checks: the closed form over every sample, and the checks it asks
+ * for (one per distinct sample: the p50's and the p95's may be the same), which `finishPlan` takes
+ * back in `jobs` order. Each check is its own simulation, so they may run in any order or at once.
+ */
+export interface PlanStage {
+  req: PlanRequest;
+  policy: FanoutPolicy;
+  settings: PlanSettings;
+  ctx: PlanContext;
+  prepared: ReturnType<typeof prepare>;
+  likely: PlanPoint;
+  workload: ReturnType<typeof measureWorkload>;
+  sampled: boolean;
+  points: PlanPoint[];
+  figures: Figures[];
+  closedForm: Record<ResourceId, Quantiles>;
+  rep: number;
+  /** The checks to simulate, one per distinct sample. */
+  jobs: CheckJob[];
+  /** The quantiles checked, p50 first, and the job each one's figures come from. */
+  wanted: { quantile: 'p50' | 'p95'; job: number }[];
+}
+
 export function buildPlan(req: PlanRequest): PlanDocument {
+  const stage = planStage(req);
+  return finishPlan(stage, stage.jobs.map((job) => runCheck(stage.req, job)));
+}
+
+/** One check of a stage, on this thread. */
+export function runCheck(req: Pick<PlanRequest, 'scenario' | 'graph' | 'options' | 'progress'>, job: CheckJob): SimulationCheck {
+  return checkWorkers({ scenario: req.scenario, policy: basePolicy(req.scenario), graph: req.graph, growth: req.options.growth, progress: req.progress }, job.quantile, job.point, job.fleet);
+}
+
+export function planStage(req: PlanRequest): PlanStage {
   const { scenario: sc, graph, options } = req;
   checkGrowthForGraph(sc, options.growth, graph.users);
   const policy: FanoutPolicy = basePolicy(sc);
@@ -151,26 +192,35 @@ export function buildPlan(req: PlanRequest): PlanDocument {
   const sampled = (sc.intervals ?? []).length > 0;
   const points = samplePoints(sc, likely, options.samples);
   const figures = points.map((p) => evaluatePoint(workload, ctx, p));
-
-  const valuesOf = (fn: (f: Figures) => number) => figures.map(fn);
-  const workerValues = valuesOf((f) => f.fanout.workers);
-  const closedForm = Object.fromEntries(RESOURCE_IDS.map((id) => [id, quantiles(valuesOf((f) => resourceValue(f, id)))])) as Record<ResourceId, Quantiles>;
+  const workerValues = figures.map((f) => f.fanout.workers);
+  const closedForm = Object.fromEntries(RESOURCE_IDS.map((id) => [id, quantiles(figures.map((f) => resourceValue(f, id)))])) as Record<ResourceId, Quantiles>;
   const rep = representativeSample(figures, closedForm);
 
   // the simulation check at the samples at the p50 (the design point when its workers are the p50) and p95 of the closed-form workers
-  const checks: SimulationCheck[] = [];
-  const wanted: ['p50' | 'p95', number][] = sampled ? [['p50', 50], ['p95', 95]] : [['p50', 50]];
-  for (const [label, p] of wanted) {
+  const jobs: CheckJob[] = [];
+  const wanted: PlanStage['wanted'] = [];
+  const quantilesWanted: ['p50' | 'p95', number][] = sampled ? [['p50', 50], ['p95', 95]] : [['p50', 50]];
+  for (const [label, p] of quantilesWanted) {
     const i = label === 'p50' && workerValues[rep] === closedForm.fanoutWorkers.p50 ? rep : sampleAtPercentile(workerValues, p);
-    const same = checks.find((c) => c.point === points[i]);
-    if (same) {
-      checks.push({ ...same, quantile: label });
+    const same = jobs.findIndex((j) => j.point === points[i]);
+    if (same >= 0) {
+      wanted.push({ quantile: label, job: same });
       continue;
     }
     const f = figures[i];
-    const fleet = { workers: f.fanout.workers, shards: f.redis.shards, expansionPartitions: f.partitions.expansion, lagFloor: lagFloor(f.load, lagModel(sc)) };
-    checks.push(checkWorkers({ scenario: sc, policy, graph, growth: options.growth, progress: req.progress }, label, points[i], fleet));
+    jobs.push({ quantile: label, point: points[i], fleet: { workers: f.fanout.workers, shards: f.redis.shards, expansionPartitions: f.partitions.expansion, lagFloor: lagFloor(f.load, lagModel(sc)) } });
+    wanted.push({ quantile: label, job: jobs.length - 1 });
   }
+  return { req, policy, settings, ctx, prepared, likely, workload, sampled, points, figures, closedForm, rep, jobs, wanted };
+}
+
+/** The plan, from its stage and the results of its checks (in `stage.jobs` order). */
+export function finishPlan(stage: PlanStage, results: readonly SimulationCheck[]): PlanDocument {
+  const { req, policy, settings, ctx, prepared, likely, workload, sampled, points, figures, closedForm, rep } = stage;
+  const { scenario: sc, graph, options } = req;
+  const valuesOf = (fn: (f: Figures) => number) => figures.map(fn);
+  // the job's own point object: the design point is found by identity (a result from a thread is a copy)
+  const checks: SimulationCheck[] = stage.wanted.map((w) => ({ ...results[w.job], point: stage.jobs[w.job].point, quantile: w.quantile }));
   const checkAt = (q: 'p50' | 'p95') => checks.find((c) => c.quantile === q) ?? checks[0];
 
   const table = {} as Record<ResourceId, Quantiles>;

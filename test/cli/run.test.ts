@@ -161,6 +161,22 @@ describe('feedlab sweep', () => {
     expect(readdirSync(out).sort()).toEqual(['report.html', 'report.json', 'report.md', 'series.csv']);
   });
 
+  it('runs its policies on worker threads over one graph: the same document on one thread and on two, progress for all of them', () => {
+    const policies = ['--policies', 'push:all-followers,pull,threshold:10000,threshold:100000', '--json'];
+    const serial = feedlab(['sweep', small, ...policies, '--quiet', '--threads', '1']);
+    const parallel = feedlab(['sweep', small, ...policies, '--threads', '2', '--no-dashboard']);
+    expect(serial.code, serial.stderr).toBe(0);
+    expect(parallel.code, parallel.stderr).toBe(0);
+    expect(parallel.stdout).toBe(serial.stdout);
+    expect(parallel.stderr).toMatch(/^4 policies on 2 threads done in \S+ push:all-followers, pull, threshold:10000, threshold:100000$/m);
+    expect(serial.stderr).toBe('');
+    // one thread per policy at most
+    expect(feedlab(['sweep', small, '--policies', 'push,pull', '--threads', '8', '--json', '--no-dashboard']).stderr).toMatch(/^2 policies on 2 threads done/m);
+    const bad = feedlab(['sweep', small, '--threads', '0']);
+    expect(bad.code).toBe(2);
+    expect(oneLine(bad.stderr)).toMatch(/--threads must be at least 1, got 0$/);
+  });
+
   it('uses the scenario sweep list by default and prints a table', () => {
     const r = feedlab(['sweep', small, '--quiet']);
     expect(r.code).toBe(0);

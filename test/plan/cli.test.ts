@@ -25,6 +25,24 @@ describe('feedlab plan', () => {
     expect(feedlab(['plan', small, '--json', '--quiet', '--samples', '50', '--seed', '99']).stdout).not.toBe(r.stdout);
   });
 
+  it('runs the checks at the p50 and the p95 at once on worker threads: the same plan as one after the other', () => {
+    const serial = feedlab(['plan', small, '--json', '--samples', '50', '--threads', '1']);
+    const atOnce = feedlab(['plan', small, '--json', '--samples', '50', '--threads', '2']);
+    expect(serial.code, serial.stderr).toBe(0);
+    expect(atOnce.code, atOnce.stderr).toBe(0);
+    const doc = JSON.parse(atOnce.stdout);
+    // two samples, two checks: what the threads have to share
+    expect(doc.check.map((c: { quantile: string }) => c.quantile)).toEqual(['p50', 'p95']);
+    expect(JSON.stringify(doc.check[0].point)).not.toBe(JSON.stringify(doc.check[1].point));
+    expect(atOnce.stdout).toBe(serial.stdout);
+    // every simulation's end in its own line, as one after the other prints them, then the two together
+    const ends = (stderr: string) => stderr.split('\n').filter((l) => /^check p(50|95): simulate .* done in /.test(l)).map((l) => l.replace(/ done in \S+/, '')).sort();
+    expect(ends(atOnce.stderr)).toEqual(ends(serial.stderr));
+    expect(ends(atOnce.stderr).length).toBeGreaterThanOrEqual(2);
+    expect(atOnce.stderr).toMatch(/^2 checks on 2 threads done in /m);
+    expect(serial.stderr).not.toMatch(/checks on/);
+  });
+
   it('--growth scales the plan: 1.5x the users, 1.5x the memory used', () => {
     const used = (args: string[]) => JSON.parse(feedlab(['plan', push, '--json', '--quiet', ...args]).stdout).workload.find((w: { id: string }) => w.id === 'redisMemoryUsed').values.p50;
     expect(used(['--growth', '1.5']) / used([])).toBeCloseTo(1.5, 3);
@@ -78,6 +96,8 @@ describe('feedlab plan', () => {
       // the low end of an interval counts, not only the likely population: refused before the graph is built
       [['plan', small, '--growth', '0.011'], /plan-small\.yaml: population low 1,600,000 x --growth 0\.011 = 17,600 users, fewer than the 20,000 of the sampled graph; .*\(--growth 0\.0125 or more\)$/],
       [['plan', push, '--samples', '5001'], /--samples must be a whole number from 1 to 5000 /],
+      [['plan', push, '--threads', '0'], /--threads must be at least 1, got 0$/],
+      [['plan', push, '--threads', '1.5'], /--threads must be a whole number, got "1\.5"$/],
       // a negative value after a flag reaches the flag's own check, in one line
       [['plan', push, '--growth', '-1'], /--growth must be a multiplier above 0 and at most 1000 .*got -1$/],
       [['plan', push, '--headroom', '-0.1'], /--headroom must be at least 0, got -0\.1$/],
