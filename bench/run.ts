@@ -8,9 +8,10 @@ import { benchReplay } from './replay.js';
 import { benchServer } from './server.js';
 import { benchSimulate } from './simulate.js';
 import { benchSoak } from './soak.js';
+import { benchSweep } from './sweep.js';
 
 const only = process.argv[2];
-const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer, replay: benchReplay, compare: benchCompare, faults: benchFaults, soak: benchSoak };
+const benches: Record<string, () => Promise<void>> = { engine: benchEngine, simulate: benchSimulate, sweep: benchSweep, graph: benchGraph, 'load-graph': benchLoadGraph, server: benchServer, replay: benchReplay, compare: benchCompare, faults: benchFaults, soak: benchSoak };
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;
   console.log(`\n== ${name} ==`);

@@ -101,7 +101,8 @@ export function localPortsTo(pids: readonly number[], remotePort: number): numbe
   return ports;
 }
 
-function machineSeconds(): { busy: number; total: number } {
+/** The whole machine's busy and total CPU seconds since boot (/proc/stat, every core). */
+export function machineSeconds(): { busy: number; total: number } {
   try {
     const line = readFileSync('/proc/stat', 'latin1').split('\n')[0];
     const v = line.trim().split(/\s+/).slice(1).map(Number);

@@ -1,0 +1,74 @@
+// A sweep's policies serial against parallel (issue 14): the nine policies of threshold-sweep's
+// sweep list over one simulated day of 1M users, once one after another on this thread and once on
+// worker threads over one shared copy of the graph, in the same run. Printed: each side's wall
+// time, the speed-up against the cores, whether the documents are the same byte for byte, and
+// where the machine's CPU went (this process, its threads included, and the other processes).
+import { availableParallelism } from 'node:os';
+import { machineSeconds } from '../sim/replay/cpu.js';
+import { runPoliciesInParallel } from '../sim/parallel/run-policies.js';
+import { policyFor, prepare, runPolicy, scenarioGraph } from '../sim/run-scenario.js';
+import { parseScenario } from '../sim/scenario/load.js';
+import { stringifyResult, type RunResult } from '../sim/result.js';
+
+const POLICIES = ['push', 'pull', 'threshold:1000', 'threshold:10000', 'threshold:25000', 'threshold:100000', 'rate', 'reader-cap:2000', 'adaptive:100000'];
+
+const SCENARIO = `
+name: bench-sweep-day
+seed: 1
+duration: 1d
+graph:
+  generate: { users: 1000000, avgFollows: 20, alpha: 2.1, maxFollows: 5000, celebrities: [{ count: 5, followers: 0.2, name: star }] }
+activity:
+  postsPerUserPerDay: 2
+  sessionsPerUserPerDay: 10
+  pagesPerSession: 1
+  dormantShare: 0
+  diurnal: { peakFactor: 3, peakHourUtc: 20 }
+infrastructure:
+  fanoutWorkers: 20
+  writesPerSecondPerWorker: 5000
+policy: { kind: threshold, threshold: 25000 }
+`;
+
+interface Side {
+  seconds: number;
+  /** This process's CPU seconds (every thread), and the other processes' on the machine. */
+  ownCpu: number;
+  otherCpu: number;
+  machineSeconds: number;
+  runs: RunResult[];
+}
+
+async function timed(work: () => Promise<RunResult[]> | RunResult[]): Promise<Side> {
+  const m0 = machineSeconds();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const runs = await work();
+  const seconds = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  const m1 = machineSeconds();
+  const ownCpu = (c.user + c.system) / 1e6;
+  return { seconds, ownCpu, otherCpu: Math.max(0, m1.busy - m0.busy - ownCpu), machineSeconds: m1.total - m0.total, runs };
+}
+
+const share = (cpu: number, s: Side) => `${((100 * cpu) / s.machineSeconds).toFixed(0)}%`;
+
+export async function benchSweep(): Promise<void> {
+  const cores = availableParallelism();
+  const sc = parseScenario(SCENARIO, 'bench-sweep-day');
+  let t = performance.now();
+  const prepared = prepare(sc, scenarioGraph(sc));
+  console.log(`sweep: ${POLICIES.length} policies over one simulated day of ${prepared.graph.users.toLocaleString('en-US')} users, ${prepared.graph.edges.toLocaleString('en-US')} follows (the graph and population built once, ${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  const policies = POLICIES.map((p) => policyFor(sc, p));
+  t = performance.now();
+  const serial = await timed(() => policies.map((p) => runPolicy(prepared, p)));
+  const parallel = await timed(() => runPoliciesInParallel(prepared, policies, cores));
+  const same = serial.runs.every((r, i) => stringifyResult(r) === stringifyResult(parallel.runs[i]));
+  for (const [name, s] of [['serial, this thread', serial], [`parallel, ${Math.min(cores, POLICIES.length)} threads`, parallel]] as const) {
+    console.log(`  ${name}: ${s.seconds.toFixed(1)} s wall; CPU: this process ${s.ownCpu.toFixed(1)} s (${share(s.ownCpu, s)} of the machine), other processes ${s.otherCpu.toFixed(1)} s (${share(s.otherCpu, s)})`);
+  }
+  const speedup = serial.seconds / parallel.seconds;
+  console.log(`  RESULT parallel/serial ${(parallel.seconds / serial.seconds).toFixed(3)} of the wall time: ${speedup.toFixed(2)}x faster on ${cores} cores (${(speedup / cores).toFixed(2)} of the ideal ${cores}x); documents ${same ? 'the same byte for byte' : 'DIFFERENT'}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchSweep();
