@@ -23,7 +23,7 @@ const skip = await skipWithoutServices('feedlab replay end to end');
 /** Cache loss and a cold-start storm on 1,200 users: 10 simulated minutes in 30 s (a series column is 3 s). */
 const EVENTS = EVENTS_YAML;
 
-/** Five celebrities (half the users each) post five times within 20 simulated seconds: a push burst. */
+/** Five celebrities (half the users each) post five times within 20 simulated seconds: a push burst (10 simulated minutes in 20 s). */
 const BURST = `name: replay-burst
 seed: 4
 duration: 10m
@@ -41,7 +41,7 @@ events:
     celebrityBurst: { accounts: 5, window: 20s, postsPerAccount: 5 }
 infrastructure: { fanoutWorkers: 2, redisShards: 4 }
 policy: { kind: threshold, threshold: 25000 }
-replay: { timeScale: 20 }
+replay: { timeScale: 30 }
 `;
 
 let dir = '';
@@ -284,7 +284,8 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(pulled.pulledFollowerLag.count).toBeLessThan(25 * 1000);
     expect(push.summary.fanout.deliveries).toBeGreaterThan(threshold.summary.fanout.deliveries + 25 * 500);
     const iv = push.series.intervalSeconds;
-    const burstAt = Math.floor(15 / iv);
+    // a series column is one simulated minute: the burst's fifth
+    const burstAt = Math.floor((5 * 60) / 30 / iv);
     const around = (xs: number[]) => Math.max(...xs.slice(burstAt, burstAt + 3).map((v) => v ?? 0));
     const elsewhere = (xs: number[]) => {
       const rest = xs.filter((_, i) => i < burstAt - 1 || i > burstAt + 3).filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
