@@ -19,7 +19,8 @@ const SOURCE_ALLOWANCE = 0.05;
 const SOURCES = ['alea', 'sfc32'] as const;
 type Source = (typeof SOURCES)[number];
 
-const SCENARIO = `
+/** One simulated day of 1M users (bench/sweep.ts sweeps it too). */
+export const DAY_SCENARIO = `
 name: bench-day
 seed: 1
 duration: 1d
@@ -55,7 +56,7 @@ interface DayRun {
 /** The day, in this process, with `source` under every draw. */
 function simulateDay(source: Source): DayRun {
   if (source === 'sfc32') useUniformSource((seed) => new Sfc32(seed));
-  const sc = parseScenario(SCENARIO, 'bench-day');
+  const sc = parseScenario(DAY_SCENARIO, 'bench-day');
   const gen = sc.graph.kind === 'generate' ? sc.graph : null;
   if (!gen) throw new Error('bench scenario must generate its graph');
   let t0 = performance.now();

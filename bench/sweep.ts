@@ -9,26 +9,18 @@ import { runPoliciesInParallel } from '../sim/parallel/run-policies.js';
 import { policyFor, prepare, runPolicy, scenarioGraph } from '../sim/run-scenario.js';
 import { parseScenario } from '../sim/scenario/load.js';
 import { stringifyResult, type RunResult } from '../sim/result.js';
+import { DAY_SCENARIO } from './simulate.js';
 
 const POLICIES = ['push', 'pull', 'threshold:1000', 'threshold:10000', 'threshold:25000', 'threshold:100000', 'rate', 'reader-cap:2000', 'adaptive:100000'];
 
-const SCENARIO = `
-name: bench-sweep-day
-seed: 1
-duration: 1d
-graph:
-  generate: { users: 1000000, avgFollows: 20, alpha: 2.1, maxFollows: 5000, celebrities: [{ count: 5, followers: 0.2, name: star }] }
-activity:
-  postsPerUserPerDay: 2
-  sessionsPerUserPerDay: 10
-  pagesPerSession: 1
-  dormantShare: 0
-  diurnal: { peakFactor: 3, peakHourUtc: 20 }
-infrastructure:
-  fanoutWorkers: 20
-  writesPerSecondPerWorker: 5000
-policy: { kind: threshold, threshold: 25000 }
-`;
+/** bench/simulate.ts's day, with five celebrities of a fifth of the users each for the thresholds to pull. */
+const SCENARIO = withCelebrities(DAY_SCENARIO);
+
+function withCelebrities(day: string): string {
+  const text = day.replace('name: bench-day', 'name: bench-sweep-day').replace('maxFollows: 5000 }', 'maxFollows: 5000, celebrities: [{ count: 5, followers: 0.2, name: star }] }');
+  if (!text.includes('celebrities') || !text.includes('bench-sweep-day')) throw new Error("bench/sweep.ts: bench/simulate.ts's day changed shape");
+  return text;
+}
 
 interface Side {
   seconds: number;
