@@ -48,11 +48,10 @@ const share = (cpu: number, s: Side) => `${((100 * cpu) / s.machineSeconds).toFi
 export async function benchSweep(): Promise<void> {
   const cores = availableParallelism();
   const sc = parseScenario(SCENARIO, 'bench-sweep-day');
-  let t = performance.now();
+  const t = performance.now();
   const prepared = prepare(sc, scenarioGraph(sc));
   console.log(`sweep: ${POLICIES.length} policies over one simulated day of ${prepared.graph.users.toLocaleString('en-US')} users, ${prepared.graph.edges.toLocaleString('en-US')} follows (the graph and population built once, ${((performance.now() - t) / 1000).toFixed(1)} s)`);
   const policies = POLICIES.map((p) => policyFor(sc, p));
-  t = performance.now();
   const serial = await timed(() => policies.map((p) => runPolicy(prepared, p)));
   const parallel = await timed(() => runPoliciesInParallel(prepared, policies, cores));
   const same = serial.runs.every((r, i) => stringifyResult(r) === stringifyResult(parallel.runs[i]));

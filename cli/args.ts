@@ -1,4 +1,5 @@
 // A numeric option's value, checked (commander parses the line: cli/program.ts).
+import { availableParallelism } from 'node:os';
 import { InputError } from './errors.js';
 
 /** A numeric flag value, refused with a clear message when it is not a finite number in range. */
@@ -10,4 +11,12 @@ export function numberFlag(name: string, raw: string | undefined, fallback: numb
   if (opts.min !== undefined && v < opts.min) throw new InputError(`--${name} must be at least ${opts.min}, got ${raw}`);
   if (opts.max !== undefined && v > opts.max) throw new InputError(`--${name} must be at most ${opts.max}, got ${raw}`);
   return v;
+}
+
+/** The most worker threads --threads takes. */
+const MAX_THREADS = 256;
+
+/** --threads of sweep and plan: worker threads at once, the machine's cores when not given. */
+export function threadsFlag(raw: string | undefined): number {
+  return numberFlag('threads', raw, availableParallelism(), { min: 1, max: MAX_THREADS, integer: true });
 }

@@ -43,9 +43,21 @@ export function asInputError<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof ScenarioError) throw new InputError(err.message);
-    throw err;
+    throw inputErrorOf(err);
   }
+}
+
+/** asInputError for work that resolves later (policies and checks on worker threads). */
+export async function asInputErrorLater<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw inputErrorOf(err);
+  }
+}
+
+function inputErrorOf(err: unknown): unknown {
+  return err instanceof ScenarioError ? new InputError(err.message) : err;
 }
 
 export function prepareWithProgress(sc: Scenario, showProgress: boolean): PreparedScenario {

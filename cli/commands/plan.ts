@@ -1,21 +1,19 @@
 // feedlab plan SCENARIO: the resources that meet the scenario's SLOs with headroom, each with its reason.
-import { availableParallelism } from 'node:os';
 import { reportFiles } from '../../reports/files.js';
 import { planJunitXml } from '../../reports/junit.js';
 import { planText } from '../../reports/plan.js';
 import { checkGrowthForGraph, checkPlanOptions, DEFAULT_GROWTH, DEFAULT_HEADROOM, DEFAULT_SAMPLES } from '../../sim/plan/inputs.js';
 import { thresholdVerdict } from '../../sim/plan/check.js';
-import { finishPlan, planStage, runCheck, type PlanStage } from '../../sim/plan/plan.js';
+import { finishPlan, planStage, runChecks, type PlanStage } from '../../sim/plan/plan.js';
 import type { CheckProgress, SimulationCheck } from '../../sim/plan/check.js';
 import { runChecksInParallel } from '../../sim/parallel/run-checks.js';
-import { ScenarioError } from '../../sim/scenario-error.js';
 import { stringifyResult } from '../../sim/result.js';
 import { verdictExit } from '../../sim/slo.js';
 import { scenarioGraph } from '../../sim/run-scenario.js';
-import { numberFlag } from '../args.js';
-import { EXIT_OK, EXIT_SLO_FAILED, InputError } from '../errors.js';
+import { numberFlag, threadsFlag } from '../args.js';
+import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, sayWritten } from '../output.js';
-import { asInputError, readScenario } from '../prepare-scenario.js';
+import { asInputError, asInputErrorLater, readScenario } from '../prepare-scenario.js';
 import { exitOptions, type Values } from '../spec/options.js';
 import type { PLAN_OPTIONS } from '../spec/simulate.js';
 
@@ -30,7 +28,7 @@ export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: stri
   if (values.out) checkOutputDir(values.out);
   checkJunitFile(values.junit);
   if (sc.graph.kind === 'generate') checkGrowthForGraph(sc, options.growth, sc.graph.users);
-  const threads = numberFlag('threads', values.threads, availableParallelism(), { min: 1, max: 256, integer: true });
+  const threads = threadsFlag(values.threads);
   const show = !values.quiet;
   const progress: CheckProgress = {
     start(label) {
@@ -44,7 +42,7 @@ export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: stri
     bar.done(`${graph.users} users, ${graph.edges} follows`);
     return planStage({ scenario: sc, graph, options, progress });
   });
-  const checks = threads > 1 && stage.jobs.length > 1 ? await checksAtOnce(stage, threads, show) : asInputError(() => stage.jobs.map((job) => runCheck(stage.req, job)));
+  const checks = threads > 1 && stage.jobs.length > 1 ? await checksAtOnce(stage, threads, show) : asInputError(() => runChecks(stage));
   const doc = asInputError(() => finishPlan(stage, checks));
   const json = stringifyResult(doc);
   const files = values.out ? reportFiles(doc) : {};
@@ -69,8 +67,8 @@ async function checksAtOnce(stage: PlanStage, threads: number, show: boolean): P
     const now = running.filter((r) => r.line !== null).map((r) => `${r.label} ${Math.floor(r.fraction * 100)}%`);
     bar.update(Math.min(0.99, running.reduce((a, r) => a + r.fraction, 0) / running.length), now.join('; '));
   };
-  try {
-    const checks = await runChecksInParallel(stage, threads, (job, m) => {
+  const checks = await asInputErrorLater(() =>
+    runChecksInParallel(stage, threads, (job, m) => {
       const r = running[job];
       if (m.kind === 'start') Object.assign(r, { label: m.label, fraction: 0, line: new Progress(m.label, show) });
       else if (m.kind === 'update') r.fraction = m.fraction;
@@ -79,11 +77,8 @@ async function checksAtOnce(stage: PlanStage, threads: number, show: boolean): P
         r.line = null;
       }
       say();
-    });
-    bar.done();
-    return checks;
-  } catch (err) {
-    if (err instanceof ScenarioError) throw new InputError(err.message);
-    throw err;
-  }
+    }),
+  );
+  bar.done();
+  return checks;
 }

@@ -1,21 +1,19 @@
 // feedlab sweep SCENARIO: the same workload under several fan-out policies, and the cheapest that meets every SLO.
-import { availableParallelism } from 'node:os';
 import { reportFiles } from '../../reports/files.js';
 import { sweepTable } from '../../reports/sweep.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { runPoliciesInParallel } from '../../sim/parallel/run-policies.js';
 import { policyFor, runPolicy, type PreparedScenario } from '../../sim/run-scenario.js';
-import { numberFlag } from '../args.js';
+import { threadsFlag } from '../args.js';
 import { verdictExit } from '../../sim/slo.js';
 import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, InputError } from '../errors.js';
-import { ScenarioError } from '../../sim/scenario-error.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, sayWritten } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
-import { asInputError, prepareWithProgress, readScenario } from '../prepare-scenario.js';
+import { asInputError, asInputErrorLater, prepareWithProgress, readScenario } from '../prepare-scenario.js';
 import { exitOptions, type Values } from '../spec/options.js';
 import type { SWEEP_OPTIONS } from '../spec/simulate.js';
 
@@ -27,7 +25,7 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
   if (specs.length === 0) throw new InputError('sweep: --policies is empty');
   // every policy is checked before the first (long) simulation starts
   const policies = specs.map((spec) => asInputError(() => policyFor(sc, spec)));
-  const threads = numberFlag('threads', values.threads, availableParallelism(), { min: 1, max: 256, integer: true });
+  const threads = threadsFlag(values.threads);
 
   let runs: RunResult[];
   let live: LiveSession | null = null;
@@ -100,8 +98,8 @@ async function inParallel(prepared: PreparedScenario, policies: FanoutPolicy[], 
     const now = [...running].map((i) => `${specs[i]} ${Math.floor(fractions[i] * 100)}%`).join(', ');
     progress.update(fractions.reduce((a, b) => a + b, 0) / policies.length, `${done}/${policies.length} done${now ? `; ${now}` : ''}`);
   };
-  try {
-    const runs = await runPoliciesInParallel(prepared, policies, threads, {
+  const runs = await asInputErrorLater(() =>
+    runPoliciesInParallel(prepared, policies, threads, {
       onProgress: (i, f) => {
         running.add(i);
         fractions[i] = Math.min(f, 0.999);
@@ -112,11 +110,8 @@ async function inParallel(prepared: PreparedScenario, policies: FanoutPolicy[], 
         fractions[i] = 1;
         say();
       },
-    });
-    progress.done(specs.join(', '));
-    return runs;
-  } catch (err) {
-    if (err instanceof ScenarioError) throw new InputError(err.message);
-    throw err;
-  }
+    }),
+  );
+  progress.done(specs.join(', '));
+  return runs;
 }

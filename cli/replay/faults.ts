@@ -219,7 +219,6 @@ export class FaultInjector {
     const crashes = (await Promise.all(this.crashes)).filter((f) => f !== null);
     const keyLosses = (await Promise.all(this.keyLosses)).filter((f) => f !== null);
     const outages = (await Promise.all(this.outages)).filter((f) => f !== null);
-    const ms = (seconds: number) => this.span(driver, seconds, seconds).fromMs;
     const cost = (fromSeconds: number, toSeconds: number, recoveredAfterSeconds: number) => {
       const span = this.span(driver, fromSeconds, toSeconds);
       // a backlog never seen back: the lag up to the end of the probes' series
@@ -228,9 +227,8 @@ export class FaultInjector {
     };
     this.counted = {
       crashes: crashes.map((f) => {
-        const ready = f.restartedAtSeconds + f.readyAfterSeconds;
         // the first 201 is counted from the restart, ready or not
-        return { ...f, ...cost(f.atSeconds, ready, f.recoveredAfterSeconds - f.readyAfterSeconds), firstAckAfterSeconds: firstAckAfter(driver, ms(f.restartedAtSeconds)) };
+        return { ...f, ...cost(f.atSeconds, readyAt(f), f.recoveredAfterSeconds - f.readyAfterSeconds), firstAckAfterSeconds: firstAckAfter(driver, this.driverMs(driver, f.restartedAtSeconds)) };
       }),
       keyLosses,
       outages: outages.map((f) => ({ ...f, ...cost(f.atSeconds, f.endedAtSeconds, f.recoveredAfterSeconds) })),
@@ -258,13 +256,17 @@ export class FaultInjector {
 
   /** A fault's span in driver time: from its instant to the process ready again (the service back). */
   private span(driver: DriverResult, fromSeconds: number, toSeconds: number): FaultSpan {
-    const ms = (seconds: number) => seconds * 1000 + this.startedAt - driver.t0EpochMs;
-    return { fromMs: ms(fromSeconds), toMs: ms(toSeconds) };
+    return { fromMs: this.driverMs(driver, fromSeconds), toMs: this.driverMs(driver, toSeconds) };
+  }
+
+  /** Seconds of the window as ms of the driver's clock. */
+  private driverMs(driver: DriverResult, seconds: number): number {
+    return seconds * 1000 + this.startedAt - driver.t0EpochMs;
   }
 
   /** Each crash's and outage's share of what the reconciliation found, over the span its posts are counted on. */
   attribute(figures: FaultFigures, driver: DriverResult, rec: Reconciliation): void {
-    for (const f of figures.crashes) f.reconciled = reconciledDuring(driver, rec, this.span(driver, f.atSeconds, f.restartedAtSeconds + f.readyAfterSeconds));
+    for (const f of figures.crashes) f.reconciled = reconciledDuring(driver, rec, this.span(driver, f.atSeconds, readyAt(f)));
     for (const f of figures.outages) f.reconciled = reconciledDuring(driver, rec, this.span(driver, f.atSeconds, f.endedAtSeconds));
   }
 
@@ -276,4 +278,9 @@ export class FaultInjector {
 
 function addIfAny(a: ServerCounters | null, b: ServerCounters): ServerCounters {
   return a ? addCounters(a, b) : b;
+}
+
+/** When a crashed process was ready again: the end of the span its cost is counted over. */
+function readyAt(f: Pick<CrashFigures, 'restartedAtSeconds' | 'readyAfterSeconds'>): number {
+  return f.restartedAtSeconds + f.readyAfterSeconds;
 }

@@ -172,7 +172,12 @@ export interface PlanStage {
 
 export function buildPlan(req: PlanRequest): PlanDocument {
   const stage = planStage(req);
-  return finishPlan(stage, stage.jobs.map((job) => runCheck(stage.req, job)));
+  return finishPlan(stage, runChecks(stage));
+}
+
+/** A stage's checks one after the other, on this thread. */
+export function runChecks(stage: PlanStage): SimulationCheck[] {
+  return stage.jobs.map((job) => runCheck(stage.req, job));
 }
 
 /** One check of a stage, on this thread. */
