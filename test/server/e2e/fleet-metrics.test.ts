@@ -158,6 +158,31 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
     expect(empty).toContain('feedlab_fanout_workers 0\n');
   });
 
+  it('takes a republished document anew, drops a field gone, and ages out a document it has seen by its own time', async () => {
+    let now = 1_000_000;
+    const registry = new MetricsRegistry();
+    const fleet = new FleetMetrics({ registry, redis, keys, maxAgeMs: 30_000, clock: () => now });
+    const count = async () => /feedlab_fanout_lag_seconds_count\{path="push"\} (\d+)\n/.exec(await registry.render())?.[1];
+    const publish = (field: string, lags: number[], at: number) => redis.hset(keys.key(METRICS_KEY), field, JSON.stringify(worker(lags).exportMetrics(field, at)));
+    await redis.del(keys.key(METRICS_KEY));
+    await publish('w1', [5], now);
+    await publish('w2', [5, 6], now);
+    await fleet.refresh();
+    expect(await count()).toBe('3');
+    // w1 publishes again with more observations; w2 unchanged
+    await publish('w1', [5, 7, 9, 11], now + 5_000);
+    await fleet.refresh();
+    expect(await count()).toBe('6');
+    // w2's unchanged document grows old: it drops out though its text is the one read before
+    now += 31_000;
+    await fleet.refresh();
+    expect(await count()).toBe('4');
+    expect(await registry.render()).toContain('feedlab_fanout_workers 1\n');
+    await redis.hdel(keys.key(METRICS_KEY), 'w1');
+    await fleet.refresh();
+    expect(await count()).toBe('0');
+  });
+
   it('keeps the last figures and counts the failure when Redis does not answer', async () => {
     await redis.hset(keys.key(METRICS_KEY), 'host-1', JSON.stringify(worker([5]).exportMetrics('host-1')));
     const lost = await connectRedis({ url: redisUrlFromEnv(), reconnect: false });
@@ -238,6 +263,19 @@ describe.skipIf(SKIP_SERVER)('feedlab serve --with-worker: /metrics', () => {
       // The API's own figures beside them.
       expect(sample(text, 'feedlab_feed_latency_seconds_count')).toBeGreaterThanOrEqual(1);
       expect(text).toMatch(/^feedlab_outbox_backlog \d+$/m);
+
+      // A scrape naming one of the workers' metrics reads their latest publish too.
+      expect((await call(1, 'POST', '/v1/posts', { text: 'post 3' })).status).toBe(201);
+      const named = await waitFor(
+        'the fourth event in a scrape of that metric alone',
+        async () => {
+          const body = await (await fetch(server.url + '/metrics?name=feedlab_fanout_events_created_total')).text();
+          return /^feedlab_fanout_events_created_total 4$/m.test(body) ? body : false;
+        },
+        20_000,
+        250,
+      );
+      expect(named.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toEqual(['feedlab_fanout_events_created_total 4']);
     } finally {
       await server.close();
     }
