@@ -404,12 +404,30 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return { error: `not ready: ${down.join(' and ')} unreachable`, redis, postgres };
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  // ?name=A&name=B renders those metrics only: a sampler following one counter every second (replay's
+  // series) need not have the whole registry rendered and the workers' histograms read each time.
+  app.get<{ Querystring: { name?: string | string[] } }>('/metrics', { schema: { querystring: metricsQuery } }, async (request, reply) => {
+    const names = metricNamesOf(request.query);
+    const unknown = names?.filter((n) => !registry.get(n)) ?? [];
+    if (unknown.length > 0) return reply.code(400).send({ error: `no such metric: ${unknown.join(', ')}` });
     reply.type(PROMETHEUS_CONTENT_TYPE);
-    return registry.render();
+    return registry.render(names);
   });
 
   return app;
+}
+
+const METRIC_NAME = '^[a-zA-Z_:][a-zA-Z0-9_:]*$';
+const metricsQuery = {
+  type: 'object',
+  properties: { name: { anyOf: [{ type: 'string', pattern: METRIC_NAME }, { type: 'array', items: { type: 'string', pattern: METRIC_NAME }, minItems: 1, maxItems: 64 }] } },
+  additionalProperties: false,
+} as const;
+
+/** The metrics a GET /metrics names (undefined: every one). */
+export function metricNamesOf(query: { name?: string | string[] }): string[] | undefined {
+  const n = query.name;
+  return n === undefined ? undefined : Array.isArray(n) ? n : [n];
 }
 
 function oneLineOf(err: unknown): string {

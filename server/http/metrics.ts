@@ -321,8 +321,10 @@ export class MetricsRegistry {
     return this.metrics.get(name);
   }
 
-  /** Every metric in the Prometheus text format, in registration order. */
-  render(): Promise<string> {
-    return this.prom.metrics();
+  /** Every metric (or those named, in that order) in the Prometheus text format, in registration order. */
+  async render(names?: readonly string[]): Promise<string> {
+    if (!names) return this.prom.metrics();
+    const parts = await Promise.all(names.map((n) => this.prom.getSingleMetricAsString(n)));
+    return parts.map((p) => p + '\n').join('');
   }
 }

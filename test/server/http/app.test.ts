@@ -755,6 +755,29 @@ describe('/metrics', () => {
       await withMetrics.close();
     }
   });
+
+  it('renders only the metrics named by ?name=, and refuses a name it does not have or one no metric could have', async () => {
+    const registry = new MetricsRegistry();
+    registry.counter('feedlab_test_a_total', 'A').inc(2);
+    registry.gauge('feedlab_test_b', 'B').set(7);
+    const withMetrics = makeApp({ metrics: registry });
+    try {
+      const one = await call({ target: withMetrics, url: '/metrics?name=feedlab_test_b', as: null });
+      expect(one.statusCode).toBe(200);
+      expect(one.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+      expect(one.body).toBe('# HELP feedlab_test_b B\n# TYPE feedlab_test_b gauge\nfeedlab_test_b 7\n');
+      const two = await call({ target: withMetrics, url: '/metrics?name=feedlab_test_b&name=feedlab_test_a_total', as: null });
+      expect(two.body.split('\n').filter((l) => !l.startsWith('#'))).toEqual(['feedlab_test_b 7', 'feedlab_test_a_total 2', '']);
+      expect(two.body).not.toContain('feedlab_http_requests_total');
+      const unknown = await call({ target: withMetrics, url: '/metrics?name=feedlab_test_b&name=feedlab_nope', as: null });
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json()).toEqual({ error: 'no such metric: feedlab_nope' });
+      expect((await call({ target: withMetrics, url: '/metrics?name=1bad', as: null })).statusCode).toBe(400);
+      expect((await call({ target: withMetrics, url: '/metrics?other=1', as: null })).statusCode).toBe(400);
+    } finally {
+      await withMetrics.close();
+    }
+  });
 });
 
 // ---- paging ----
