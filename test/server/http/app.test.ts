@@ -758,7 +758,7 @@ describe('/metrics', () => {
 
   it('renders only the metrics named by ?name=, and refuses a name it does not have or one no metric could have', async () => {
     const registry = new MetricsRegistry();
-    registry.counter('feedlab_test_a_total', 'A').inc(2);
+    registry.counter('feedlab_test_a_total', 'A').inc(undefined, 2);
     registry.gauge('feedlab_test_b', 'B').set(7);
     const withMetrics = makeApp({ metrics: registry });
     try {
