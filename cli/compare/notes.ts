@@ -9,6 +9,7 @@ import type { RunResult } from '../../sim/result.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
+import { STALL_FROM } from '../../sim/model/api-tier.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 import { mean } from 'simple-statistics';
 
@@ -54,7 +55,7 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     const read =
       `measured${server.length === measured.length ? '' : ` (${server.length} of the ${measured.length} runs)`}: the server's own histogram p50 ${msOf(srv('p50Ms'))}, p99 ${msOf(srv('p99Ms'))} of the client's ${msOf(client('p50'))}, ${msOf(client('p99'))} (the rest is the client and the network)` +
       (api
-        ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list${api.cpuPerListEntry > 0 ? ` and ${ms(api.cpuPerListEntry)} an entry it returns` : ''} + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time`
+        ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list${api.cpuPerListEntry > 0 ? ` and ${ms(api.cpuPerListEntry)} an entry it returns` : ''} + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time, its stalls (beyond its p${Math.round(STALL_FROM * 100)}) met once more for every reference page's worth of CPU a page has beyond the first`
         : '');
     // a read that found its followee set missing or stale waited for Postgres: the model has no such wait
     const waits = measured.map((r) => r.replay?.reads.counters).filter((c) => c?.followeeLoadsWaited !== undefined);

@@ -30,6 +30,14 @@ export const SPREAD_REFERENCE_PAGE = { pulled: 0, posts: 20, entries: firstSlice
 const REFERENCE_LISTS = listsPerPage(SPREAD_REFERENCE_PAGE.pulled);
 const REFERENCE_POSTS = SPREAD_REFERENCE_PAGE.posts;
 const REFERENCE_ENTRIES = SPREAD_REFERENCE_PAGE.entries;
+/**
+ * Where the spread's stalls begin, those a request meets more often the more it allocates: the
+ * spread's top 2% (calibrate's paced reads met a collection once in 80-110 reads, 2026-12-04; that
+ * calibration's spread rose from 2.38 of the mean at p95 to 3.55 at p98 and 4.31 at p99). Taking
+ * everything over the p90 as stalls put a pull replay's simulated read p99 at 1.49 of the measured;
+ * the top 2%, at 0.92 (and threshold:1000's from 0.71 to 0.88, the compare bench's documents).
+ */
+export const STALL_FROM = 0.98;
 /** A jitter below the mean never takes a request under this share of its CPU. */
 const JITTER_FLOOR = 0.25;
 
@@ -55,8 +63,12 @@ export class ApiStage {
   /** api.postListed's draws, a stream of their own (the other draws stay as they were without it). */
   private readonly listedRng: Rng;
   private readonly spreadMean: number;
-  /** The model's mean service of the page calibrate measures the spread on, at no load. */
+  /** The model's mean service of the page calibrate measures the spread on, at no load, and its CPU. */
   private readonly referenceService: number;
+  private readonly referenceCpu: number;
+  /** The spread's value at STALL_FROM: above it a draw is a stall (a collection, a preemption). */
+  private readonly stallFrom: number;
+  private readonly stallTop: number;
   /** CPU seconds and requests per second of the run (scaled runs' Erlang waits read the second before). */
   private readonly work: Float64Array;
   private readonly requests: Float64Array;
@@ -72,7 +84,10 @@ export class ApiStage {
     this.work = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.requests = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.spreadMean = spec ? quantileMean(spec.spread) : 1;
+    this.stallFrom = spec ? quantileAt(spec.spread, STALL_FROM) : 0;
+    this.stallTop = spec ? quantileAt(spec.spread, 1) : 0;
     const c = ctx.sc.infrastructure.costs;
+    this.referenceCpu = spec ? this.pageCpuOf(spec, REFERENCE_LISTS, REFERENCE_ENTRIES, REFERENCE_POSTS) : 0;
     // as calibrate measures it: one at a time, finding the tier idle
     this.referenceService = spec
       ? this.pageCpuOf(spec, REFERENCE_LISTS, REFERENCE_ENTRIES, REFERENCE_POSTS) + 2 * c.rtt + listReadSeconds(c, REFERENCE_LISTS, REFERENCE_ENTRIES) + c.mgetPerKey * REFERENCE_POSTS + spec.idleOverhead
@@ -98,15 +113,42 @@ export class ApiStage {
   }
 
   /**
-   * A request's deviation from its mean service time, in seconds (0 without an API tier). The
-   * spread is measured on whole requests one at a time (`feedlab calibrate`: a page of the reference
-   * shape, its CPU and Redis round trips), and what stretches a request there (a collection, a
-   * scheduling delay) stretches a bigger one by as much, not in proportion: so a draw is the spread's
-   * deviation times the reference request's mean, added.
+   * A request's deviation from its mean service time, in seconds (0 without an API tier), for a
+   * request of `cpu` seconds of CPU (default: the reference page's). The spread is measured on whole
+   * requests one at a time (`feedlab calibrate`: a page of the reference shape, its CPU and Redis
+   * round trips), and what stretches a request there (a collection, a scheduling delay) stretches a
+   * bigger one by as much, not in proportion: so a draw is the spread's deviation times the
+   * reference request's mean, added. But collections come with allocation, which grows with a
+   * request's work: one of k times the reference page's CPU meets k times its stalls. So it takes
+   * one draw whole and k - 1 more (the fraction as the chance of one) for their stall alone, what a
+   * draw has beyond the spread's STALL_FROM quantile: the body of the spread stays one draw's (k
+   * whole draws moved a pull page's median by k times the spread's median deviation). Under pull,
+   * pages of ~35 lists had a server p99 of 23.7 ms where one draw gave 19.5 (2026-12-04, the compare
+   * bench).
    */
-  drawJitter(): number {
+  drawJitter(cpu = this.referenceCpu): number {
     if (!this.spec) return 0;
-    return (quantileAt(this.spec.spread, this.rng.float()) / this.spreadMean - 1) * this.referenceService;
+    let sum = quantileAt(this.spec.spread, this.rng.float()) / this.spreadMean - 1;
+    const k = this.referenceCpu > 0 ? cpu / this.referenceCpu : 1;
+    // a spread without a tail above STALL_FROM (a constant one) has no stall to add, nor a draw to spend on it
+    if (k > 1 && this.stallTop > this.stallFrom) {
+      const more = Math.floor(k - 1) + (this.rng.float() < k - 1 - Math.floor(k - 1) ? 1 : 0);
+      // the draws that land in the stall, skipped to geometrically (a pull page is tens of reference pages)
+      for (let i = this.drawsToStall(); i < more; i += 1 + this.drawsToStall()) {
+        sum += (quantileAt(this.spec.spread, STALL_FROM + (1 - STALL_FROM) * this.rng.float()) - this.stallFrom) / this.spreadMean;
+      }
+    }
+    return sum * this.referenceService;
+  }
+
+  /** Draws of the spread before the next one above STALL_FROM (geometric). */
+  private drawsToStall(): number {
+    return Math.floor(Math.log(1 - this.rng.float()) / Math.log(STALL_FROM));
+  }
+
+  /** A page's jitter (drawJitter at that page's CPU). */
+  drawPageJitter(lists: number, entries: number, posts: number): number {
+    return this.spec ? this.drawJitter(this.pageCpu(lists, entries, posts)) : 0;
   }
 
   /**
@@ -142,7 +184,7 @@ export class ApiStage {
     const rtt = this.ctx.sc.infrastructure.costs.rtt;
     if (!this.spec) return { started: 0, listed: rtt };
     const arrived = this.spec.network / 2 + this.idleExtra(t);
-    const { wait, service } = this.serve(t + arrived, jittered(this.spec.cpuPerWrite, this.drawJitter()), weight, true);
+    const { wait, service } = this.serve(t + arrived, jittered(this.spec.cpuPerWrite, this.drawJitter(this.spec.cpuPerWrite)), weight, true);
     const started = arrived + wait;
     return { started, listed: started + Math.max(service, quantileAt(this.spec.postListed, this.listedRng.float())) };
   }

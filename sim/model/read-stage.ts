@@ -133,7 +133,7 @@ export class ReadStage {
       if (!ctx.spread) shardLoad.add(sh, listReadSeconds(costs, 1, e) * w, w);
     }
     const lists = listsPerPage(pulled);
-    latency += this.api.serveRead(now, lists, entries, pageSize, w, this.api.drawJitter());
+    latency += this.api.serveRead(now, lists, entries, pageSize, w, this.api.drawPageJitter(lists, entries, pageSize));
     latency += costs.rtt + maxWait + listReadSeconds(costs, lists, entries) + listWait;
     // round trip 2: hydrate the page's post bodies
     const bodyShard = rng.int(ctx.shards);

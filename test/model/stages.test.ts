@@ -86,13 +86,13 @@ describe('a whole post on one worker (worker.splitPosts: false, the reference wo
   });
 });
 
-const reads = (infra: string, sessionsPerUserPerDay: number, duration = '1h') =>
+const reads = (infra: string, sessionsPerUserPerDay: number, duration = '1h', pageSize = 20) =>
   scenarioFrom(`duration: ${duration}
 activity:
   postsPerUserPerDay: 0
   sessionsPerUserPerDay: ${sessionsPerUserPerDay}
   pagesPerSession: 1
-  pageSize: 20
+  pageSize: ${pageSize}
   dormantShare: 0
   diurnal: none
 infrastructure:
@@ -171,6 +171,27 @@ describe('the API tier', () => {
     expect(drawn.max).toBeGreaterThanOrEqual(0.001);
     expect(drawn.max).toBeLessThanOrEqual(0.009);
     expect(pulled('none').followerLag.mean).toBeCloseTo(0.0003, 9);
+  });
+
+  it("meets a page's stalls as often as its work: at 4x the reference page's CPU, the mean 3 stalls' worth up, the median where it was", () => {
+    // every request at its mean, but above the spread's p98 a stall rising to 6x (mean 1.075)
+    const run = (pageSize: number) => {
+      const sc = reads(`  costs: { rtt: 0s, zrange: 0s, mgetPerKey: 0s }
+  api: { instances: 50, network: 0s, cpuPerRead: 0s, cpuPerList: 0s, cpuPerPost: 100us, spread: { min: 1, p98: 1, p99: 6, max: 6 } }`, 864, '1h', pageSize);
+      return simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) }).reads.latency;
+    };
+    const reference = 0.002; // the reference page: 20 posts at 100 us, all it costs
+    const body = (cpu: number) => cpu + (1 / 1.075 - 1) * reference;
+    const one = run(20);
+    expect(one.mean).toBeCloseTo(reference, 4);
+    expect(one.p50).toBeCloseTo(body(0.002), 4);
+    // 80 posts: 4x the CPU, one draw whole and 3 for their stall alone: E[max(0, q - 1)] = 0.01 x 2.5 + 0.01 x 5
+    const four = run(80);
+    expect(four.mean).toBeCloseTo(0.008 + (3 * 0.075 * reference) / 1.075, 4);
+    expect(four.p50).toBeCloseTo(body(0.008), 4);
+    // a stall in 1 - 0.98^4 = 7.8% of them, against 2%: both p90s at the body, the heavier p99 a stall
+    expect(four.p90).toBeCloseTo(body(0.008), 4);
+    expect(four.p99 - body(0.008)).toBeGreaterThan((0.5 * 5 * reference) / 1.075);
   });
 
   it('is absent with api: none: a page is its Redis work only', () => {
