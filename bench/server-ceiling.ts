@@ -34,8 +34,8 @@ export interface CeilingReport {
   bodies: number;
 }
 
-/** One read's commands; resolves with the number of bodies fetched. */
-export async function ceilingRead(redis: Redis, job: Pick<CeilingJob, 'bodyPrefix' | 'page' | 'fetch' | 'leaseMs'>, keys: readonly string[], token: string): Promise<number> {
+/** One read's commands; resolves with the page's bodies as cached (JSON text; null for one not cached). */
+export async function ceilingRead(redis: Redis, job: Pick<CeilingJob, 'bodyPrefix' | 'page' | 'fetch' | 'leaseMs'>, keys: readonly string[], token: string): Promise<(string | null)[]> {
   const p = redis.pipeline();
   for (const key of keys) {
     p.pexpire(key, job.leaseMs);
@@ -61,8 +61,7 @@ export async function ceilingRead(redis: Redis, job: Pick<CeilingJob, 'bodyPrefi
     if (page.length === job.page) break;
     if (page[page.length - 1] !== e.id && !page.includes(e.id)) page.push(e.id);
   }
-  if (page.length > 0) await redis.mget(page.map((id) => job.bodyPrefix + id));
-  return page.length;
+  return page.length > 0 ? redis.mget(page.map((id) => job.bodyPrefix + id)) : [];
 }
 
 /** Run the job here: `inFlight` lanes on one connection; count the reads of the last durationMs. */
@@ -78,7 +77,7 @@ export async function runCeiling(job: CeilingJob): Promise<CeilingReport> {
     const lane = async () => {
       while (!stop) {
         const u = readers.int(job.lists.length);
-        const n = await ceilingRead(redis, job, job.lists[u], job.tokens[u]);
+        const n = (await ceilingRead(redis, job, job.lists[u], job.tokens[u])).length;
         if (counting) {
           reads++;
           bodies += n;

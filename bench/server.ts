@@ -5,7 +5,8 @@
 //     with ioredis, pipelined, no HTTP, no read-path code. Closed loop for the maximum; open loop
 //     (constant arrival rate, latency from the intended send time) at 50% and 90% of it.
 //     Targets (the performance issue's): max reads >= 50% of the ceiling, confirmed by wrk (Debian's,
-//     bench/server-wrk.ts) at the same connections; p99 < 10 ms at half load.
+//     bench/server-wrk.ts) at the same connection counts; p99 < 10 ms at half load, held against the floor:
+//     the same rate offered to a bare node:http server doing the same Redis work (bench/bare-server.ts).
 //  2. Fan-out: timeline writes per second of the real worker code (server/worker/fanout.ts) pushing
 //     one post to an author's 60,000 active followers, beside pipelined ZADD + trim of the same
 //     entries in the same batches. Target: >= 90% of the ceiling.
@@ -45,6 +46,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
@@ -85,7 +87,8 @@ import {
   type KeepAliveConnection,
   type OpenLoopResult,
 } from '../sim/replay/http-client.js';
-import { ceilingRead, runCeilingThreads } from './server-ceiling.js';
+import { ceilingRead, runCeilingThreads, type CeilingJob } from './server-ceiling.js';
+import { startBareServer } from './bare-server.js';
 import { wrkReads, wrkVersion } from './server-wrk.js';
 import { Cleanup } from './harness.js';
 
@@ -226,6 +229,7 @@ export async function benchServer(): Promise<void> {
     );
     if (Number.isNaN(reads.p99Half)) console.log('  RESULT feed reads: p99 at half load not measured (FEEDLAB_BENCH_OPEN_SHARES leaves out 0.5)');
     else console.log(`  RESULT feed reads: p99 at half load ${ms(reads.p99Half)} from intended send time (target < ${TARGET_P99_MS} ms): ${verdict(reads.p99Half < TARGET_P99_MS)}`);
+    console.log(`  RESULT feed reads: the floor's p99 at the same rate ${ms(reads.floorHalf)} (a bare node:http server doing the same Redis work): the server's is ${(reads.p99Half / reads.floorHalf).toFixed(1)}x it`);
     const fr = fanout.worker / fanout.ceiling;
     console.log(
       `  RESULT fan-out: worker ${fmt(fanout.worker)} timeline writes/s / ceiling ${fmt(fanout.ceiling)} writes/s = ${fr.toFixed(2)} (target >= ${TARGET_FANOUT_RATIO.toFixed(2)}): ${verdict(fr >= TARGET_FANOUT_RATIO)}`,
@@ -461,6 +465,39 @@ interface ReadFigures {
   p99Half: number;
   /** wrk's closed-loop rate, or why there is none. */
   wrk: number | string;
+  /** The bare node:http floor's p99 at the half-load rate, ms. */
+  floorHalf: number;
+}
+
+/**
+ * The floor (bench/bare-server.ts): the half-load rate offered the same way to a bare node:http
+ * server, in its own process, that does a read's Redis commands and splices the cached bodies into
+ * its answer, nothing else. Its p99 is what the machine allows a read at that rate.
+ */
+async function measureFloor(job: Omit<CeilingJob, 'inFlight'>, bearers: readonly string[], rate: number, server: ServerChild, cpu: CpuMeter, quiet: QuietGate): Promise<number> {
+  const bare = await startBareServer({ ...job, bearers: [...bearers] }, join(tmpdir(), `feedlab-bench-bare-${process.pid}.json`));
+  const conns = await openConnections(bare.host, bare.port, CONNECTIONS);
+  try {
+    const requests = bearers.map((t) => getRequest(`${bare.host}:${bare.port}`, `/v1/feed?limit=${PAGE}`, t));
+    const readers = new Rng(37);
+    const pick = () => requests[readers.int(requests.length)];
+    cpu.setProcesses(new Map([['server', server.proc.pid!], ['bare', bare.proc.pid!]]));
+    await quiet.wait();
+    await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
+    const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
+    if (r.errors > 0 || r.completed !== r.intended) throw new Error(`the floor answered ${r.completed} of ${r.intended} (${r.errors} errors: ${r.firstError})`);
+    const bareUs = fmt((r.cpu.processes.bare * 1e4) / r.achievedRate);
+    console.log(
+      `the floor: a bare node:http server (bench/bare-server.ts, its own process) doing a read's Redis commands and splicing the cached bodies, nothing else, at the half-load rate (${fmt(rate)}/s offered): ` +
+        `p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} (from actual send: p99 ${ms(pct(r.fromSent, 99))}); ` +
+        `its cpu per read ${bareUs} µs; ${cpuLine(r.cpu)}`,
+    );
+    return pct(r.fromIntended, 99);
+  } finally {
+    cpu.setProcesses(new Map([['server', server.proc.pid!]]));
+    for (const c of conns) c.close();
+    await bare.stop();
+  }
 }
 
 /** The maximum again with wrk (bench/server-wrk.ts) at the closed loop's connection counts (its best), or why not. */
@@ -644,8 +681,9 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
     }
     await new Promise((r) => setTimeout(r, 1_200)); // Postgres flushes its statistics within a second
     console.log(`  ${describeCounters(countersBefore, await scrapeCounters(conns[0], hostHeader), pgBefore, await postgresWork(store))}`);
+    const floorHalf = await measureFloor(ceiling.job, tokens, Math.round(maxHttp * 0.5), server, cpu, quiet);
 
-    return { maxHttp, ceiling: bestCeiling.rate, p99Half, wrk };
+    return { maxHttp, ceiling: bestCeiling.rate, p99Half, wrk, floorHalf };
   } finally {
     for (const c of conns) c.close();
   }
@@ -665,7 +703,7 @@ async function prepareCeiling(
   keys: Keyspace,
   cpu: CpuMeter,
   quiet: QuietGate,
-): Promise<{ measure(level: { threads: number; inFlight: number }, label: string): Promise<{ rate: number; share: CpuShare }> }> {
+): Promise<{ job: Omit<CeilingJob, 'inFlight'>; measure(level: { threads: number; inFlight: number }, label: string): Promise<{ rate: number; share: CpuShare }> }> {
   const lists = Array.from({ length: world.graph.users }, (_, u) => [
     keys.key(timelineKey(u)),
     keys.key(authorPostsKey(u)),
@@ -685,12 +723,13 @@ async function prepareCeiling(
   };
   // The ceiling's pages against the API's: the same number of bodies per read.
   let sampled = 0;
-  for (let u = 0; u < 200; u++) sampled += await ceilingRead(redis, job, lists[u], tokens[u]);
+  for (let u = 0; u < 200; u++) sampled += (await ceilingRead(redis, job, lists[u], tokens[u])).length;
   console.log(
     `feed read ceiling: the same Redis commands (PEXPIRE + ZREVRANGEBYSCORE per list and GET of the follows token, one pipeline; then MGET of ${(sampled / 200).toFixed(1)} bodies), ioredis, no HTTP ` +
       `(${CEILING_MS / 1000} s per level, one connection per thread):`,
   );
   return {
+    job,
     async measure({ threads, inFlight }, label) {
       await quiet.wait();
       const a = await cpu.snapshot();

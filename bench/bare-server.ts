@@ -1,0 +1,84 @@
+// The server benchmark's floor: a bare node:http server doing a feed read's Redis work and nothing
+// else, in a process of its own as `feedlab serve` is. GET /v1/feed answers the bearer token's
+// reader with the ceiling's read (bench/server-ceiling.ts: one pipeline of lease renewals, slices
+// and the follows token, then one MGET of the page's bodies) and the cached bodies spliced into the
+// JSON as they are. No framework, auth check, schema, metrics, cursor or fallback: what is left of a
+// read's p99 here at the same offered rate is what the machine, Node's event loop and Redis cost,
+// the floor the reference server's half-load p99 is held against.
+//
+// As a child: `node dist/bench/bare-server.js CONFIG.json` prints `bare listening on HOST:PORT`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { ceilingRead, type CeilingJob } from './server-ceiling.js';
+
+export type BareConfig = Pick<CeilingJob, 'redisUrl' | 'lists' | 'tokens' | 'bodyPrefix' | 'page' | 'fetch' | 'leaseMs'> & {
+  /** The bearer token of each reader, in the order of `lists`. */
+  bearers: string[];
+};
+
+async function serve(config: BareConfig): Promise<void> {
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, connectionName: 'feedlab-bench-bare' });
+  await redis.connect();
+  const readerOf = new Map(config.bearers.map((t, u) => [t, u]));
+  const server = createServer((req, res) => {
+    const u = readerOf.get((req.headers.authorization ?? '').slice('Bearer '.length));
+    if (u === undefined || !req.url?.startsWith('/v1/feed')) {
+      res.writeHead(u === undefined ? 401 : 404).end();
+      return;
+    }
+    ceilingRead(redis, config, config.lists[u], config.tokens[u]).then(
+      (bodies) => {
+        const body = `{"posts":[${bodies.filter((b) => b !== null).join(',')}],"nextCursor":null}`;
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
+      },
+      (err: Error) => res.writeHead(500).end(err.message),
+    );
+  });
+  server.keepAliveTimeout = 75_000;
+  server.listen(0, '127.0.0.1', () => {
+    const a = server.address() as AddressInfo;
+    console.log(`bare listening on ${a.address}:${a.port}`);
+  });
+  process.once('SIGTERM', () => {
+    server.close();
+    server.closeAllConnections();
+    redis.disconnect();
+  });
+}
+
+/** Start the floor in a child process; resolves once it listens. */
+export async function startBareServer(config: BareConfig, configPath: string): Promise<{ proc: ChildProcess; host: string; port: number; stop(): Promise<void> }> {
+  writeFileSync(configPath, JSON.stringify(config));
+  const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), configPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  const listening = await new Promise<RegExpExecArray | null>((resolve) => {
+    let out = '';
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const m = /bare listening on ([0-9.]+):(\d+)/.exec(out);
+      if (m) resolve(m);
+    });
+    void exited.then(() => resolve(null));
+  });
+  if (!listening) throw new Error('the bare floor server did not start');
+  return { proc, host: listening[1], port: Number(listening[2]), stop };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  serve(JSON.parse(readFileSync(process.argv[2], 'utf8')) as BareConfig).catch((err: Error) => {
+    console.error(`bare floor server: ${err.message}`);
+    process.exit(1);
+  });
+}
