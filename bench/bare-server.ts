@@ -8,7 +8,7 @@
 //
 // As a child: `node dist/bench/bare-server.js CONFIG.json` prints `bare listening on HOST:PORT`.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -50,12 +50,20 @@ async function serve(config: BareConfig): Promise<void> {
   });
 }
 
-/** Start the floor in a child process; resolves once it listens. */
+/** How long the floor may take to listen (it connects to Redis first). */
+const START_TIMEOUT_MS = 30_000;
+
+/** Start the floor in a child process; resolves once it listens. The child is killed if this process exits first. */
 export async function startBareServer(config: BareConfig, configPath: string): Promise<{ proc: ChildProcess; host: string; port: number; stop(): Promise<void> }> {
-  writeFileSync(configPath, JSON.stringify(config));
+  // the config holds bearer tokens: it is read once at the child's start and removed
+  writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
   const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), configPath], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const killOnExit = () => proc.kill('SIGKILL');
+  process.once('exit', killOnExit);
   const stop = async () => {
+    process.off('exit', killOnExit);
+    rmSync(configPath, { force: true });
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill('SIGTERM');
       const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
@@ -63,6 +71,7 @@ export async function startBareServer(config: BareConfig, configPath: string): P
       clearTimeout(timer);
     }
   };
+  let timer: NodeJS.Timeout | undefined;
   const listening = await new Promise<RegExpExecArray | null>((resolve) => {
     let out = '';
     proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
@@ -71,8 +80,14 @@ export async function startBareServer(config: BareConfig, configPath: string): P
       if (m) resolve(m);
     });
     void exited.then(() => resolve(null));
+    timer = setTimeout(() => resolve(null), START_TIMEOUT_MS);
   });
-  if (!listening) throw new Error('the bare floor server did not start');
+  clearTimeout(timer);
+  if (!listening) {
+    await stop();
+    throw new Error(`the bare floor server did not start within ${START_TIMEOUT_MS / 1000} s`);
+  }
+  rmSync(configPath, { force: true });
   return { proc, host: listening[1], port: Number(listening[2]), stop };
 }
 

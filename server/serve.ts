@@ -43,7 +43,7 @@ import { OutboxRelay } from './events/relay.js';
 import { createFeedService, type RedisFeedService } from './feed/service.js';
 import { DEFAULT_FOLLOWEE_TTL_MS } from './feed/followees.js';
 import { buildApp, metricNamesOf } from './http/app.js';
-import { FleetMetrics, isFleetMetric } from './http/fleet-metrics.js';
+import { FleetMetrics } from './http/fleet-metrics.js';
 import { MetricsRegistry } from './http/metrics.js';
 import { watchRuntime } from './http/runtime-metrics.js';
 import { migrate } from './store/migrate.js';
@@ -448,7 +448,7 @@ export async function startServer(config: ServeConfig, options: ServeOptions = {
     api.addHook('onRequest', async (request) => {
       if (request.method !== 'GET' || request.url.split('?', 1)[0] !== '/metrics') return;
       const names = metricNamesOf(request.query as { name?: string | string[] });
-      if (!names || names.some(isFleetMetric)) await fleet.refresh();
+      if (!names || names.some((n) => fleet.covers(n))) await fleet.refresh();
     });
 
     if (config.withWorker) {

@@ -70,7 +70,7 @@ async function outboxWaiting(store: Store): Promise<number> {
 const metricsConns = new WeakMap<MeasureContext, KeepAliveConnection>();
 /** The scrapes of one window, one at a time (the samplers and a fault's scrape share the connection). */
 const scrapes = new WeakMap<MeasureContext, Promise<unknown>>();
-/** Windows whose server refused a scrape of named metrics (an older one): they scrape whole. */
+/** Windows whose server refused a scrape of named metrics (one without the metric): they scrape whole. (An older server ignores ?name= and answers everything.) */
 const namesRefused = new WeakSet<MeasureContext>();
 /**
  * What the series samples every interval: the cold starts alone. A whole scrape held the server's

@@ -47,11 +47,6 @@ export const METRIC_FANOUT_LOOP_DELAY = 'feedlab_fanout_eventloop_delay_seconds'
 export const METRIC_FANOUT_WORKERS = 'feedlab_fanout_workers';
 export const METRIC_FANOUT_READ_FAILURES = 'feedlab_fanout_metrics_read_failures_total';
 
-/** Whether a metric is one of the workers' (read from Redis when a scrape asks for it). */
-export function isFleetMetric(name: string): boolean {
-  return name.startsWith('feedlab_fanout_');
-}
-
 /** Default: a worker that has not published for this long is left out (as readFleetMetrics does). */
 export const DEFAULT_FLEET_MAX_AGE_MS = 6 * METRICS_INTERVAL_MS;
 /** Default bound on the Redis read of one scrape. */
@@ -129,6 +124,8 @@ export class FleetMetrics {
   private readonly readTimeoutMs: number;
   private readonly clock: () => number;
   private inFlight: Promise<void> | null = null;
+  /** The metrics this mirrors. */
+  private readonly names: ReadonlySet<string>;
   /** The last document read from each field of the hash, and what it gave. */
   private readonly byField = new Map<string, { text: string; published: Published | null }>();
 
@@ -166,6 +163,7 @@ export class FleetMetrics {
     }
     this.workers = r.gauge(METRIC_FANOUT_WORKERS, `Fan-out worker processes whose metrics are in the feedlab_fanout_ figures (published within ${this.maxAgeMs / 1000} s)`);
     this.failures = r.counter(METRIC_FANOUT_READ_FAILURES, 'Scrapes that could not read the fan-out workers\' metrics from Redis (the last figures were shown)');
+    this.names = new Set([...Object.keys(this.histograms), ...[...this.counters.keys()].map(fanoutCounterName), METRIC_FANOUT_WORKERS, METRIC_FANOUT_READ_FAILURES]);
     // Both paths of each lag are shown from the start, zero until a worker reports.
     this.apply([]);
   }
@@ -175,6 +173,11 @@ export class FleetMetrics {
    * Redis does not answer within the read timeout the last figures stay and the failure is
    * counted. Concurrent scrapes share one read.
    */
+  /** Whether a metric is one of the workers' (read from Redis when a scrape names it). */
+  covers(name: string): boolean {
+    return this.names.has(name);
+  }
+
   refresh(): Promise<void> {
     this.inFlight ??= this.read().finally(() => (this.inFlight = null));
     return this.inFlight;

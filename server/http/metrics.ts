@@ -321,10 +321,10 @@ export class MetricsRegistry {
     return this.metrics.get(name);
   }
 
-  /** Every metric (or those named, in that order) in the Prometheus text format, in registration order. */
+  /** Every metric in the Prometheus text format in registration order, or those named, each once, in the order named. */
   async render(names?: readonly string[]): Promise<string> {
     if (!names) return this.prom.metrics();
-    const parts = await Promise.all(names.map((n) => this.prom.getSingleMetricAsString(n)));
+    const parts = await Promise.all([...new Set(names)].map((n) => this.prom.getSingleMetricAsString(n)));
     return parts.map((p) => p + '\n').join('');
   }
 }

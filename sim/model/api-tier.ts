@@ -1,6 +1,6 @@
 // The API tier: processes serving home-feed pages and posts on their cores (infrastructure.api).
 // A request's CPU time (a page: cpuPerRead + cpuPerList per merged list and cpuPerListEntry per entry
-// they return + cpuPerPost per hydrated post; a post: cpuPerWrite), times a draw from the service-time spread, queues for a core first
+// they return + cpuPerPost per hydrated post; a post: cpuPerWrite), moved by draws from the service-time spread (drawJitter), queues for a core first
 // come, first served, after the client's network hop. A Node process serves on one event loop, so a
 // core is a server and the Redis round trips of a request do not hold it.
 //
@@ -35,7 +35,7 @@ const REFERENCE_ENTRIES = SPREAD_REFERENCE_PAGE.entries;
  * spread's top 2% (calibrate's paced reads met a collection once in 80-110 reads, 2026-12-04; that
  * calibration's spread rose from 2.38 of the mean at p95 to 3.55 at p98 and 4.31 at p99). Taking
  * everything over the p90 as stalls put a pull replay's simulated read p99 at 1.49 of the measured;
- * the top 2%, at 0.92 (and threshold:1000's from 0.71 to 0.88, the compare bench's documents).
+ * the top 2%, at 0.90-0.92 (and threshold:1000's from 0.71 to 0.82-0.88, the compare bench's documents).
  */
 export const STALL_FROM = 0.98;
 /** A jitter below the mean never takes a request under this share of its CPU. */
@@ -62,6 +62,8 @@ export class ApiStage {
   private readonly rng: Rng;
   /** api.postListed's draws, a stream of their own (the other draws stay as they were without it). */
   private readonly listedRng: Rng;
+  /** The extra stall draws of requests heavier than the reference page, a stream of their own too. */
+  private readonly stallRng: Rng;
   private readonly spreadMean: number;
   /** The model's mean service of the page calibrate measures the spread on, at no load, and its CPU. */
   private readonly referenceService: number;
@@ -81,6 +83,7 @@ export class ApiStage {
     this.spec = spec;
     this.rng = Rng.derive(ctx.sc.seed, 'api');
     this.listedRng = Rng.derive(ctx.sc.seed, 'post-listed');
+    this.stallRng = Rng.derive(ctx.sc.seed, 'api-stalls');
     this.work = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.requests = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.spreadMean = spec ? quantileMean(spec.spread) : 1;
@@ -132,10 +135,10 @@ export class ApiStage {
     const k = this.referenceCpu > 0 ? cpu / this.referenceCpu : 1;
     // a spread without a tail above STALL_FROM (a constant one) has no stall to add, nor a draw to spend on it
     if (k > 1 && this.stallTop > this.stallFrom) {
-      const more = Math.floor(k - 1) + (this.rng.float() < k - 1 - Math.floor(k - 1) ? 1 : 0);
+      const more = Math.floor(k - 1) + (this.stallRng.float() < k - 1 - Math.floor(k - 1) ? 1 : 0);
       // the draws that land in the stall, skipped to geometrically (a pull page is tens of reference pages)
       for (let i = this.drawsToStall(); i < more; i += 1 + this.drawsToStall()) {
-        sum += (quantileAt(this.spec.spread, STALL_FROM + (1 - STALL_FROM) * this.rng.float()) - this.stallFrom) / this.spreadMean;
+        sum += (quantileAt(this.spec.spread, STALL_FROM + (1 - STALL_FROM) * this.stallRng.float()) - this.stallFrom) / this.spreadMean;
       }
     }
     return sum * this.referenceService;
@@ -143,7 +146,7 @@ export class ApiStage {
 
   /** Draws of the spread before the next one above STALL_FROM (geometric). */
   private drawsToStall(): number {
-    return Math.floor(Math.log(1 - this.rng.float()) / Math.log(STALL_FROM));
+    return Math.floor(Math.log(1 - this.stallRng.float()) / Math.log(STALL_FROM));
   }
 
   /** A page's jitter (drawJitter at that page's CPU). */

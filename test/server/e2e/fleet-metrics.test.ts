@@ -162,6 +162,9 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
     let now = 1_000_000;
     const registry = new MetricsRegistry();
     const fleet = new FleetMetrics({ registry, redis, keys, maxAgeMs: 30_000, clock: () => now });
+    // what a scrape naming metrics reads Redis for: the workers' own, not the API's backlog gauge
+    expect([fleet.covers('feedlab_fanout_lag_seconds'), fleet.covers('feedlab_fanout_events_created_total'), fleet.covers('feedlab_fanout_workers')]).toEqual([true, true, true]);
+    expect([fleet.covers('feedlab_fanout_backlog_events'), fleet.covers('feedlab_feed_latency_seconds')]).toEqual([false, false]);
     const count = async () => /feedlab_fanout_lag_seconds_count\{path="push"\} (\d+)\n/.exec(await registry.render())?.[1];
     const publish = (field: string, lags: number[], at: number) => redis.hset(keys.key(METRICS_KEY), field, JSON.stringify(worker(lags).exportMetrics(field, at)));
     await redis.del(keys.key(METRICS_KEY));
