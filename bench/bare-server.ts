@@ -13,6 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { stopChild } from './harness.js';
 import { ceilingRead, type CeilingJob } from './server-ceiling.js';
 
 export type BareConfig = Pick<CeilingJob, 'redisUrl' | 'lists' | 'tokens' | 'bodyPrefix' | 'page' | 'fetch' | 'leaseMs'> & {
@@ -64,12 +65,7 @@ export async function startBareServer(config: BareConfig, configPath: string): P
   const stop = async () => {
     process.off('exit', killOnExit);
     rmSync(configPath, { force: true });
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(proc, exited);
   };
   let timer: NodeJS.Timeout | undefined;
   const listening = await new Promise<RegExpExecArray | null>((resolve) => {

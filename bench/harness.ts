@@ -1,8 +1,17 @@
 // What the live benchmarks (server.ts, replay.ts, replay-end-to-end.ts, compare.ts) share: cleanups
 // that run once on success, failure and interruption alike, the signals that trigger them, the CLI
-// run as a user runs it, and number formats.
-import { spawn } from 'node:child_process';
+// run as a user runs it, a child process stopped, and number formats.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI_MAIN } from '../cli/replay/processes.js';
+
+/** Stop a child process (`exited`: its exit): SIGTERM, then SIGKILL if it is still there after 5 s. */
+export async function stopChild(proc: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
 
 /** Cleanups run once, last registered first, on success, failure and interruption alike. */
 export class Cleanup {

@@ -90,7 +90,7 @@ import {
 import { ceilingRead, runCeilingThreads, type CeilingJob } from './server-ceiling.js';
 import { startBareServer } from './bare-server.js';
 import { wrkReads, wrkVersion } from './server-wrk.js';
-import { Cleanup } from './harness.js';
+import { Cleanup, stopChild } from './harness.js';
 
 // ---- the world ----
 const USERS = 5_000;
@@ -383,12 +383,7 @@ async function startServerChild(schema: string, prefix: string): Promise<ServerC
   process.once('exit', killOnExit);
   const stop = async () => {
     process.off('exit', killOnExit);
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(proc, exited);
     // Diagnosis only: the server's output (with e.g. --trace-gc in FEEDLAB_BENCH_SERVER_NODE_ARGS).
     if (process.env.FEEDLAB_BENCH_SERVER_LOG) writeFileSync(process.env.FEEDLAB_BENCH_SERVER_LOG, lines.join('\n') + '\n');
   };
