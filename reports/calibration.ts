@@ -77,6 +77,12 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       return a ? `GET /healthz ${us(a.trivialRoundTrip.median)} less its CPU ${us(a.trivialCpu.median)}` : 'not measured';
     case 'api.idleOverhead':
       return a ? `paced reads' mean service ${us(a.service.mean)} less the fits' ${us(a.service.modelled ?? NaN)}` : 'not measured';
+    case 'api.idleCpu':
+      return a?.service.cpu
+        ? `paced reads' server CPU ${spread(a.service.cpu)} (less its ${us(a.service.idleCpuPerSecond?.median ?? NaN)} a second with no request) less the fits' CPU for the page, at most api.idleOverhead`
+        : 'not measured';
+    case 'api.backgroundCpu':
+      return a?.service.idleCpuPerSecond ? `the server alone, its CPU a second: ${spread(a.service.idleCpuPerSecond)}` : 'not measured';
     case 'api.spread':
       return a ? `one at a time with idle gaps, n ${a.service.n}, mean service time ${us(a.service.mean)}` : 'not measured';
     case 'api.postListed':

@@ -23,6 +23,8 @@ export function formatFigure(unit: FigureUnit, v: number | null | undefined): st
     case 'commands':
     case 'writes':
       return formatCount(v);
+    case 'cores':
+      return `${Number(v.toPrecision(3))} cores`;
   }
 }
 

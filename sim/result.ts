@@ -96,6 +96,8 @@ export interface RunResult {
       rebuilds: number;
       postgresUtilisation: number;
     };
+    /** The API tier (a simulation with one): processes, cores, their utilisation and CPU in cores (absent from replays and older documents). */
+    api?: { instances: number; servers: number; utilisation: number; cpuCores: number } | null;
     slo: SloVerdict;
   };
   events: FiredEvent[];
@@ -222,6 +224,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
         rebuilds: m.reads.rebuilds,
         postgresUtilisation: m.reads.postgresUtilisation,
       },
+      api: m.api,
     },
     events: m.events,
     series: {

@@ -13,7 +13,7 @@
 // service time is that quantile of the latency less the network; the spread is each over the mean.
 import * as hdr from 'hdr-histogram-js';
 import { firstSlice } from '../../core/read-plan.js';
-import { CpuMeter } from '../../sim/replay/cpu.js';
+import { CpuMeter, processCpuSeconds } from '../../sim/replay/cpu.js';
 import { closedLoop, getRequest, newHistogram, openConnections, postRequest, request, type ClosedLoopResult, type KeepAliveConnection } from '../../sim/replay/http-client.js';
 import { Rng } from '../../core/random.js';
 import { sleep } from './pace.js';
@@ -61,7 +61,7 @@ export async function measureApi(t: ApiTarget, rounds: Rounds): Promise<Omit<Api
   try {
     const cpu = await cpuFits(t, conns, meter, rounds);
     const network = await trivialRequests(t, one, meter, rounds);
-    const service = await serviceTimes(t, one, rounds, Math.max(0, network.roundTrip.median - network.cpu.median), t.seed);
+    const service = await serviceTimes(t, one, rounds, Math.max(0, network.roundTrip.median - network.cpu.median), t.seed, t.serverPid);
     return { ...cpu, trivialRoundTrip: network.roundTrip, trivialCpu: network.cpu, service };
   } finally {
     for (const c of conns) c.close();
@@ -133,14 +133,20 @@ async function trivialRequests(t: ApiTarget, one: KeepAliveConnection[], meter: 
 
 /**
  * Reads of the shared shape one at a time, an idle gap between them (CALIBRATE.pace): the latency
- * histogram over every sample, less the network (see the header).
+ * histogram over every sample, less the network (see the header); and the server's CPU per read at
+ * that pace (each sample's CPU over its reads, less what the server burns with no request at all
+ * over as long: its timers, the relay's polls): what a paced read costs the server's core, which
+ * the closed loops' fits do not see.
  */
-async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], rounds: Rounds, network: number, seed: number): Promise<ApiMeasurements['service']> {
+async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], rounds: Rounds, network: number, seed: number, pid: number): Promise<ApiMeasurements['service']> {
   const a = CALIBRATE.api;
   const pick = readsOf(t, a.pulledAt, a.pageSizeAt);
   const all: hdr.Histogram = newHistogram();
   const gaps = new Rng(seed);
+  const paced: { cpu: number; seconds: number }[] = [];
   await inRounds(rounds, async (keep) => {
+    const cpu0 = processCpuSeconds(pid);
+    const wall0 = performance.now();
     for (let i = 0; i < CALIBRATE.spread.readsPerSample; i++) {
       await sleep(gaps.exponential(1 / CALIBRATE.pace.meanGapMs));
       const t0 = performance.now();
@@ -149,9 +155,21 @@ async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], rounds: Ro
       if (r.status !== 200) throw new Error(`calibrate: a feed read answered ${r.status}`);
       if (keep) all.recordValue(Math.round(us));
     }
+    if (keep) paced.push({ cpu: processCpuSeconds(pid) - cpu0, seconds: (performance.now() - wall0) / 1000 });
   });
+  // then the server alone, as many seconds as samples (after the reads: none of them is the first
+  // after a long idle spell)
+  const idle: number[] = [];
+  for (let i = 0; i < paced.length; i++) {
+    const cpu0 = processCpuSeconds(pid);
+    const wall0 = performance.now();
+    await sleep(CALIBRATE.spread.quietMs);
+    idle.push((processCpuSeconds(pid) - cpu0) / ((performance.now() - wall0) / 1000));
+  }
+  const quiet = spreadOf(idle);
+  const cpus = paced.map((r) => (r.cpu - quiet.median * r.seconds) / CALIBRATE.spread.readsPerSample);
   const points = QUANTILES.map((p) => ({ p, value: all.getValueAtPercentile(p * 100) / 1e6 - network }));
-  return { points, n: all.totalCount, mean: all.mean / 1e6 - network };
+  return { points, n: all.totalCount, mean: all.mean / 1e6 - network, cpu: spreadOf(cpus), idleCpuPerSecond: quiet };
 }
 
 /** POST /v1/posts in a closed loop: the server's CPU per post (the outbox relay's share included). */

@@ -23,7 +23,7 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
     rebuild: r * (0.2 + (CALIBRATE.rebuild.perSample * CALIBRATE.pace.meanGapMs) / 1000),
     ...(selfContained
       ? {
-          'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.readsPerSample * (CALIBRATE.pace.meanGapMs + 1) + 100) / 1000,
+          'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.readsPerSample * (CALIBRATE.pace.meanGapMs + 1) + CALIBRATE.spread.quietMs + 100) / 1000,
           'post to log': r * (p.postsPerSample / p.perSecond) + p.relaySettleMs / 1000,
           // each pace's posts, then the worker's next publication (every 5 s)
           'statements by idle': CALIBRATE.statementsByIdle.perSecond.reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + 5, 0),

@@ -68,8 +68,12 @@ export const CALIBRATE = {
    * tens of milliseconds apart, and a process woken from idle answers slower than one kept busy.
    */
   pace: { meanGapMs: 25 },
-  /** Reads one at a time, paced, for the service-time spread: this many per sample. */
-  spread: { readsPerSample: 150 },
+  /**
+   * Reads one at a time, paced, for the service-time spread: this many per sample; then the server
+   * left alone this long, for its CPU with no request (/proc counts 10 ms ticks: a second reads its
+   * timers' few ms to a tick, and costs calibrate a second a sample).
+   */
+  spread: { readsPerSample: 150, quietMs: 1000 },
   /**
    * Posts sent at random (Poisson) times, per sample, at this rate (a replay's pace); then the event
    * log read. A fan-out worker takes them meanwhile (its stages). 150 a sample, 750 in all: the p99

@@ -25,6 +25,7 @@ function chartUnit(unit: FigureUnit): [CompareUnit, number] {
       return ['rate', 1];
     case 'commands':
     case 'writes':
+    case 'cores':
       return ['count', 1];
   }
 }

@@ -45,9 +45,11 @@ export interface ApiMeasurements {
   /**
    * Reads of the shape `at`, one at a time with idle gaps between them (a replay's pace): latency
    * less the network, as quantiles (seconds), and its mean; `modelled`: what the fits give the same
-   * page (its CPU, two round trips and its Redis work), set when the file is written.
+   * page (its CPU, two round trips and its Redis work), set when the file is written; `cpu`: the
+   * server's CPU per such read, less what it burns with no request (`idleCpuPerSecond`, its timers
+   * and polls) over the same time (absent from calibrations before 2026-12-05).
    */
-  service: Distribution & { mean: number; modelled?: number };
+  service: Distribution & { mean: number; modelled?: number; cpu?: Spread; idleCpuPerSecond?: Spread };
 }
 
 /**
@@ -156,7 +158,7 @@ export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
   costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string>; eventStatementsByIdle?: Record<string, string> };
   postToLog?: Record<string, string>;
-  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead', string>> & { spread?: Record<string, number>; postListed?: Record<string, string> };
+  api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead' | 'idleCpu', string>> & { backgroundCpu?: number } & { spread?: Record<string, number>; postListed?: Record<string, string> };
 }
 
 /** A duration as the scenario format writes it, to four significant digits: 95.12us, 6.1ms, 1.2s. */
@@ -397,8 +399,17 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     if (!listsBad && !postsBad && base > 0 && Number.isFinite(zrange) && m.mgetPerKey) {
       const redisLists = zrange * a.at.lists + zrangePerEntry * (zrangePerEntry > 0 ? entries || firstSliceOfShape(a) : 0);
       s.modelled = base + shapeLists + a.posts.slope * a.at.posts + 2 * m.rtt.median + redisLists + m.mgetPerKey.median * a.at.posts;
-      api.idleOverhead = durationText(Math.max(0, s.mean - s.modelled));
-    } else refuse(['api.idleOverhead'], 'idle overhead: needs the CPU fits, the page read and the MGET');
+      const idle = Math.max(0, s.mean - s.modelled);
+      api.idleOverhead = durationText(idle);
+      // what of it the server spends on its own core: a paced read's CPU beyond the fits' for the page
+      if (s.cpu && !refuse(['api.idleCpu'], unsoundCost("a paced read's CPU", s.cpu))) {
+        api.idleCpu = durationText(Math.min(idle, Math.max(0, s.cpu.median - (base + shapeLists + a.posts.slope * a.at.posts))));
+      }
+    } else refuse(['api.idleOverhead', 'api.idleCpu'], 'idle overhead: needs the CPU fits, the page read and the MGET');
+    const quiet = s.idleCpuPerSecond;
+    if (quiet && !refuse(['api.backgroundCpu'], quiet.n > 0 && quiet.median >= 0 ? null : 'the server with no request: no CPU sample')) {
+      api.backgroundCpu = Number(quiet.median.toPrecision(3));
+    }
     if (Object.keys(api).length > 0) block.api = api;
   }
   if (m.postListed && !refuse(['api.postListed'], unsoundDistribution("a post's creation to its author's list", m.postListed))) {

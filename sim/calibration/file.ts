@@ -32,6 +32,8 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'api.cpuPerWrite': 'CPU per POST /v1/posts, the outbox relay included',
   'api.network': 'the HTTP round trip of GET /healthz, one at a time, less its CPU (0 when not above it)',
   'api.idleOverhead': "a paced read's mean service time beyond what the fits above give that page (its CPU, two round trips, its Redis work): the cost of finding the server idle",
+  'api.idleCpu': "of api.idleOverhead, the server's own CPU: a paced read's CPU (from /proc, less the server's CPU with no request over as long) beyond the fits' CPU for that page",
+  'api.backgroundCpu': "cores the server process keeps busy with no request (its timers, the relay's polls): its CPU from /proc over a second a sample, left alone after the paced reads",
   'api.spread': "a read's service time over its mean, one request at a time with idle gaps (a replay's pace): latency less api.network",
   'api.postListed': "the hop's posts: the server's own time from a post's creation to its author's list holding it (Server-Timing `listed` on each 201; a pulled post is delivered from then)",
 };
@@ -86,6 +88,8 @@ function provenanceBlock(doc: CalibrationDocument): object {
               trivialRoundTrip: spread(api.trivialRoundTrip),
               trivialCpu: spread(api.trivialCpu),
               serviceTime: { mean: durationText(api.service.mean), ...distribution(api.service) },
+              ...(api.service.cpu ? { pacedReadCpu: spread(api.service.cpu) } : {}),
+              ...(api.service.idleCpuPerSecond ? { cpuPerSecondWithoutRequests: spread(api.service.idleCpuPerSecond) } : {}),
             },
           }
         : {}),

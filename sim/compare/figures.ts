@@ -7,7 +7,7 @@
 // finds in Redis. Which of the two it is, is said ("not measured", "not modelled").
 import type { RunResult, StageId } from '../result.js';
 
-export type FigureUnit = 's' | 'ms' | 'bytes' | 'writes/s' | 'commands' | 'writes';
+export type FigureUnit = 's' | 'ms' | 'bytes' | 'writes/s' | 'commands' | 'writes' | 'cores';
 
 export const FIGURE_IDS = [
   'lag_p50',
@@ -30,6 +30,7 @@ export const FIGURE_IDS = [
   'read_p50',
   'read_p99',
   'commands_per_read',
+  'api_cpu',
   'stage_post_to_log_p50',
   'stage_post_to_log_p99',
   'stage_pickup_mean',
@@ -190,6 +191,14 @@ export const FIGURES: readonly FigureDef[] = [
     group: 'reads',
     about: "Redis commands of a session's first page (a replay's over a window of nothing but first pages; a simulation's over its sessions' first pages, or every page in an older document)",
     read: (r) => r.summary.reads.redisOpsPerRead.firstPages ?? r.summary.reads.redisOpsPerRead.mean,
+  },
+  {
+    id: 'api_cpu',
+    label: 'API CPU, cores busy (mean)',
+    unit: 'cores',
+    group: 'reads',
+    about: "the API tier's CPU over the run: a simulation's, before shared cores stretch it (older documents have none); a replay's `feedlab serve` process from /proc (its outbox relay and timers included)",
+    read: (r) => (r.source === 'replay' ? (r.replay?.cpu.share ? r.replay.cpu.share.server / 100 : null) : (r.summary.api?.cpuCores ?? null)),
   },
   stage('stage_post_to_log_p50', 'postToLog', 'p50', "stage: a post's commit to its event in the log, p50", "the outbox relay and the event log: a post's createdAt to its stream entry's ms (a simulation: its postToLog draws)"),
   stage('stage_post_to_log_p99', 'postToLog', 'p99', "stage: a post's commit to its event in the log, p99", "the same, p99"),

@@ -45,6 +45,8 @@ function jittered(cpu: number, jitter: number): number {
   return Math.max(cpu * JITTER_FLOOR, cpu + jitter);
 }
 
+const NO_IDLE_EXTRA = { wait: 0, cpu: 0 } as const;
+
 /** Seconds of load a scaled run's Erlang waits are drawn at. */
 const ERLANG_WINDOW_SECONDS = 60;
 
@@ -56,8 +58,12 @@ export class ApiStage {
   /** API processes (resolved from `none`), and their cores. */
   readonly instances: number;
   readonly servers: number;
-  /** CPU seconds handed out, for utilisation. */
+  /** Core seconds handed out (CPU stretched by the shared cores), for utilisation. */
   busySeconds = 0;
+  /** CPU seconds of requests before the stretch. */
+  cpuSeconds = 0;
+  /** Cores the tier keeps busy with no request (api.backgroundCpu on every process). */
+  private readonly background: number;
   private readonly exact: WorkerPool | null;
   private readonly rng: Rng;
   /** api.postListed's draws, a stream of their own (the other draws stay as they were without it). */
@@ -98,10 +104,12 @@ export class ApiStage {
     if (!spec) {
       this.instances = 0;
       this.servers = 0;
+      this.background = 0;
       this.exact = null;
       return;
     }
     this.instances = spec.instances ?? autoInstances(ctx, spec);
+    this.background = spec.backgroundCpu * this.instances;
     this.servers = this.instances * spec.coresPerInstance;
     this.exact = ctx.spread ? null : new WorkerPool(this.servers, 1, 0, Infinity, ctx.duration);
   }
@@ -160,20 +168,24 @@ export class ApiStage {
    */
   serveRead(t: number, lists: number, entries: number, posts: number, weight: number, jitter: number): number {
     if (!this.spec) return 0;
-    return this.spec.network + this.idleExtra(t) + this.serve(t, jittered(this.pageCpu(lists, entries, posts), jitter), weight);
+    const idle = this.idleExtra(t);
+    return this.spec.network + idle.wait + this.serve(t, jittered(this.pageCpu(lists, entries, posts), jitter) + idle.cpu, weight);
   }
 
   /**
    * What finding the tier idle adds to a request at t (api.idleOverhead): all of it when the cores
-   * were idle over the last second, none when they were fully busy. It is waiting, not CPU: no core
-   * is held for it.
+   * were idle over the last second, none when they were fully busy. Its api.idleCpu share is the
+   * process's own CPU and holds the core (calibrate's paced reads cost the server 1.3 ms of CPU
+   * where the closed loops' fits give 0.4, 2026-12-05, and a replay's server burned as much a
+   * request); the rest is waiting, with no core held.
    */
-  private idleExtra(t: number): number {
-    const idle = this.spec!.idleOverhead;
-    if (idle === 0) return 0;
+  private idleExtra(t: number): { wait: number; cpu: number } {
+    const { idleOverhead, idleCpu } = this.spec!;
+    if (idleOverhead === 0) return NO_IDLE_EXTRA;
     const prev = Math.floor(t) - 1;
-    const busy = prev < 0 ? 0 : Math.min(1, this.work[Math.min(prev, this.work.length - 1)] / this.servers);
-    return idle * (1 - busy);
+    const fresh = 1 - Math.min(1, ((prev < 0 ? 0 : this.work[Math.min(prev, this.work.length - 1)]) + this.background) / this.servers);
+    const cpu = Math.min(idleCpu, idleOverhead);
+    return { wait: (idleOverhead - cpu) * fresh, cpu: cpu * fresh };
   }
 
   /**
@@ -186,8 +198,9 @@ export class ApiStage {
   acceptPost(t: number, weight: number): { started: number; listed: number } {
     const rtt = this.ctx.sc.infrastructure.costs.rtt;
     if (!this.spec) return { started: 0, listed: rtt };
-    const arrived = this.spec.network / 2 + this.idleExtra(t);
-    const { wait, service } = this.serve(t + arrived, jittered(this.spec.cpuPerWrite, this.drawJitter(this.spec.cpuPerWrite)), weight, true);
+    const idle = this.idleExtra(t);
+    const arrived = this.spec.network / 2 + idle.wait;
+    const { wait, service } = this.serve(t + arrived, jittered(this.spec.cpuPerWrite, this.drawJitter(this.spec.cpuPerWrite)) + idle.cpu, weight, true);
     const started = arrived + wait;
     return { started, listed: started + Math.max(service, quantileAt(this.spec.postListed, this.listedRng.float())) };
   }
@@ -200,6 +213,7 @@ export class ApiStage {
     this.work[sec] += service * weight;
     this.requests[sec] += weight;
     this.busySeconds += service * weight;
+    this.cpuSeconds += cpu * weight;
     this.machine.addWork(t, service * weight);
     const wait = this.exact ? this.exact.submit(t, service) - t - service : this.erlangWait(sec);
     return parts ? { wait, service } : wait + service;
@@ -217,14 +231,19 @@ export class ApiStage {
     if (requests === 0) return 0;
     const meanService = work / requests;
     // an overloaded tier's queue would grow without bound; its wait is drawn near saturation instead
-    const rho = Math.min(0.99, work / ((sec - from) * this.servers));
+    const rho = Math.min(0.99, (work + this.background * (sec - from)) / ((sec - from) * this.servers));
     if (this.rng.float() >= erlangC(this.servers, rho)) return 0;
     return this.rng.exponential((this.servers * (1 - rho)) / meanService);
   }
 
-  /** The tier's mean utilisation over `seconds`. */
+  /** The tier's mean utilisation over `seconds`, its background included. */
   utilisation(seconds: number): number {
-    return this.servers > 0 ? this.busySeconds / (this.servers * seconds) : 0;
+    return this.servers > 0 ? (this.busySeconds + this.background * seconds) / (this.servers * seconds) : 0;
+  }
+
+  /** The tier's CPU in cores over `seconds` (before the shared cores' stretch), its background included. */
+  cpuCores(seconds: number): number {
+    return seconds > 0 ? this.cpuSeconds / seconds + this.background : 0;
   }
 }
 

@@ -68,7 +68,8 @@ export interface SimulationMetrics {
     postgresUtilisation: number;
   };
   /** The API tier as simulated (null: none): its processes (resolved when sized automatically), cores and mean utilisation. */
-  api: { instances: number; servers: number; utilisation: number } | null;
+  /** `cpuCores`: the tier's CPU seconds a second, before the shared cores' stretch (what /proc counts). */
+  api: { instances: number; servers: number; utilisation: number; cpuCores: number } | null;
   /** Services sharing cores (infrastructure.cores): the highest utilisation of them in any second. */
   sharedCores: { cores: number; peakUtilisation: number } | null;
   series: {

@@ -90,7 +90,7 @@ export function summarize(ctx: ModelContext, fanout: FanoutStage, reads: ReadSta
       rebuilds: count.rebuilds,
       postgresUtilisation: reads.postgres.busySeconds / (infra.postgresConnections * ran),
     },
-    api: api.spec ? { instances: api.instances, servers: api.servers, utilisation: api.utilisation(ran) } : null,
+    api: api.spec ? { instances: api.instances, servers: api.servers, utilisation: api.utilisation(ran), cpuCores: api.cpuCores(ran) } : null,
     sharedCores: machine.cores === null ? null : { cores: machine.cores, peakUtilisation: machine.peakUtilisation },
     series: {
       intervalSeconds: SERIES_INTERVAL,

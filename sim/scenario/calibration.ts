@@ -40,6 +40,8 @@ export const CALIBRATED_KEYS = [
   'api.cpuPerWrite',
   'api.network',
   'api.idleOverhead',
+  'api.idleCpu',
+  'api.backgroundCpu',
   'api.spread',
   'api.postListed',
 ] as const;

@@ -555,9 +555,20 @@ export const scenarioSchema: ObjectSpec = {
             ),
             network: duration("the client's round trip to the API", '0.2ms'),
             idleOverhead: duration(
-              'time a request loses when it finds the API idle (waking the process, cold caches): all of it at no load, none at full load; not CPU',
+              'time a request loses when it finds the API idle (waking the process, cold caches): all of it at no load, none at full load',
               '0s',
             ),
+            idleCpu: duration(
+              "the part of idleOverhead that is the API's own CPU: it holds the core, so requests queue behind it (at most idleOverhead; the rest is waiting)",
+              '0s',
+            ),
+            backgroundCpu: {
+              type: 'number',
+              description: "cores each API process keeps busy with no request at all (its timers, the outbox relay's polls): counted in its CPU and utilisation",
+              default: 0,
+              min: 0,
+              max: 1,
+            },
             spread: latencyDistribution('service time over its mean, as quantiles (1: every request the same)', 1, { unit: 'number' }),
           },
         },

@@ -124,8 +124,12 @@ export interface ApiTier {
   postListed: QuantileDistribution;
   /** The client's round trip to the API. */
   network: number;
-  /** Time a request loses when it finds the API idle, shrinking with the tier's utilisation (not CPU). */
+  /** Time a request loses when it finds the API idle, shrinking with the tier's utilisation. */
   idleOverhead: number;
+  /** Of idleOverhead, the API's own CPU (holding the core); the rest is waiting. */
+  idleCpu: number;
+  /** Cores each process keeps busy with no request (timers, the relay's polls). */
+  backgroundCpu: number;
   /** Service time over its mean. */
   spread: QuantileDistribution;
 }

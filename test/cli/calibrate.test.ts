@@ -109,7 +109,7 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     const idleKeys = ['costs.eventStatementsByIdle', 'costs.eventStatementsGap'];
     expect(refused.filter((x) => x.notMeasured).map((x) => x.key)).toEqual([...CALIBRATED_KEYS.filter((k) => k.startsWith('api.')), ...idleKeys]);
     expect(r.stderr).toMatch(/^feedlab: calibrate did not measure costs\.eventStatementsByIdle, costs\.eventStatementsGap: a worker's statement by its idle time needs posts at paces calibrate chooses, and it posts nothing to a target/m);
-    expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.cpuPerRead, api\.cpuPerList, api\.cpuPerListEntry, api\.cpuPerPost, api\.cpuPerWrite, api\.network, api\.idleOverhead, api\.spread: the server's CPU is read from its process on this machine/m);
+    expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.cpuPerRead, api\.cpuPerList, api\.cpuPerListEntry, api\.cpuPerPost, api\.cpuPerWrite, api\.network, api\.idleOverhead, api\.idleCpu, api\.backgroundCpu, api\.spread: the server's CPU is read from its process on this machine/m);
     expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.postListed: a post's time to its author's list comes from the 201s of posts calibrate sends, and it posts nothing to a target/m);
     expect(doc.infrastructure.api).toBeUndefined();
     // every other key is written, or refused as unsound

@@ -109,7 +109,7 @@ describe('the API tier', () => {
   api: { instances: 50, network: 0.2ms, cpuPerRead: 300us, cpuPerList: 20us, cpuPerPost: 10us }`, 10);
     const m = simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
     expect(m.reads.latency.p50).toBeCloseTo(0.0002 + 0.0003 + 2 * 0.00002 + 20 * 0.00001 + 0.00067, 6);
-    expect(m.api).toEqual({ instances: 50, servers: 50, utilisation: expect.any(Number) });
+    expect(m.api).toEqual({ instances: 50, servers: 50, utilisation: expect.any(Number), cpuCores: expect.any(Number) });
   });
 
   it('charges a list per entry only for what it holds: empty timelines and own lists cost their fixed part alone', () => {
@@ -155,6 +155,28 @@ describe('the API tier', () => {
     const busy = run('2ms', 6048).reads.latency.mean - run('0s', 6048).reads.latency.mean;
     expect(busy).toBeGreaterThan(0.002 * 0.2);
     expect(busy).toBeLessThan(0.002 * 0.45);
+  });
+
+  it("holds the core for idleCpu's share of the idle cost: the tier's utilisation counts it, and reads queue behind it", () => {
+    const api = (cpu: string) => `  costs: { rtt: 0s, zrange: 0s, mgetPerKey: 0s }\n  api: { instances: 1, network: 0s, cpuPerRead: 10ms, cpuPerList: 0s, cpuPerPost: 0s, idleOverhead: 2ms, idleCpu: ${cpu} }`;
+    const run = (cpu: string, sessions: number) => {
+      const sc = reads(api(cpu), sessions);
+      return simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) });
+    };
+    // 10 pages/s of 10 ms: u = 0.1 + 10 x 2 ms x (1 - u) at the fixed point, u = 0.12 / 1.02; waiting holds no core
+    expect(run('0s', 864).api!.utilisation).toBeCloseTo(0.1, 2);
+    expect(run('2ms', 864).api!.utilisation).toBeCloseTo(0.12 / 1.02, 2);
+    // 70 pages/s: u = 0.84 / 1.14; the page waits no less in all, and its queue grows
+    const held = run('2ms', 6048);
+    const waiting = run('0s', 6048);
+    expect(held.api!.utilisation).toBeCloseTo(0.84 / 1.14, 2);
+    expect(held.reads.latency.p99).toBeGreaterThan(1.1 * waiting.reads.latency.p99);
+    // a process's background (its timers, the relay's polls) counts in its CPU and utilisation
+    const quiet = reads(api('0s').replace('idleOverhead: 2ms', 'idleOverhead: 0s, backgroundCpu: 0.05'), 864);
+    const m = simulate({ scenario: quiet, population: buildPopulation(graph, quiet), policy: basePolicy(quiet) }).api!;
+    expect(m.utilisation).toBeCloseTo(0.15, 2);
+    expect(m.cpuCores).toBeCloseTo(0.15, 2);
+    expect(() => reads(api('3ms'), 864)).toThrow(/infrastructure\.api\.idleCpu: 3 ms is above infrastructure\.api\.idleOverhead \(2 ms\); it is the part of it that is CPU/);
   });
 
   it("delivers a pulled post when its author's list holds it: api.postListed's draw, the CPU at least, a round trip without the tier", () => {

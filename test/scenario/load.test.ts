@@ -15,7 +15,7 @@ const STAGE_COSTS = { expandPerFollower: 2e-6, eventStatements: { points: [{ p: 
 const STAGES = {
   worker: { splitPosts: true, pipelines: 2, followerPage: 10_000, eventConcurrency: 8 },
   postToLog: { points: [{ p: 0, value: 0.001 }, { p: 0.5, value: 0.006 }, { p: 0.9, value: 0.012 }, { p: 0.99, value: 0.035 }, { p: 1, value: 0.1 }] },
-  api: { instances: null, coresPerInstance: 1, cpuPerRead: 0.0003, cpuPerList: 0.00002, cpuPerListEntry: 0, cpuPerPost: 0.00001, cpuPerWrite: 0.0005, postListed: { points: [{ p: 0, value: 0.001 }, { p: 0.5, value: 0.003 }, { p: 0.9, value: 0.006 }, { p: 0.99, value: 0.011 }, { p: 1, value: 0.033 }] }, network: 0.0002, idleOverhead: 0, spread: { points: [{ p: 0, value: 1 }, { p: 1, value: 1 }] } },
+  api: { instances: null, coresPerInstance: 1, cpuPerRead: 0.0003, cpuPerList: 0.00002, cpuPerListEntry: 0, cpuPerPost: 0.00001, cpuPerWrite: 0.0005, postListed: { points: [{ p: 0, value: 0.001 }, { p: 0.5, value: 0.003 }, { p: 0.9, value: 0.006 }, { p: 0.99, value: 0.011 }, { p: 1, value: 0.033 }] }, network: 0.0002, idleOverhead: 0, idleCpu: 0, backgroundCpu: 0, spread: { points: [{ p: 0, value: 1 }, { p: 1, value: 1 }] } },
   cores: null,
 };
 

@@ -143,6 +143,20 @@ describe('compare notes', () => {
     expect(notes.read_p50!.endsWith(`; from the actual send, p50 1.10 ms, 2.10 ms: ${late}; first pages 1.50 ms, 1.50 ms, later pages 0.90 ms, 0.90 ms`)).toBe(true);
   });
 
+  it("puts the server process's CPU a request beside what the model charges one, its idle CPU included", () => {
+    const sc = scenario();
+    sc.infrastructure.api = { ...sc.infrastructure.api!, idleCpu: 0.0005 };
+    const docs = [measured(0, 1, 0), measured(1, 1, 0)];
+    const notes = figureNotes(docs, sc);
+    const per = docs.map((r) => {
+      const share = r.replay!.cpu.share!;
+      const t = r.replay!.driver.totals;
+      return `${(((share.server / 100) * share.wallSeconds) / (t.reads.sent + t.posts.sent) * 1000).toFixed(2)} ms`;
+    });
+    expect(notes.api_cpu).toMatch(new RegExp(`^measured, the server process's CPU over the window ${per.join(', ')} a request sent \\(its relay, timers and scrapes included\\); modelled, .* and 0\\.50 ms more CPU for a request that finds the tier idle \\(none at full load\\)$`));
+    expect(notes.read_p99).toMatch(/more on an idle API \(0\.50 ms of it CPU holding the core\)/);
+  });
+
   it('says nothing of what the documents did not measure', () => {
     // documents of a replay before the stages, the followee waits and the runtime's waits were read
     const older = [savedReplay(0), savedReplay(1)].map((r) => {

@@ -37,7 +37,7 @@ function measurements(): Measurements {
       write: spread(812e-6),
       trivialRoundTrip: spread(114e-6),
       trivialCpu: spread(78.5e-6),
-      service: { ...q([315e-6, 553e-6, 736e-6, 2.9e-3, 5.1e-3, 15.3e-3]), mean: 627e-6 },
+      service: { ...q([315e-6, 553e-6, 736e-6, 2.9e-3, 5.1e-3, 15.3e-3]), mean: 627e-6, cpu: spread(360e-6), idleCpuPerSecond: spread(4e-3) },
     },
     postToLog: q([1e-3, 4e-3, 7e-3, 20e-3, 21e-3, 21e-3]),
     postListed: q([1.1e-3, 2.8e-3, 3.8e-3, 11.1e-3, 25.6e-3, 32.8e-3]),
@@ -132,8 +132,27 @@ describe('the infrastructure block', () => {
     // full list (the timeline) and one empty (the reader's own): 335.9 - 38.4 - 92.4 us
     expect(b.api).toMatchObject({ cpuPerList: '9.2us', cpuPerListEntry: '0.8us', cpuPerPost: '4.62us', cpuPerRead: '205.1us', cpuPerWrite: '812us', network: '35.5us' });
     expect(b.api!.spread).toEqual({ min: 0.502, p50: 0.882, p90: 1.17, p99: 4.63, 'p99.9': 8.13, max: 24.4 });
+    // a paced read's mean 627 us less the page's 335.9 us of CPU, two round trips and its Redis work;
+    // of it, CPU: the paced read's 360 us less the fits' 335.9 us
+    expect(b.api).toMatchObject({ idleOverhead: '40.77us', idleCpu: '24.1us', backgroundCpu: 0.004 });
     // the server's own time of a post into its author's list, as quantiles (a pulled post's delivery)
     expect(b.api!.postListed).toEqual({ min: '1.1ms', p50: '2.8ms', p90: '3.8ms', p99: '11.1ms', 'p99.9': '25.6ms', max: '32.8ms' });
+  });
+
+  test("a paced read's CPU beyond the fits is idleCpu, at most idleOverhead; one not measured or not positive writes none", () => {
+    const withCpu = (cpu: number | null) => {
+      const m = measurements();
+      if (cpu === null) delete m.api!.service.cpu;
+      else m.api!.service.cpu = spread(cpu);
+      return calibrationDocument(provenance, m, []);
+    };
+    expect(withCpu(900e-6).infrastructure.api).toMatchObject({ idleOverhead: '40.77us', idleCpu: '40.77us' });
+    // less CPU than the fits give the page: none of the idle cost is CPU
+    expect(withCpu(300e-6).infrastructure.api).toMatchObject({ idleCpu: '0us' });
+    expect(withCpu(null).infrastructure.api!.idleCpu).toBeUndefined();
+    const zero = withCpu(0);
+    expect(zero.infrastructure.api!.idleCpu).toBeUndefined();
+    expect(zero.calibration.refused).toContainEqual(expect.objectContaining({ key: 'api.idleCpu', why: "a paced read's CPU: the median is 0 us, not positive" }));
   });
 
   test("a running worker's statement after idle time is refused from too few events, or without the hop's point, and then neither key is written", () => {
@@ -325,7 +344,8 @@ describe('the file', () => {
     }
     expect(back.values.get('writesPerSecondPerWorker')).toBe(b.writesPerSecondPerWorker);
     for (const [k, v] of Object.entries(b.api!)) {
-      if (k !== 'spread' && k !== 'postListed') expect(back.values.get(`api.${k}` as never), k).toBe(parseDuration(v as string));
+      if (k === 'backgroundCpu') expect(back.values.get('api.backgroundCpu'), k).toBe(v);
+      else if (k !== 'spread' && k !== 'postListed') expect(back.values.get(`api.${k}` as never), k).toBe(parseDuration(v as string));
     }
     expect((back.values.get('api.spread') as { points: { value: number }[] }).points.map((p) => p.value)).toEqual(Object.values(b.api!.spread!));
     expect((back.values.get('postToLog') as { points: { value: number }[] }).points.map((p) => p.value)).toEqual(Object.values(b.postToLog!).map((v) => parseDuration(v)));

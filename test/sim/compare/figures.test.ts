@@ -27,8 +27,13 @@ describe('figures of a simulation', () => {
     const old = structuredClone(sim);
     delete old.summary.reads.redisOpsPerRead.firstPages;
     expect(value('commands_per_read', old)).toEqual({ value: s.reads.redisOpsPerRead.mean });
+    // the API tier's CPU before the shared cores stretch it; none in a document from before it was kept
+    expect(value('api_cpu', sim)).toEqual({ value: s.api!.cpuCores });
+    const noApi = structuredClone(sim);
+    delete noApi.summary.api;
+    expect(value('api_cpu', noApi)).toEqual({ value: null, why: 'not in the document' });
     // a real run: every one of these is a positive number
-    for (const id of ['lag_p99', 'writes_per_second_mean', 'read_p99', 'commands_per_read'] as FigureId[]) expect(value(id, sim).value).toBeGreaterThan(0);
+    for (const id of ['lag_p99', 'writes_per_second_mean', 'read_p99', 'commands_per_read', 'api_cpu'] as FigureId[]) expect(value(id, sim).value).toBeGreaterThan(0);
   });
 
   it('reads timelines and lists as a replay counts its keys (MEMORY USAGE); the other key classes are not modelled', () => {
@@ -91,6 +96,9 @@ describe('figures of a replay', () => {
     expect(value('read_p99', replay)).toEqual({ value: 571.903 });
     expect(value('writes_per_second_peak', replay)).toEqual({ value: 143 });
     expect(value('commands_per_read', replay)).toEqual({ value: 6.15701 });
+    // the server process's CPU share of a core over the window, in cores
+    expect(value('api_cpu', replay)).toEqual({ value: replay.replay!.cpu.share!.server / 100 });
+    expect(value('api_cpu', replay).value).toBeGreaterThan(0);
   });
 
   it('says "not measured" for what a replay leaves null, and for a document without its replay section', () => {
