@@ -1,8 +1,10 @@
 // What the live benchmarks (server.ts, replay.ts, replay-end-to-end.ts, compare.ts) share: cleanups
 // that run once on success, failure and interruption alike, the signals that trigger them, the CLI
-// run as a user runs it, a child process stopped, and number formats.
+// run as a user runs it, a child process stopped, number formats, and in-process work timed with
+// where the machine's CPU went.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI_MAIN } from '../cli/replay/processes.js';
+import { machineSeconds } from '../sim/replay/cpu.js';
 
 /** Stop a child process (`exited`: its exit): SIGTERM, then SIGKILL if it is still there after 5 s. */
 export async function stopChild(proc: ChildProcess, exited: Promise<void>): Promise<void> {
@@ -92,4 +94,32 @@ export async function runCli(
   clearTimeout(timer);
   off();
   return { code, stdout: out, stderr: err, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** A piece of in-process work timed: its wall time, this process's CPU (every thread) and the other processes' on the machine. */
+export interface TimedCpu<T> {
+  seconds: number;
+  ownCpu: number;
+  otherCpu: number;
+  machineSeconds: number;
+  result: T;
+}
+
+export async function timedCpu<T>(work: () => Promise<T> | T): Promise<TimedCpu<T>> {
+  const m0 = machineSeconds();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await work();
+  const seconds = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  const m1 = machineSeconds();
+  const ownCpu = (c.user + c.system) / 1e6;
+  return { seconds, ownCpu, otherCpu: Math.max(0, m1.busy - m0.busy - ownCpu), machineSeconds: m1.total - m0.total, result };
+}
+
+/** "12.3 s wall; CPU: this process 24.1 s (98% of the machine), other processes 0.4 s (2%)". */
+export function cpuLine(s: TimedCpu<unknown>): string {
+  const share = (cpu: number) => `${((100 * cpu) / s.machineSeconds).toFixed(0)}%`;
+  const wall = s.seconds < 10 ? s.seconds.toFixed(2) : s.seconds.toFixed(1);
+  return `${wall} s wall; CPU: this process ${s.ownCpu.toFixed(1)} s (${share(s.ownCpu)} of the machine), other processes ${s.otherCpu.toFixed(1)} s (${share(s.otherCpu)})`;
 }

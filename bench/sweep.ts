@@ -4,11 +4,11 @@
 // time, the speed-up against the cores, whether the documents are the same byte for byte, and
 // where the machine's CPU went (this process, its threads included, and the other processes).
 import { availableParallelism } from 'node:os';
-import { machineSeconds } from '../sim/replay/cpu.js';
+import { cpuLine, timedCpu } from './harness.js';
 import { runPoliciesInParallel } from '../sim/parallel/run-policies.js';
 import { policyFor, prepare, runPolicy, scenarioGraph } from '../sim/run-scenario.js';
 import { parseScenario } from '../sim/scenario/load.js';
-import { stringifyResult, type RunResult } from '../sim/result.js';
+import { stringifyResult } from '../sim/result.js';
 import { DAY_SCENARIO } from './simulate.js';
 
 const POLICIES = ['push', 'pull', 'threshold:1000', 'threshold:10000', 'threshold:25000', 'threshold:100000', 'rate', 'reader-cap:2000', 'adaptive:100000'];
@@ -22,28 +22,6 @@ function withCelebrities(day: string): string {
   return text;
 }
 
-interface Side {
-  seconds: number;
-  /** This process's CPU seconds (every thread), and the other processes' on the machine. */
-  ownCpu: number;
-  otherCpu: number;
-  machineSeconds: number;
-  runs: RunResult[];
-}
-
-async function timed(work: () => Promise<RunResult[]> | RunResult[]): Promise<Side> {
-  const m0 = machineSeconds();
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const runs = await work();
-  const seconds = (performance.now() - t0) / 1000;
-  const c = process.cpuUsage(c0);
-  const m1 = machineSeconds();
-  const ownCpu = (c.user + c.system) / 1e6;
-  return { seconds, ownCpu, otherCpu: Math.max(0, m1.busy - m0.busy - ownCpu), machineSeconds: m1.total - m0.total, runs };
-}
-
-const share = (cpu: number, s: Side) => `${((100 * cpu) / s.machineSeconds).toFixed(0)}%`;
 
 export async function benchSweep(): Promise<void> {
   const cores = availableParallelism();
@@ -52,12 +30,10 @@ export async function benchSweep(): Promise<void> {
   const prepared = prepare(sc, scenarioGraph(sc));
   console.log(`sweep: ${POLICIES.length} policies over one simulated day of ${prepared.graph.users.toLocaleString('en-US')} users, ${prepared.graph.edges.toLocaleString('en-US')} follows (the graph and population built once, ${((performance.now() - t) / 1000).toFixed(1)} s)`);
   const policies = POLICIES.map((p) => policyFor(sc, p));
-  const serial = await timed(() => policies.map((p) => runPolicy(prepared, p)));
-  const parallel = await timed(() => runPoliciesInParallel(prepared, policies, cores));
-  const same = serial.runs.every((r, i) => stringifyResult(r) === stringifyResult(parallel.runs[i]));
-  for (const [name, s] of [['serial, this thread', serial], [`parallel, ${Math.min(cores, POLICIES.length)} threads`, parallel]] as const) {
-    console.log(`  ${name}: ${s.seconds.toFixed(1)} s wall; CPU: this process ${s.ownCpu.toFixed(1)} s (${share(s.ownCpu, s)} of the machine), other processes ${s.otherCpu.toFixed(1)} s (${share(s.otherCpu, s)})`);
-  }
+  const serial = await timedCpu(() => policies.map((p) => runPolicy(prepared, p)));
+  const parallel = await timedCpu(() => runPoliciesInParallel(prepared, policies, cores));
+  const same = serial.result.every((r, i) => stringifyResult(r) === stringifyResult(parallel.result[i]));
+  for (const [name, s] of [['serial, this thread', serial], [`parallel, ${Math.min(cores, POLICIES.length)} threads`, parallel]] as const) console.log(`  ${name}: ${cpuLine(s)}`);
   const speedup = serial.seconds / parallel.seconds;
   console.log(`  RESULT parallel/serial ${(parallel.seconds / serial.seconds).toFixed(3)} of the wall time: ${speedup.toFixed(2)}x faster on ${cores} cores (${(speedup / cores).toFixed(2)} of the ideal ${cores}x); documents ${same ? 'the same byte for byte' : 'DIFFERENT'}`);
 }

@@ -82,7 +82,7 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
         ? `paced reads' server CPU ${spread(a.service.cpu)} (less its ${us(a.service.idleCpuPerSecond?.median ?? NaN)} a second with no request) less the fits' CPU for the page, at most api.idleOverhead`
         : 'not measured';
     case 'api.backgroundCpu':
-      return a?.service.idleCpuPerSecond ? `the server alone, its CPU a second: ${spread(a.service.idleCpuPerSecond)}` : 'not measured';
+      return a?.service.idleCpuPerSecond ? `the server alone, its CPU a second pooled over ${a.service.idleCpuPerSecond.n} s (each second's: ${spread(a.service.idleCpuPerSecond)})` : 'not measured';
     case 'api.spread':
       return a ? `one at a time with idle gaps, n ${a.service.n}, mean service time ${us(a.service.mean)}` : 'not measured';
     case 'api.postListed':

@@ -160,16 +160,23 @@ async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], rounds: Ro
   // then the server alone, as many seconds as samples (after the reads: none of them is the first
   // after a long idle spell)
   const idle: number[] = [];
+  let quietCpu = 0;
+  let quietSeconds = 0;
   for (let i = 0; i < paced.length; i++) {
     const cpu0 = processCpuSeconds(pid);
     const wall0 = performance.now();
     await sleep(CALIBRATE.spread.quietMs);
-    idle.push((processCpuSeconds(pid) - cpu0) / ((performance.now() - wall0) / 1000));
+    const cpu = processCpuSeconds(pid) - cpu0;
+    const seconds = (performance.now() - wall0) / 1000;
+    idle.push(cpu / seconds);
+    quietCpu += cpu;
+    quietSeconds += seconds;
   }
-  const quiet = spreadOf(idle);
-  const cpus = paced.map((r) => (r.cpu - quiet.median * r.seconds) / CALIBRATE.spread.readsPerSample);
+  // a second holds a tick or two of 10 ms: the seconds pooled, not their median
+  const idleCpuRate = quietSeconds > 0 ? quietCpu / quietSeconds : NaN;
+  const cpus = paced.map((r) => (r.cpu - idleCpuRate * r.seconds) / CALIBRATE.spread.readsPerSample);
   const points = QUANTILES.map((p) => ({ p, value: all.getValueAtPercentile(p * 100) / 1e6 - network }));
-  return { points, n: all.totalCount, mean: all.mean / 1e6 - network, cpu: spreadOf(cpus), idleCpuPerSecond: quiet };
+  return { points, n: all.totalCount, mean: all.mean / 1e6 - network, cpu: spreadOf(cpus), idleCpuPerSecond: spreadOf(idle), idleCpuRate };
 }
 
 /** POST /v1/posts in a closed loop: the server's CPU per post (the outbox relay's share included). */

@@ -47,9 +47,10 @@ export interface ApiMeasurements {
    * less the network, as quantiles (seconds), and its mean; `modelled`: what the fits give the same
    * page (its CPU, two round trips and its Redis work), set when the file is written; `cpu`: the
    * server's CPU per such read, less what it burns with no request (`idleCpuPerSecond`, its timers
-   * and polls) over the same time (absent from calibrations before 2026-12-05).
+   * and polls) over the same time (absent from calibrations before 2026-12-05): each second's, and
+   * `idleCpuRate`, all of them pooled.
    */
-  service: Distribution & { mean: number; modelled?: number; cpu?: Spread; idleCpuPerSecond?: Spread };
+  service: Distribution & { mean: number; modelled?: number; cpu?: Spread; idleCpuPerSecond?: Spread; idleCpuRate?: number };
 }
 
 /**
@@ -406,9 +407,9 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
         api.idleCpu = durationText(Math.min(idle, Math.max(0, s.cpu.median - (base + shapeLists + a.posts.slope * a.at.posts))));
       }
     } else refuse(['api.idleOverhead', 'api.idleCpu'], 'idle overhead: needs the CPU fits, the page read and the MGET');
-    const quiet = s.idleCpuPerSecond;
-    if (quiet && !refuse(['api.backgroundCpu'], quiet.n > 0 && quiet.median >= 0 ? null : 'the server with no request: no CPU sample')) {
-      api.backgroundCpu = Number(quiet.median.toPrecision(3));
+    const quiet = s.idleCpuRate ?? s.idleCpuPerSecond?.median;
+    if (quiet !== undefined && !refuse(['api.backgroundCpu'], quiet >= 0 ? null : 'the server with no request: no CPU sample')) {
+      api.backgroundCpu = Number(quiet.toPrecision(3));
     }
     if (Object.keys(api).length > 0) block.api = api;
   }

@@ -89,7 +89,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
               trivialCpu: spread(api.trivialCpu),
               serviceTime: { mean: durationText(api.service.mean), ...distribution(api.service) },
               ...(api.service.cpu ? { pacedReadCpu: spread(api.service.cpu) } : {}),
-              ...(api.service.idleCpuPerSecond ? { cpuPerSecondWithoutRequests: spread(api.service.idleCpuPerSecond) } : {}),
+              ...(api.service.idleCpuPerSecond ? { cpuPerSecondWithoutRequests: { pooled: api.service.idleCpuRate === undefined ? null : durationText(api.service.idleCpuRate), ...spread(api.service.idleCpuPerSecond) } } : {}),
             },
           }
         : {}),

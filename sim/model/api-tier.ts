@@ -20,6 +20,7 @@ import type { ModelContext } from './context.js';
 import { fullListsCpuSeconds, listCpuSeconds, listReadSeconds } from './list-reads.js';
 import { erlangC, type SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
+import { ScenarioError } from '../scenario-error.js';
 
 /**
  * The page `feedlab calibrate` measures the spread on (and fits its CPU around): no pulled followee
@@ -247,7 +248,7 @@ export class ApiStage {
   }
 }
 
-/** Processes that keep the tier AUTO_API_UTILISATION busy at the peak page and post rates (storms included). */
+/** Processes that keep the tier AUTO_API_UTILISATION busy at the peak page and post rates (storms included), their idle and background CPU included. */
 function autoInstances(ctx: ModelContext, spec: ApiTier): number {
   const sch = ctx.schedule;
   const peakRead = peakFactor(ctx, (t) => sch.readProfile.factorAt(t));
@@ -265,8 +266,13 @@ function autoInstances(ctx: ModelContext, spec: ApiTier): number {
   const postsPerSecond = sch.postEventRate * ctx.scale * peakPost;
   // every list charged a full slice: the tier sized for the heaviest pages
   const pageSize = ctx.sc.activity.pageSize;
-  const cpu = pagesPerSecond * (spec.cpuPerRead + fullListsCpuSeconds(spec, meanLists, pageSize) + spec.cpuPerPost * pageSize) + postsPerSecond * spec.cpuPerWrite;
-  return Math.max(1, Math.ceil(cpu / (AUTO_API_UTILISATION * spec.coresPerInstance)));
+  // a request on a tier that busy still finds it idle the rest of the time (idleExtra), and every
+  // process keeps its background
+  const idleCpu = Math.min(spec.idleCpu, spec.idleOverhead) * (1 - AUTO_API_UTILISATION);
+  const cpu = pagesPerSecond * (spec.cpuPerRead + fullListsCpuSeconds(spec, meanLists, pageSize) + spec.cpuPerPost * pageSize + idleCpu) + postsPerSecond * (spec.cpuPerWrite + idleCpu);
+  const perProcess = AUTO_API_UTILISATION * spec.coresPerInstance - spec.backgroundCpu;
+  if (!(perProcess > 0)) throw new ScenarioError(`infrastructure.api.backgroundCpu ${spec.backgroundCpu} leaves an API process nothing of the ${AUTO_API_UTILISATION * 100}% of its ${spec.coresPerInstance} cores \`instances: none\` sizes it for: give instances`);
+  return Math.max(1, Math.ceil(cpu / perProcess));
 }
 
 /** The largest rate factor over the run, looked at every simulated minute. */

@@ -21,7 +21,7 @@ export function sharedArray<T extends TypedArray>(a: T): T {
 }
 
 /** A copy of `o` whose typed-array fields are shared (other fields as they are). */
-function withSharedArrays<T extends object>(o: T): T {
+export function withSharedArrays<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) out[k] = isTyped(v) ? sharedArray(v) : v;
   return out as T;

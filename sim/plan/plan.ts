@@ -16,7 +16,7 @@ import { checkWorkers, type CheckFleet, type CheckProgress, type SimulationCheck
 import { DISTRIBUTION, quantiles, sampleAtPercentile } from './intervals.js';
 import { checkGrowthForGraph, likelyPoint, planSettings, POINT_LABELS, samplePoints, type PlanOptions, type PlanPoint } from './inputs.js';
 import { evaluatePoint, fmtTime, plural, reasonFor, RESOURCE_IDS, RESOURCES, resourceValue, shardsText, type Figures, type PlanContext, type ResourceId } from './resources.js';
-import { measureWorkload } from './workload.js';
+import { measureWorkload, type Workload } from './workload.js';
 
 export const PLAN_SCHEMA = 'feedlab.plan/1';
 
@@ -185,7 +185,16 @@ export function runCheck(req: Pick<PlanRequest, 'scenario' | 'graph' | 'options'
   return checkWorkers({ scenario: req.scenario, policy: basePolicy(req.scenario), graph: req.graph, growth: req.options.growth, progress: req.progress }, job.quantile, job.point, job.fleet);
 }
 
+/** The plan's samples, drawn, with the workload each is evaluated against (planStageOf evaluates them). */
+export type PlanSamples = Pick<PlanStage, 'req' | 'policy' | 'settings' | 'ctx' | 'prepared' | 'likely' | 'workload' | 'sampled' | 'points'>;
+
 export function planStage(req: PlanRequest): PlanStage {
+  const samples = planSamples(req);
+  return planStageOf(samples, evaluateSamples(samples.workload, samples.ctx, samples.points));
+}
+
+/** The workload measured once over the graph, and the samples drawn from the scenario's intervals. */
+export function planSamples(req: PlanRequest): PlanSamples {
   const { scenario: sc, graph, options } = req;
   checkGrowthForGraph(sc, options.growth, graph.users);
   const policy: FanoutPolicy = basePolicy(sc);
@@ -196,7 +205,19 @@ export function planStage(req: PlanRequest): PlanStage {
   const workload = measureWorkload(prepared, policy, likely);
   const sampled = (sc.intervals ?? []).length > 0;
   const points = samplePoints(sc, likely, options.samples);
-  const figures = points.map((p) => evaluatePoint(workload, ctx, p));
+  return { req, policy, settings, ctx, prepared, likely, workload, sampled, points };
+}
+
+/** Every sample's closed form, in order (each its own: any slice of them may be evaluated anywhere). */
+export function evaluateSamples(workload: Workload, ctx: PlanContext, points: readonly PlanPoint[]): Figures[] {
+  return points.map((p) => evaluatePoint(workload, ctx, p));
+}
+
+/** The plan up to its checks, from its samples and their figures (evaluateSamples, in order). */
+export function planStageOf(samples: PlanSamples, figures: Figures[]): PlanStage {
+  const { req, policy, settings, ctx, prepared, likely, workload, sampled, points } = samples;
+  const sc = req.scenario;
+  if (figures.length !== points.length) throw new Error(`${figures.length} figures for ${points.length} samples`);
   const workerValues = figures.map((f) => f.fanout.workers);
   const closedForm = Object.fromEntries(RESOURCE_IDS.map((id) => [id, quantiles(figures.map((f) => resourceValue(f, id)))])) as Record<ResourceId, Quantiles>;
   const rep = representativeSample(figures, closedForm);

@@ -157,6 +157,19 @@ describe('the API tier', () => {
     expect(busy).toBeLessThan(0.002 * 0.45);
   });
 
+  it('sized automatically, it counts the idle CPU a request still pays at 50% busy, and every process\'s background', () => {
+    const sized = (extra: string) => {
+      const sc = reads(`  api: { cpuPerRead: 10ms, cpuPerList: 0s, cpuPerPost: 0s, coresPerInstance: 1, idleOverhead: 8ms${extra} }`, 6048, '10m');
+      return simulate({ scenario: sc, population: buildPopulation(graph, sc), policy: basePolicy(sc) }).api!;
+    };
+    // 70 pages/s x 10 ms = 0.7 cores at 50%: 2 processes; with 8 ms of idle CPU, half of it paid at
+    // 50% busy, 70 x 14 ms = 0.98 cores: still 2; with 0.2 cores of background each, 0.98 / 0.3: 4
+    expect(sized('').instances).toBe(2);
+    expect(sized(', idleCpu: 8ms').instances).toBe(2);
+    expect(sized(', idleCpu: 8ms, backgroundCpu: 0.2').instances).toBe(4);
+    expect(() => sized(', backgroundCpu: 0.5')).toThrow(/infrastructure\.api\.backgroundCpu 0\.5 leaves an API process nothing of the 50% of its 1 cores `instances: none` sizes it for: give instances/);
+  });
+
   it("holds the core for idleCpu's share of the idle cost: the tier's utilisation counts it, and reads queue behind it", () => {
     const api = (cpu: string) => `  costs: { rtt: 0s, zrange: 0s, mgetPerKey: 0s }\n  api: { instances: 1, network: 0s, cpuPerRead: 10ms, cpuPerList: 0s, cpuPerPost: 0s, idleOverhead: 2ms, idleCpu: ${cpu} }`;
     const run = (cpu: string, sessions: number) => {

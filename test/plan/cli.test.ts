@@ -43,6 +43,17 @@ describe('feedlab plan', () => {
     expect(serial.stderr).not.toMatch(/checks on/);
   });
 
+  it('evaluates 200 samples or more on worker threads, a slice at a time: the same plan as on one thread', () => {
+    const serial = feedlab(['plan', small, '--json', '--samples', '300', '--threads', '1']);
+    const atOnce = feedlab(['plan', small, '--json', '--samples', '300', '--threads', '2']);
+    expect(atOnce.code, atOnce.stderr).toBe(0);
+    expect(atOnce.stdout).toBe(serial.stdout);
+    expect(atOnce.stderr).toMatch(/^300 samples on 2 threads done in /m);
+    expect(serial.stderr).not.toMatch(/samples on/);
+    // fewer: the threads would cost more to start than they save
+    expect(feedlab(['plan', small, '--json', '--samples', '199', '--threads', '2']).stderr).not.toMatch(/samples on/);
+  });
+
   it('--growth scales the plan: 1.5x the users, 1.5x the memory used', () => {
     const used = (args: string[]) => JSON.parse(feedlab(['plan', push, '--json', '--quiet', ...args]).stdout).workload.find((w: { id: string }) => w.id === 'redisMemoryUsed').values.p50;
     expect(used(['--growth', '1.5']) / used([])).toBeCloseTo(1.5, 3);
