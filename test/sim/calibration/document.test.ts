@@ -153,6 +153,11 @@ describe('the infrastructure block', () => {
     const zero = withCpu(0);
     expect(zero.infrastructure.api!.idleCpu).toBeUndefined();
     expect(zero.calibration.refused).toContainEqual(expect.objectContaining({ key: 'api.idleCpu', why: "a paced read's CPU: the median is 0 us, not positive" }));
+    // the server alone: its quiet seconds pooled (each holds a tick or two), else their median
+    const pooled = measurements();
+    pooled.api!.service.idleCpuRate = 0.0062;
+    expect(calibrationDocument(provenance, pooled, []).infrastructure.api!.backgroundCpu).toBe(0.0062);
+    expect(withCpu(null).infrastructure.api!.backgroundCpu).toBe(0.004);
   });
 
   test("a running worker's statement after idle time is refused from too few events, or without the hop's point, and then neither key is written", () => {
