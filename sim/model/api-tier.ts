@@ -48,6 +48,15 @@ function jittered(cpu: number, jitter: number): number {
 
 const NO_IDLE_EXTRA = { wait: 0, cpu: 0 } as const;
 
+/**
+ * The CPU a request spends beyond its own on a tier `utilisation` busy (api.idleCpu, at most
+ * idleOverhead): all of it on an idle tier, none on a full one. The simulator's tier (idleExtra),
+ * its automatic sizing and `plan`'s API instances charge it alike.
+ */
+export function idleCpuAt(spec: Pick<ApiTier, 'idleCpu' | 'idleOverhead'>, utilisation: number): number {
+  return Math.min(spec.idleCpu, spec.idleOverhead) * (1 - Math.min(1, Math.max(0, utilisation)));
+}
+
 /** Seconds of load a scaled run's Erlang waits are drawn at. */
 const ERLANG_WINDOW_SECONDS = 60;
 
@@ -181,12 +190,12 @@ export class ApiStage {
    * request); the rest is waiting, with no core held.
    */
   private idleExtra(t: number): { wait: number; cpu: number } {
-    const { idleOverhead, idleCpu } = this.spec!;
-    if (idleOverhead === 0) return NO_IDLE_EXTRA;
+    const spec = this.spec!;
+    if (spec.idleOverhead === 0) return NO_IDLE_EXTRA;
     const prev = Math.floor(t) - 1;
-    const fresh = 1 - Math.min(1, ((prev < 0 ? 0 : this.work[Math.min(prev, this.work.length - 1)]) + this.background) / this.servers);
-    const cpu = Math.min(idleCpu, idleOverhead);
-    return { wait: (idleOverhead - cpu) * fresh, cpu: cpu * fresh };
+    const busy = ((prev < 0 ? 0 : this.work[Math.min(prev, this.work.length - 1)]) + this.background) / this.servers;
+    const cpu = idleCpuAt(spec, busy);
+    return { wait: (spec.idleOverhead - idleCpuAt(spec, 0)) * (1 - Math.min(1, busy)), cpu };
   }
 
   /**
@@ -268,7 +277,7 @@ function autoInstances(ctx: ModelContext, spec: ApiTier): number {
   const pageSize = ctx.sc.activity.pageSize;
   // a request on a tier that busy still finds it idle the rest of the time (idleExtra), and every
   // process keeps its background
-  const idleCpu = Math.min(spec.idleCpu, spec.idleOverhead) * (1 - AUTO_API_UTILISATION);
+  const idleCpu = idleCpuAt(spec, AUTO_API_UTILISATION);
   const cpu = pagesPerSecond * (spec.cpuPerRead + fullListsCpuSeconds(spec, meanLists, pageSize) + spec.cpuPerPost * pageSize + idleCpu) + postsPerSecond * (spec.cpuPerWrite + idleCpu);
   const perProcess = AUTO_API_UTILISATION * spec.coresPerInstance - spec.backgroundCpu;
   if (!(perProcess > 0)) throw new ScenarioError(`infrastructure.api.backgroundCpu ${spec.backgroundCpu} leaves an API process nothing of the ${AUTO_API_UTILISATION * 100}% of its ${spec.coresPerInstance} cores \`instances: none\` sizes it for: give instances`);

@@ -3,6 +3,7 @@
 // constraint all re-run it with something changed.
 import { listsPerPage } from '../../core/read-plan.js';
 import { fullListsCpuSeconds } from '../model/list-reads.js';
+import { idleCpuAt } from '../model/api-tier.js';
 import { parseScenario } from '../scenario/load.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { formatBytes, formatCount, formatDuration } from '../scenario/units.js';
@@ -149,24 +150,28 @@ export function partitions(load: Load, workers: number, ctx: PlanContext): Figur
  * The API tier the simulator runs (infrastructure.api; its defaults when the scenario leaves it
  * out): a page's CPU, its base, lists and posts, and the cores of an instance.
  */
-export function apiPageCpu(load: Load, ctx: PlanContext): { cpu: number; coresPerInstance: number } {
+export function apiPageCpu(load: Load, ctx: PlanContext): { cpu: number; idleCpu: number; coresPerInstance: number; backgroundCpu: number } {
   const sc = ctx.scenario;
   const api = sc.infrastructure.api ?? API_DEFAULTS;
   // every list charged a full slice (list-reads.ts): the tier sized for the heaviest pages
   const lists = listsPerPage(load.listsPerPage);
-  const cpu = api.cpuPerRead + fullListsCpuSeconds(api, lists, sc.activity.pageSize) + api.cpuPerPost * sc.activity.pageSize;
-  return { cpu, coresPerInstance: api.coresPerInstance };
+  // and each page finds it idle the headroom's share of the time (api-tier.ts idleCpuAt)
+  const idleCpu = idleCpuAt(api, spare(ctx.headroom));
+  const cpu = api.cpuPerRead + fullListsCpuSeconds(api, lists, sc.activity.pageSize) + api.cpuPerPost * sc.activity.pageSize + idleCpu;
+  return { cpu, idleCpu, coresPerInstance: api.coresPerInstance, backgroundCpu: api.backgroundCpu };
 }
 
 export function apiInstances(load: Load, readP99Seconds: number, ctx: PlanContext): Figures['api'] {
-  const { cpu, coresPerInstance } = apiPageCpu(load, ctx);
+  const { cpu, coresPerInstance, backgroundCpu } = apiPageCpu(load, ctx);
   const offered = littlesLaw(load.pagesPeak, cpu);
   const staffed = squareRootStaffing(offered, ctx.settings.staffingQ);
   const cores = Math.ceil(staffed / spare(ctx.headroom) - 1e-9);
+  // each instance keeps its background busy (api.backgroundCpu) beside the pages
+  const usable = coresPerInstance - backgroundCpu / spare(ctx.headroom);
   return {
     offeredCores: offered,
     staffedCores: staffed,
-    instances: Math.max(1, Math.ceil(cores / coresPerInstance)),
+    instances: Math.max(1, usable > 0 ? Math.ceil(cores / usable - 1e-9) : Infinity),
     inFlight: littlesLaw(load.pagesPeak, readP99Seconds + cpu),
   };
 }
@@ -274,7 +279,10 @@ export function reasonFor(id: ResourceId, f: Figures, ctx: PlanContext): string 
     }
     case 'apiInstances': {
       const a = f.api;
-      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(apiPageCpu(L, ctx).cpu)} CPU (infrastructure.api: a page's base, its ${listsPerPage(L.listsPerPage).toFixed(1)} lists and ${sc.activity.pageSize} posts) = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${apiPageCpu(L, ctx).coresPerInstance} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
+      const page = apiPageCpu(L, ctx);
+      const idle = page.idleCpu > 0 ? `, and ${fmtTime(page.idleCpu)} of CPU it pays finding the tier idle the headroom's share of the time` : '';
+      const background = page.backgroundCpu > 0 ? ` less ${page.backgroundCpu} cores of background each` : '';
+      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(page.cpu)} CPU (infrastructure.api: a page's base, its ${listsPerPage(L.listsPerPage).toFixed(1)} lists and ${sc.activity.pageSize} posts${idle}) = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${page.coresPerInstance}${background} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
     }
     case 'postgresConnections': {
       const p = f.postgres;

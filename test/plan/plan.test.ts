@@ -123,6 +123,22 @@ describe('closed forms', () => {
     expect(f.api.staffedCores).toBe(Math.ceil(a + 2.375 * Math.sqrt(a)));
     expect(f.api.instances).toBe(Math.ceil(Math.ceil(f.api.staffedCores / 0.7) / 1));
   });
+
+  test("a page pays api.idleCpu the headroom's share of the time, and each instance's background is not the pages'", () => {
+    const sc = load('plan-small.yaml');
+    const graph = scenarioGraph(sc);
+    const point = likelyPoint(sc, graph);
+    const w = measureWorkload(prepare(sc, graph), basePolicy(sc), point);
+    const base = evaluatePoint(w, context(sc), point);
+    sc.infrastructure.api = { ...sc.infrastructure.api!, idleOverhead: 0.002, idleCpu: 0.001, backgroundCpu: 0.07 };
+    const f = evaluatePoint(w, context(sc), point);
+    // at 70% busy a page finds the tier idle 30% of the time: 0.3 ms more CPU
+    const cpu = base.api.offeredCores / base.load.pagesPeak + 0.3 * 0.001;
+    expect(f.api.offeredCores).toBeCloseTo(base.load.pagesPeak * cpu, 9);
+    // an instance of one core gives the pages 0.7 less its 0.07 of background
+    expect(f.api.instances).toBe(Math.ceil(Math.ceil(f.api.staffedCores / 0.7) / (1 - 0.07 / 0.7) - 1e-9));
+    expect(f.api.instances).toBeGreaterThan(base.api.instances);
+  });
 });
 
 describe('the simulation check', () => {
