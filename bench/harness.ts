@@ -1,4 +1,4 @@
-// What the live benchmarks (server.ts, replay.ts, replay-end-to-end.ts, compare.ts) share: cleanups
+// What the benchmarks share (the live ones, server.ts, replay.ts, replay-end-to-end.ts, compare.ts, and sweep.ts, plan.ts): cleanups
 // that run once on success, failure and interruption alike, the signals that trigger them, the CLI
 // run as a user runs it, a child process stopped, number formats, and in-process work timed with
 // where the machine's CPU went.

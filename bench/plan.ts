@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import { evaluateSamples, planSamples } from '../sim/plan/plan.js';
 import { evaluateSamplesInParallel } from '../sim/parallel/run-samples.js';
-import { MAX_SAMPLES } from '../sim/plan/inputs.js';
+import { DEFAULT_GROWTH, DEFAULT_HEADROOM, MAX_SAMPLES } from '../sim/plan/inputs.js';
 import { scenarioGraph } from '../sim/run-scenario.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import { cpuLine, runCli, timedCpu } from './harness.js';
@@ -19,7 +19,7 @@ export async function benchPlan(): Promise<void> {
   const sc = loadScenario(SCENARIO, { onIntervalNote: null });
   const t = performance.now();
   const graph = scenarioGraph(sc);
-  const samples = planSamples({ scenario: sc, graph, options: { growth: 1, headroom: 0.3, samples: MAX_SAMPLES } });
+  const samples = planSamples({ scenario: sc, graph, options: { growth: DEFAULT_GROWTH, headroom: DEFAULT_HEADROOM, samples: MAX_SAMPLES } });
   console.log(`plan: ${MAX_SAMPLES.toLocaleString('en-US')} samples of ${SCENARIO} over ${graph.users.toLocaleString('en-US')} sampled users (graph, population and workload built once, ${((performance.now() - t) / 1000).toFixed(1)} s)`);
   const serial = await timedCpu(() => evaluateSamples(samples.workload, samples.ctx, samples.points));
   const parallel = await timedCpu(() => evaluateSamplesInParallel(samples, cores));

@@ -22,7 +22,6 @@ function withCelebrities(day: string): string {
   return text;
 }
 
-
 export async function benchSweep(): Promise<void> {
   const cores = availableParallelism();
   const sc = parseScenario(SCENARIO, 'bench-sweep-day');

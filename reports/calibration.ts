@@ -79,7 +79,7 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       return a ? `paced reads' mean service ${us(a.service.mean)} less the fits' ${us(a.service.modelled ?? NaN)}` : 'not measured';
     case 'api.idleCpu':
       return a?.service.cpu
-        ? `paced reads' server CPU ${spread(a.service.cpu)} (less its ${us(a.service.idleCpuPerSecond?.median ?? NaN)} a second with no request) less the fits' CPU for the page, at most api.idleOverhead`
+        ? `paced reads' server CPU ${spread(a.service.cpu)} (less its ${us(a.service.idleCpuRate ?? a.service.idleCpuPerSecond?.median ?? NaN)} a second with no request) less the fits' CPU for the page, at most api.idleOverhead`
         : 'not measured';
     case 'api.backgroundCpu':
       return a?.service.idleCpuPerSecond ? `the server alone, its CPU a second pooled over ${a.service.idleCpuPerSecond.n} s (each second's: ${spread(a.service.idleCpuPerSecond)})` : 'not measured';

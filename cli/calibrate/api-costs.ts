@@ -19,7 +19,7 @@ import { Rng } from '../../core/random.js';
 import { sleep } from './pace.js';
 import { fitLine, SampleSet, spreadOf, type Spread } from '../../sim/calibration/figures.js';
 import { QUANTILES, unsoundFit, type ApiMeasurements } from '../../sim/calibration/document.js';
-import { inRounds, moreRoundsWhile, type Rounds } from './rounds.js';
+import { CalibrationStopped, inRounds, moreRoundsWhile, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 
 export interface ApiTarget {
@@ -163,6 +163,7 @@ async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], rounds: Ro
   let quietCpu = 0;
   let quietSeconds = 0;
   for (let i = 0; i < paced.length; i++) {
+    if (rounds.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
     const cpu0 = processCpuSeconds(pid);
     const wall0 = performance.now();
     await sleep(CALIBRATE.spread.quietMs);

@@ -9,7 +9,7 @@ import type { RunResult } from '../../sim/result.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
-import { STALL_FROM } from '../../sim/model/api-tier.js';
+import { idleCpuAt, STALL_FROM } from '../../sim/model/api-tier.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 import { mean } from 'simple-statistics';
 
@@ -46,6 +46,7 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     }
   }
   pulledNotes(measured, sc, notes);
+  if (infra.api) notes.api_cpu = apiCpuNote(measured, infra.api);
   Object.assign(notes, stageNotes(measured, sc));
   const server = measured.map((r) => r.replay?.reads.server).filter((s) => s !== undefined && Number.isFinite(s.p50Ms));
   if (server.length > 0) {
@@ -55,13 +56,12 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     const read =
       `measured${server.length === measured.length ? '' : ` (${server.length} of the ${measured.length} runs)`}: the server's own histogram p50 ${msOf(srv('p50Ms'))}, p99 ${msOf(srv('p99Ms'))} of the client's ${msOf(client('p50'))}, ${msOf(client('p99'))} (the rest is the client and the network)` +
       (api
-        ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list${api.cpuPerListEntry > 0 ? ` and ${ms(api.cpuPerListEntry)} an entry it returns` : ''} + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API${api.idleCpu > 0 ? ` (${ms(api.idleCpu)} of it CPU holding the core)` : ''}, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time, its stalls (beyond its p${Math.round(STALL_FROM * 100)}) met once more for every reference page's worth of CPU a page has beyond the first`
+        ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list${api.cpuPerListEntry > 0 ? ` and ${ms(api.cpuPerListEntry)} an entry it returns` : ''} + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API${idleCpuAt(api, 0) > 0 ? ` (${ms(idleCpuAt(api, 0))} of it CPU holding the core)` : ''}, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time, its stalls (beyond its p${Math.round(STALL_FROM * 100)}) met once more for every reference page's worth of CPU a page has beyond the first`
         : '');
     // a read that found its followee set missing or stale waited for Postgres: the model has no such wait
     const waits = measured.map((r) => r.replay?.reads.counters).filter((c) => c?.followeeLoadsWaited !== undefined);
     const waited = waits.length > 0 ? `; ${waits.map((c) => `${c!.followeeLoadsWaited} of ${c!.feedAnswered}`).join(', ')} reads waited for their followee set from Postgres (not modelled)` : '';
     notes.read_p50 = read + waited + clientWaits(measured, 'p50Ms');
-    if (api) notes.api_cpu = apiCpuNote(measured, api);
     notes.read_p99 = read + waited + runtimeWaits(measured) + clientWaits(measured, 'p99Ms');
   }
   return notes;
@@ -98,8 +98,9 @@ function pulledNotes(measured: RunResult[], sc: Scenario, notes: Partial<Record<
 }
 
 /**
- * The API's CPU: what the replays' server process burned a request, against what the model charges
- * one (the closed loops' fits, and the idle CPU at a trickle). '' parts from documents without them.
+ * The API's CPU: what the replays' server process burned a request (where a document has its CPU
+ * and its requests), against what the model charges: a request's (the closed loops' fits, the idle
+ * CPU at a trickle) and a process's background.
  */
 function apiCpuNote(measured: RunResult[], api: NonNullable<Scenario['infrastructure']['api']>): string {
   const per = measured
@@ -112,7 +113,7 @@ function apiCpuNote(measured: RunResult[], api: NonNullable<Scenario['infrastruc
     })
     .filter((x) => x !== null);
   const measuredText = per.length > 0 ? `measured, the server process's CPU over the window ${per.map((x) => ms(x)).join(', ')} a request sent (its relay, timers and scrapes included)` : 'measured from /proc';
-  return `${measuredText}; modelled, a page's CPU from the closed loops' fits (${ms(api.cpuPerRead)} + its lists and posts), a post's ${ms(api.cpuPerWrite)}, and ${ms(api.idleCpu)} more CPU for a request that finds the tier idle (none at full load)`;
+  return `${measuredText}; modelled, a page's CPU from the closed loops' fits (${ms(api.cpuPerRead)} + its lists and posts), a post's ${ms(api.cpuPerWrite)}, ${ms(idleCpuAt(api, 0))} more CPU for a request that finds the tier idle (none at full load), and ${api.backgroundCpu} cores a process keeps busy with no request`;
 }
 
 /** The server's event-loop waits and GC pauses the replays measured (server/http/runtime-metrics.ts), '' from older servers. */

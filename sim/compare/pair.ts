@@ -54,7 +54,7 @@ export function worldWarnings(a: RunResult, b: RunResult, names: Record<Side, st
   const ta = timeScale(a);
   const tb = timeScale(b);
   if (ta !== tb) {
-    out.push(`different time scales: ${both((r) => `x${timeScale(r)}`)}; rates (writes/s) count per wall second, so they differ by the time scale's ratio where the load is the same`);
+    out.push(`different time scales: ${both((r) => `x${timeScale(r)}`)}; rates (writes/s, the API's CPU in cores) count per wall second, so they differ by the time scale's ratio where the load is the same`);
   }
   if (a.scenario.durationSeconds !== b.scenario.durationSeconds) out.push(`different durations: ${both((r) => formatDuration(r.scenario.durationSeconds))}`);
   return out;

@@ -57,6 +57,19 @@ export function idleCpuAt(spec: Pick<ApiTier, 'idleCpu' | 'idleOverhead'>, utili
   return Math.min(spec.idleCpu, spec.idleOverhead) * (1 - Math.min(1, Math.max(0, utilisation)));
 }
 
+/**
+ * Processes that serve `busyCores` of requests' CPU with each process `utilisation` busy, its
+ * background (api.backgroundCpu) included: the simulator's `instances: none` and `plan` alike. A
+ * background that fills the share on its own is bad input.
+ */
+export function instancesFor(spec: Pick<ApiTier, 'coresPerInstance' | 'backgroundCpu'>, busyCores: number, utilisation: number): number {
+  const perProcess = utilisation * spec.coresPerInstance - spec.backgroundCpu;
+  if (!(perProcess > 0)) {
+    throw new ScenarioError(`infrastructure.api.backgroundCpu ${spec.backgroundCpu} leaves an API process nothing of the ${Math.round(utilisation * 100)}% of its ${spec.coresPerInstance} cores it is sized to be busy: give instances, or a smaller backgroundCpu`);
+  }
+  return Math.max(1, Math.ceil(busyCores / perProcess - 1e-9));
+}
+
 /** Seconds of load a scaled run's Erlang waits are drawn at. */
 const ERLANG_WINDOW_SECONDS = 60;
 
@@ -185,17 +198,16 @@ export class ApiStage {
   /**
    * What finding the tier idle adds to a request at t (api.idleOverhead): all of it when the cores
    * were idle over the last second, none when they were fully busy. Its api.idleCpu share is the
-   * process's own CPU and holds the core (calibrate's paced reads cost the server 1.3 ms of CPU
-   * where the closed loops' fits give 0.4, 2026-12-05, and a replay's server burned as much a
+   * process's own CPU and holds the core (calibrate's paced reads cost the server 0.9-1.15 ms of CPU
+   * where the closed loops' fits give 0.35, 2026-12-05, and a replay's server burned 1.4-1.9 ms a
    * request); the rest is waiting, with no core held.
    */
   private idleExtra(t: number): { wait: number; cpu: number } {
     const spec = this.spec!;
     if (spec.idleOverhead === 0) return NO_IDLE_EXTRA;
     const prev = Math.floor(t) - 1;
-    const busy = ((prev < 0 ? 0 : this.work[Math.min(prev, this.work.length - 1)]) + this.background) / this.servers;
-    const cpu = idleCpuAt(spec, busy);
-    return { wait: (spec.idleOverhead - idleCpuAt(spec, 0)) * (1 - Math.min(1, busy)), cpu };
+    const busy = Math.min(1, ((prev < 0 ? 0 : this.work[Math.min(prev, this.work.length - 1)]) + this.background) / this.servers);
+    return { wait: (spec.idleOverhead - idleCpuAt(spec, 0)) * (1 - busy), cpu: idleCpuAt(spec, busy) };
   }
 
   /**
@@ -279,9 +291,7 @@ function autoInstances(ctx: ModelContext, spec: ApiTier): number {
   // process keeps its background
   const idleCpu = idleCpuAt(spec, AUTO_API_UTILISATION);
   const cpu = pagesPerSecond * (spec.cpuPerRead + fullListsCpuSeconds(spec, meanLists, pageSize) + spec.cpuPerPost * pageSize + idleCpu) + postsPerSecond * (spec.cpuPerWrite + idleCpu);
-  const perProcess = AUTO_API_UTILISATION * spec.coresPerInstance - spec.backgroundCpu;
-  if (!(perProcess > 0)) throw new ScenarioError(`infrastructure.api.backgroundCpu ${spec.backgroundCpu} leaves an API process nothing of the ${AUTO_API_UTILISATION * 100}% of its ${spec.coresPerInstance} cores \`instances: none\` sizes it for: give instances`);
-  return Math.max(1, Math.ceil(cpu / perProcess));
+  return instancesFor(spec, cpu, AUTO_API_UTILISATION);
 }
 
 /** The largest rate factor over the run, looked at every simulated minute. */

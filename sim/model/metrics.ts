@@ -67,8 +67,10 @@ export interface SimulationMetrics {
     rebuilds: number;
     postgresUtilisation: number;
   };
-  /** The API tier as simulated (null: none): its processes (resolved when sized automatically), cores and mean utilisation. */
-  /** `cpuCores`: the tier's CPU seconds a second, before the shared cores' stretch (what /proc counts). */
+  /**
+   * The API tier as simulated (null: none): its processes (resolved when sized automatically), cores,
+   * mean utilisation, and `cpuCores`, its CPU seconds a second before the shared cores' stretch (what /proc counts).
+   */
   api: { instances: number; servers: number; utilisation: number; cpuCores: number } | null;
   /** Services sharing cores (infrastructure.cores): the highest utilisation of them in any second. */
   sharedCores: { cores: number; peakUtilisation: number } | null;

@@ -3,7 +3,7 @@
 // constraint all re-run it with something changed.
 import { listsPerPage } from '../../core/read-plan.js';
 import { fullListsCpuSeconds } from '../model/list-reads.js';
-import { idleCpuAt } from '../model/api-tier.js';
+import { idleCpuAt, instancesFor } from '../model/api-tier.js';
 import { parseScenario } from '../scenario/load.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { formatBytes, formatCount, formatDuration } from '../scenario/units.js';
@@ -162,17 +162,15 @@ export function apiPageCpu(load: Load, ctx: PlanContext): { cpu: number; idleCpu
 }
 
 export function apiInstances(load: Load, readP99Seconds: number, ctx: PlanContext): Figures['api'] {
-  const { cpu, coresPerInstance, backgroundCpu } = apiPageCpu(load, ctx);
-  const offered = littlesLaw(load.pagesPeak, cpu);
+  const page = apiPageCpu(load, ctx);
+  const offered = littlesLaw(load.pagesPeak, page.cpu);
   const staffed = squareRootStaffing(offered, ctx.settings.staffingQ);
-  const cores = Math.ceil(staffed / spare(ctx.headroom) - 1e-9);
-  // each instance keeps its background busy (api.backgroundCpu) beside the pages
-  const usable = coresPerInstance - backgroundCpu / spare(ctx.headroom);
   return {
     offeredCores: offered,
     staffedCores: staffed,
-    instances: Math.max(1, usable > 0 ? Math.ceil(cores / usable - 1e-9) : Infinity),
-    inFlight: littlesLaw(load.pagesPeak, readP99Seconds + cpu),
+    // each (1 - H) busy, its background (api.backgroundCpu) beside the pages
+    instances: instancesFor(page, staffed, spare(ctx.headroom)),
+    inFlight: littlesLaw(load.pagesPeak, readP99Seconds + page.cpu),
   };
 }
 
@@ -281,8 +279,11 @@ export function reasonFor(id: ResourceId, f: Figures, ctx: PlanContext): string 
       const a = f.api;
       const page = apiPageCpu(L, ctx);
       const idle = page.idleCpu > 0 ? `, and ${fmtTime(page.idleCpu)} of CPU it pays finding the tier idle the headroom's share of the time` : '';
-      const background = page.backgroundCpu > 0 ? ` less ${page.backgroundCpu} cores of background each` : '';
-      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(page.cpu)} CPU (infrastructure.api: a page's base, its ${listsPerPage(L.listsPerPage).toFixed(1)} lists and ${sc.activity.pageSize} posts${idle}) = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${page.coresPerInstance}${background} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
+      const sizing =
+        page.backgroundCpu > 0
+          ? `, in instances of ${page.coresPerInstance} cores each ${busy} busy less ${page.backgroundCpu} cores of background (${(page.coresPerInstance * (1 - ctx.headroom) - page.backgroundCpu).toFixed(2)} cores for pages)`
+          : `, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${page.coresPerInstance}`;
+      return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(page.cpu)} CPU (infrastructure.api: a page's base, its ${listsPerPage(L.listsPerPage).toFixed(1)} lists and ${sc.activity.pageSize} posts${idle}) = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores${sizing} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
     }
     case 'postgresConnections': {
       const p = f.postgres;

@@ -161,10 +161,6 @@ function checkAcrossKeys(v: Validated, ctx: Context): void {
       ctx.fail(`events[${i}].cacheLoss.shards`, `${e.shards} is more than infrastructure.redisShards (${v.infrastructure.redisShards})`);
     }
   });
-  const api = v.infrastructure.api;
-  if (api && api.idleCpu > api.idleOverhead) {
-    ctx.fail('infrastructure.api.idleCpu', `${formatDuration(api.idleCpu)} is above infrastructure.api.idleOverhead (${formatDuration(api.idleOverhead)}); it is the part of it that is CPU`);
-  }
   const large = v.infrastructure.largePostClass;
   if (large && large.workers >= v.infrastructure.fanoutWorkers) {
     ctx.fail('infrastructure.largePostClass.workers', `${large.workers} must be fewer than infrastructure.fanoutWorkers (${v.infrastructure.fanoutWorkers}); the large pool is carved out of them`);

@@ -559,7 +559,7 @@ export const scenarioSchema: ObjectSpec = {
               '0s',
             ),
             idleCpu: duration(
-              "the part of idleOverhead that is the API's own CPU: it holds the core, so requests queue behind it (at most idleOverhead; the rest is waiting)",
+              "the part of idleOverhead that is the API's own CPU: it holds the core, so requests queue behind it (a larger value counts as idleOverhead; the rest is waiting)",
               '0s',
             ),
             backgroundCpu: {

@@ -145,7 +145,7 @@ describe('compare notes', () => {
 
   it("puts the server process's CPU a request beside what the model charges one, its idle CPU included", () => {
     const sc = scenario();
-    sc.infrastructure.api = { ...sc.infrastructure.api!, idleCpu: 0.0005 };
+    sc.infrastructure.api = { ...sc.infrastructure.api!, idleOverhead: 0.001, idleCpu: 0.0005 };
     const docs = [measured(0, 1, 0), measured(1, 1, 0)];
     const notes = figureNotes(docs, sc);
     const per = docs.map((r) => {
@@ -153,7 +153,7 @@ describe('compare notes', () => {
       const t = r.replay!.driver.totals;
       return `${(((share.server / 100) * share.wallSeconds) / (t.reads.sent + t.posts.sent) * 1000).toFixed(2)} ms`;
     });
-    expect(notes.api_cpu).toMatch(new RegExp(`^measured, the server process's CPU over the window ${per.join(', ')} a request sent \\(its relay, timers and scrapes included\\); modelled, .* and 0\\.50 ms more CPU for a request that finds the tier idle \\(none at full load\\)$`));
+    expect(notes.api_cpu).toMatch(new RegExp(`^measured, the server process's CPU over the window ${per.join(', ')} a request sent \\(its relay, timers and scrapes included\\); modelled, .* 0\\.50 ms more CPU for a request that finds the tier idle \\(none at full load\\), and 0 cores a process keeps busy with no request$`));
     expect(notes.read_p99).toMatch(/more on an idle API \(0\.50 ms of it CPU holding the core\)/);
   });
 

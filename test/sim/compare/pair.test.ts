@@ -50,7 +50,7 @@ describe('pairDocuments', () => {
     const sim = simulatedEvents();
     const replay = savedReplay(0);
     expect(worldWarnings(sim, replay, { simulated: 'sim.json', measured: 'live.json' })).toEqual([
-      "different time scales: x1 (sim.json) and x20 (live.json); rates (writes/s) count per wall second, so they differ by the time scale's ratio where the load is the same",
+      "different time scales: x1 (sim.json) and x20 (live.json); rates (writes/s, the API's CPU in cores) count per wall second, so they differ by the time scale's ratio where the load is the same",
       'different durations: 10 min (sim.json) and 30 s (live.json)',
     ]);
     expect(worldWarnings(replay, savedReplay(1), { simulated: 'one', measured: 'two' })).toEqual([]);
