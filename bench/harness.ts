@@ -118,7 +118,7 @@ export async function timedCpu<T>(work: () => Promise<T> | T): Promise<TimedCpu<
 }
 
 /** "12.3 s wall; CPU: this process 24.1 s (98% of the machine), other processes 0.4 s (2%)". */
-export function cpuLine(s: TimedCpu<unknown>): string {
+export function timedCpuLine(s: TimedCpu<unknown>): string {
   const share = (cpu: number) => `${((100 * cpu) / s.machineSeconds).toFixed(0)}%`;
   const wall = s.seconds < 10 ? s.seconds.toFixed(2) : s.seconds.toFixed(1);
   return `${wall} s wall; CPU: this process ${s.ownCpu.toFixed(1)} s (${share(s.ownCpu)} of the machine), other processes ${s.otherCpu.toFixed(1)} s (${share(s.otherCpu)})`;

@@ -10,7 +10,7 @@ import { evaluateSamplesInParallel } from '../sim/parallel/run-samples.js';
 import { DEFAULT_GROWTH, DEFAULT_HEADROOM, MAX_SAMPLES } from '../sim/plan/inputs.js';
 import { scenarioGraph } from '../sim/run-scenario.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { cpuLine, runCli, timedCpu } from './harness.js';
+import { timedCpuLine, runCli, timedCpu } from './harness.js';
 
 const SCENARIO = 'scenarios/plan-next-year.yaml';
 
@@ -24,8 +24,8 @@ export async function benchPlan(): Promise<void> {
   const serial = await timedCpu(() => evaluateSamples(samples.workload, samples.ctx, samples.points));
   const parallel = await timedCpu(() => evaluateSamplesInParallel(samples, cores));
   const same = isDeepStrictEqual(serial.result, parallel.result);
-  console.log(`  samples serial, this thread: ${cpuLine(serial)}`);
-  console.log(`  samples parallel, ${cores} threads: ${cpuLine(parallel)}`);
+  console.log(`  samples serial, this thread: ${timedCpuLine(serial)}`);
+  console.log(`  samples parallel, ${cores} threads: ${timedCpuLine(parallel)}`);
   const speedup = serial.seconds / parallel.seconds;
   console.log(`  RESULT plan samples parallel/serial ${(1 / speedup).toFixed(3)} of the wall time: ${speedup.toFixed(2)}x faster on ${cores} cores (${(speedup / cores).toFixed(2)} of the ideal); figures ${same ? 'the same' : 'DIFFERENT'}`);
   // the whole command as a user runs it (the graph, the workload, the checks' simulations included)

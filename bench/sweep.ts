@@ -4,7 +4,7 @@
 // time, the speed-up against the cores, whether the documents are the same byte for byte, and
 // where the machine's CPU went (this process, its threads included, and the other processes).
 import { availableParallelism } from 'node:os';
-import { cpuLine, timedCpu } from './harness.js';
+import { timedCpuLine, timedCpu } from './harness.js';
 import { runPoliciesInParallel } from '../sim/parallel/run-policies.js';
 import { policyFor, prepare, runPolicy, scenarioGraph } from '../sim/run-scenario.js';
 import { parseScenario } from '../sim/scenario/load.js';
@@ -32,7 +32,7 @@ export async function benchSweep(): Promise<void> {
   const serial = await timedCpu(() => policies.map((p) => runPolicy(prepared, p)));
   const parallel = await timedCpu(() => runPoliciesInParallel(prepared, policies, cores));
   const same = serial.result.every((r, i) => stringifyResult(r) === stringifyResult(parallel.result[i]));
-  for (const [name, s] of [['serial, this thread', serial], [`parallel, ${Math.min(cores, POLICIES.length)} threads`, parallel]] as const) console.log(`  ${name}: ${cpuLine(s)}`);
+  for (const [name, s] of [['serial, this thread', serial], [`parallel, ${Math.min(cores, POLICIES.length)} threads`, parallel]] as const) console.log(`  ${name}: ${timedCpuLine(s)}`);
   const speedup = serial.seconds / parallel.seconds;
   console.log(`  RESULT parallel/serial ${(parallel.seconds / serial.seconds).toFixed(3)} of the wall time: ${speedup.toFixed(2)}x faster on ${cores} cores (${(speedup / cores).toFixed(2)} of the ideal ${cores}x); documents ${same ? 'the same byte for byte' : 'DIFFERENT'}`);
 }

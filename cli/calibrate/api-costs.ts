@@ -13,7 +13,7 @@
 // service time is that quantile of the latency less the network; the spread is each over the mean.
 import * as hdr from 'hdr-histogram-js';
 import { firstSlice } from '../../core/read-plan.js';
-import { CpuMeter, processCpuSeconds } from '../../sim/replay/cpu.js';
+import { CpuMeter, cpuSecondsOf, processCpuSeconds } from '../../sim/replay/cpu.js';
 import { closedLoop, getRequest, newHistogram, openConnections, postRequest, request, type ClosedLoopResult, type KeepAliveConnection } from '../../sim/replay/http-client.js';
 import { Rng } from '../../core/random.js';
 import { sleep } from './pace.js';
@@ -40,7 +40,7 @@ export interface ApiTarget {
 function cpuPerRequest(r: ClosedLoopResult, what: string): number {
   if (r.errors > 0) throw new Error(`calibrate: ${r.errors} of the ${what} failed (${r.firstError})`);
   if (r.completed === 0) throw new Error(`calibrate: no ${what} answered within the sample`);
-  return ((r.cpu.server / 100) * r.cpu.wallSeconds) / r.completed;
+  return cpuSecondsOf(r.cpu, r.cpu.server) / r.completed;
 }
 
 /** Requests of one shape (`quiet`: the pulled followees are quiet ones), the readers in turn. */

@@ -8,6 +8,7 @@ import type { FigureId } from '../../sim/compare/figures.js';
 import type { RunResult } from '../../sim/result.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
+import { cpuSecondsOf } from '../../sim/replay/cpu.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
 import { idleCpuAt, STALL_FROM } from '../../sim/model/api-tier.js';
 import type { Scenario } from '../../sim/scenario/types.js';
@@ -109,7 +110,7 @@ function apiCpuNote(measured: RunResult[], api: NonNullable<Scenario['infrastruc
       const requests = r.replay?.driver.totals;
       if (!share || !requests) return null;
       const answered = requests.reads.sent + requests.posts.sent;
-      return answered > 0 ? ((share.server / 100) * share.wallSeconds) / answered : null;
+      return answered > 0 ? cpuSecondsOf(share, share.server) / answered : null;
     })
     .filter((x) => x !== null);
   const measuredText = per.length > 0 ? `measured, the server process's CPU over the window ${per.map((x) => ms(x)).join(', ')} a request sent (its relay, timers and scrapes included)` : 'measured from /proc';

@@ -168,16 +168,16 @@ export class FleetMetrics {
     this.apply([]);
   }
 
-  /**
-   * Read the workers' published metrics and mirror them into the registry. Never throws: when
-   * Redis does not answer within the read timeout the last figures stay and the failure is
-   * counted. Concurrent scrapes share one read.
-   */
   /** Whether a metric is one of the workers' (read from Redis when a scrape names it). */
   covers(name: string): boolean {
     return this.names.has(name);
   }
 
+  /**
+   * Read the workers' published metrics and mirror them into the registry. Never throws: when
+   * Redis does not answer within the read timeout the last figures stay and the failure is
+   * counted. Concurrent scrapes share one read.
+   */
   refresh(): Promise<void> {
     this.inFlight ??= this.read().finally(() => (this.inFlight = null));
     return this.inFlight;

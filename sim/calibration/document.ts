@@ -399,12 +399,13 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     // a paced read takes longer than that by what finding the server idle costs
     if (!listsBad && !postsBad && base > 0 && Number.isFinite(zrange) && m.mgetPerKey) {
       const redisLists = zrange * a.at.lists + zrangePerEntry * (zrangePerEntry > 0 ? entries || firstSliceOfShape(a) : 0);
-      s.modelled = base + shapeLists + a.posts.slope * a.at.posts + 2 * m.rtt.median + redisLists + m.mgetPerKey.median * a.at.posts;
+      const pageCpu = base + shapeLists + a.posts.slope * a.at.posts;
+      s.modelled = pageCpu + 2 * m.rtt.median + redisLists + m.mgetPerKey.median * a.at.posts;
       const idle = Math.max(0, s.mean - s.modelled);
       api.idleOverhead = durationText(idle);
       // what of it the server spends on its own core: a paced read's CPU beyond the fits' for the page
       if (s.cpu && !refuse(['api.idleCpu'], unsoundCost("a paced read's CPU", s.cpu))) {
-        api.idleCpu = durationText(Math.min(idle, Math.max(0, s.cpu.median - (base + shapeLists + a.posts.slope * a.at.posts))));
+        api.idleCpu = durationText(Math.min(idle, Math.max(0, s.cpu.median - pageCpu)));
       }
     } else refuse(['api.idleOverhead', 'api.idleCpu'], 'idle overhead: needs the CPU fits, the page read and the MGET');
     const quiet = s.idleCpuRate ?? s.idleCpuPerSecond?.median;

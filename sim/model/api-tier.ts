@@ -57,13 +57,18 @@ export function idleCpuAt(spec: Pick<ApiTier, 'idleCpu' | 'idleOverhead'>, utili
   return Math.min(spec.idleCpu, spec.idleOverhead) * (1 - Math.min(1, Math.max(0, utilisation)));
 }
 
+/** The cores a process `utilisation` busy gives requests, its background (api.backgroundCpu) taken out. */
+export function requestCoresPerProcess(spec: Pick<ApiTier, 'coresPerInstance' | 'backgroundCpu'>, utilisation: number): number {
+  return utilisation * spec.coresPerInstance - spec.backgroundCpu;
+}
+
 /**
  * Processes that serve `busyCores` of requests' CPU with each process `utilisation` busy, its
  * background (api.backgroundCpu) included: the simulator's `instances: none` and `plan` alike. A
  * background that fills the share on its own is bad input.
  */
 export function instancesFor(spec: Pick<ApiTier, 'coresPerInstance' | 'backgroundCpu'>, busyCores: number, utilisation: number): number {
-  const perProcess = utilisation * spec.coresPerInstance - spec.backgroundCpu;
+  const perProcess = requestCoresPerProcess(spec, utilisation);
   if (!(perProcess > 0)) {
     throw new ScenarioError(`infrastructure.api.backgroundCpu ${spec.backgroundCpu} leaves an API process nothing of the ${Math.round(utilisation * 100)}% of its ${spec.coresPerInstance} cores it is sized to be busy: give instances, or a smaller backgroundCpu`);
   }

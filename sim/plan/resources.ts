@@ -3,7 +3,7 @@
 // constraint all re-run it with something changed.
 import { listsPerPage } from '../../core/read-plan.js';
 import { fullListsCpuSeconds } from '../model/list-reads.js';
-import { idleCpuAt, instancesFor } from '../model/api-tier.js';
+import { idleCpuAt, instancesFor, requestCoresPerProcess } from '../model/api-tier.js';
 import { parseScenario } from '../scenario/load.js';
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { formatBytes, formatCount, formatDuration } from '../scenario/units.js';
@@ -281,7 +281,7 @@ export function reasonFor(id: ResourceId, f: Figures, ctx: PlanContext): string 
       const idle = page.idleCpu > 0 ? `, and ${fmtTime(page.idleCpu)} of CPU it pays finding the tier idle the headroom's share of the time` : '';
       const sizing =
         page.backgroundCpu > 0
-          ? `, in instances of ${page.coresPerInstance} cores each ${busy} busy less ${page.backgroundCpu} cores of background (${(page.coresPerInstance * (1 - ctx.headroom) - page.backgroundCpu).toFixed(2)} cores for pages)`
+          ? `, in instances of ${page.coresPerInstance} cores each ${busy} busy less ${page.backgroundCpu} cores of background (${requestCoresPerProcess(page, spare(ctx.headroom)).toFixed(2)} cores for pages)`
           : `, / ${busy} = ${int(Math.ceil(a.staffedCores / (1 - ctx.headroom) - 1e-9))} cores in instances of ${page.coresPerInstance}`;
       return `Little's law: peak ${rate(L.pagesPeak)} feed pages x ${fmtTime(page.cpu)} CPU (infrastructure.api: a page's base, its ${listsPerPage(L.listsPerPage).toFixed(1)} lists and ${sc.activity.pageSize} posts${idle}) = ${a.offeredCores.toFixed(1)} cores busy; square-root staffing ceil(a + ${s.staffingQ} sqrt(a)) = ${int(a.staffedCores)} cores${sizing} = ${plural(a.instances, 'instance')}; ${!Number.isFinite(a.inFlight) ? 'unbounded requests in flight (the read p99 is unbounded)' : `${a.inFlight < 10 ? a.inFlight.toFixed(1) : formatCount(a.inFlight)} requests in flight (Little's law at the read p99)`}`;
     }

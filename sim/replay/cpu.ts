@@ -33,6 +33,11 @@ export interface CpuShare {
 }
 
 const CLK_TCK = 100;
+
+/** CPU seconds over a share's interval from one of its figures (percent of a core). */
+export function cpuSecondsOf(share: Pick<CpuShare, 'wallSeconds'>, pctOfCore: number): number {
+  return (pctOfCore / 100) * share.wallSeconds;
+}
 const CORES = Math.max(1, cpus().length);
 
 /** CPU seconds (user + system) a process has used so far; 0 once it is gone. */

@@ -19,7 +19,7 @@
 // its CPU window includes opening its connections; ours counts 200 answers arriving within the
 // window and its CPU runs from the end of the warm-up to the last answer.
 import autocannon from 'autocannon';
-import { CpuMeter } from './cpu.js';
+import { CpuMeter, cpuSecondsOf } from './cpu.js';
 import { closedLoop, getRequest, openConnections, pct } from './http-client.js';
 
 export interface SaturationRead {
@@ -89,7 +89,7 @@ export async function ownClosedLoop(opts: SaturationOptions): Promise<Saturation
   const conns = await openConnections(opts.host, opts.port, n);
   try {
     const r = await closedLoop(conns, pick, opts.warmupMs ?? 1_000, opts.durationMs, new CpuMeter(null, null, 0, null));
-    const cpuSeconds = (r.cpu.generator / 100) * r.cpu.wallSeconds;
+    const cpuSeconds = cpuSecondsOf(r.cpu, r.cpu.generator);
     return {
       tool: 'feedlab',
       connections: n,
