@@ -98,6 +98,8 @@ describe('feedlab run', () => {
       // refused before the run (Node's recursive mkdir looped for ever there, after it)
       [['run', small, '--out', '/proc/feedlab-no/out'], /^feedlab: --out \/proc\/feedlab-no\/out: cannot make \/proc\/feedlab-no \(ENOENT\)$/],
       [['run', writeScenario(dir, 'cap.yaml', SMALL.replace('threshold: 25000 }', 'threshold: 25000, timelineCap: 70000 }'))], /cap\.yaml:\d+:\d+: policy\.timelineCap: 70000 is out of range \(valid: 1 to 65535\)/],
+      // an API sized automatically whose background alone fills the half of a core it is sized for
+      [['run', small, '--quiet', '--set', 'infrastructure.api.backgroundCpu=0.5'], /^feedlab: infrastructure\.api\.backgroundCpu 0\.5 leaves an API process nothing of the 50% of its 1 cores it is sized to be busy: give instances, or a smaller backgroundCpu$/],
     ];
     expectInputErrors(cases);
     expect(existsSync(out)).toBe(false);
