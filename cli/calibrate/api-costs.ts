@@ -173,7 +173,7 @@ async function serviceTimes(t: ApiTarget, one: KeepAliveConnection[], rounds: Ro
     quietCpu += cpu;
     quietSeconds += seconds;
   }
-  // a second holds a tick or two of 10 ms: the seconds pooled, not their median
+  // pooled, not their median: the server's 5 s sampler lands in one second of five
   const idleCpuRate = quietSeconds > 0 ? quietCpu / quietSeconds : NaN;
   const cpus = paced.map((r) => (r.cpu - idleCpuRate * r.seconds) / CALIBRATE.spread.readsPerSample);
   const points = QUANTILES.map((p) => ({ p, value: all.getValueAtPercentile(p * 100) / 1e6 - network }));

@@ -70,8 +70,9 @@ export const CALIBRATE = {
   pace: { meanGapMs: 25 },
   /**
    * Reads one at a time, paced, for the service-time spread: this many per sample; then the server
-   * left alone this long, for its CPU with no request (/proc counts 10 ms ticks: a second reads its
-   * timers' few ms to a tick, and costs calibrate a second a sample).
+   * left alone this long, for its CPU with no request (its timers' 7-10 ms a second, 2026-12-05;
+   * read from the scheduler's run time, sim/replay/cpu.ts, where the 10 ms ticks had read 4-100 ms
+   * a second and once took more than the paced reads themselves). A second a sample.
    */
   spread: { readsPerSample: 150, quietMs: 1000 },
   /**

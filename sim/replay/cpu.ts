@@ -40,9 +40,37 @@ export function cpuSecondsOf(share: Pick<CpuShare, 'wallSeconds'>, pctOfCore: nu
 }
 const CORES = Math.max(1, cpus().length);
 
-/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+/**
+ * CPU seconds a process has used so far; 0 once it is gone. Its threads' run time as the scheduler
+ * counts it (/proc/PID/task/TID/schedstat, nanoseconds) where the kernel keeps it, else user +
+ * system in 10 ms ticks: over a quiet second a Node server burns a tick or two, so the ticks read
+ * 0, 10 or 20 ms of the same few ms. A thread that exits takes its time with it, which Node's
+ * threads (the libuv pool, V8's helpers) do not while the process runs.
+ */
 export function processCpuSeconds(pid: number | string): number {
-  return procTicks(pid);
+  const run = threadsRunSeconds(pid);
+  return Number.isNaN(run) ? procTicks(pid) : run;
+}
+
+/** The sum of a process's threads' scheduler run time, seconds; NaN where there is none to read. */
+function threadsRunSeconds(pid: number | string): number {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return NaN;
+  }
+  let ns = 0;
+  let read = 0;
+  for (const tid of tids) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').split(' ', 1)[0]);
+      read++;
+    } catch {
+      // the thread exited meanwhile, or the kernel keeps no schedstat
+    }
+  }
+  return read > 0 && Number.isFinite(ns) ? ns / 1e9 : NaN;
 }
 
 function procTicks(pid: number | string): number {
@@ -163,7 +191,7 @@ export class CpuMeter {
 
   /** A process's CPU seconds now, or the last seen when it is gone. */
   private ticks(pid: number): number {
-    const t = procTicks(pid);
+    const t = processCpuSeconds(pid);
     if (t > 0) this.lastSeen.set(pid, t);
     return this.lastSeen.get(pid) ?? 0;
   }

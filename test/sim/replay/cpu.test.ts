@@ -3,7 +3,7 @@
 // land in "other".
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CpuMeter } from '../../../sim/replay/cpu.js';
+import { CpuMeter, processCpuSeconds } from '../../../sim/replay/cpu.js';
 
 const children: ChildProcess[] = [];
 
@@ -38,5 +38,33 @@ describe('the CPU meter', () => {
     // whatever the other core's load took from them); without the first one's part, ~50%
     expect(share.processes['worker 1']).toBeGreaterThan(70);
     expect(share.processes['worker 1']).toBeLessThanOrEqual(105);
+  });
+
+  it("reads a process's CPU below the kernel's 10 ms tick (calibrate's quiet seconds burn a few ms)", async () => {
+    // the child spins 4 ms of its own CPU (getrusage: the same run time the scheduler counts) on
+    // each line it is sent and answers what it spun; ticks would read 0 or 10 ms of it
+    const child = spawn(process.execPath, ['-e', `
+      process.stdin.on('data', () => {
+        const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; };
+        const t0 = cpu();
+        while (cpu() - t0 < 4) {}
+        process.stdout.write((cpu() - t0).toFixed(3) + '\\n');
+      });`], { stdio: ['pipe', 'pipe', 'ignore'] });
+    children.push(child);
+    const answers: number[] = [];
+    child.stdout!.on('data', (b: Buffer) => answers.push(...b.toString().trim().split('\n').map(Number)));
+    await sleep(300); // its start-up done
+    // the first round compiles the spin (V8's compiler threads are the process's too): not measured
+    for (let i = 0; i < 4; i++) {
+      const before = processCpuSeconds(child.pid!);
+      const n = answers.length;
+      child.stdin!.write('go\n');
+      while (answers.length === n) await sleep(5);
+      await sleep(20);
+      const measuredMs = (processCpuSeconds(child.pid!) - before) * 1000;
+      // at least what it spun, and little more (its pipes); ticks would read 0 or 10 ms
+      if (i > 0) expect(measuredMs).toBeGreaterThan(answers[n] - 0.5);
+      if (i > 0) expect(measuredMs).toBeLessThan(answers[n] + 3);
+    }
   });
 });
