@@ -32,16 +32,17 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
   let partial: SweepResult['partial'];
   if (dashboardWanted(values)) {
     const { LiveSession } = await loadDashboard();
-    live = new LiveSession({ scenario: sc, policies, labels: specs, mode: 'sweep' });
+    live = new LiveSession({ scenario: sc, policies, labels: specs, mode: 'sweep', threads });
     const outcome = await live.outcome();
     runs = outcome.runs.filter((r) => !r.partial);
     if (outcome.stopped) {
-      const stopped = outcome.runs.find((r) => r.partial);
-      const stoppedIndex = stopped ? runs.length : -1;
+      // the policy on screen stopped at the minute shown; one stopped on another thread did not finish: not run
+      const at = outcome.stoppedIndex;
+      const stopped = at !== null && outcome.byPolicy[at]?.partial ? outcome.byPolicy[at] : undefined;
       partial = {
-        stoppedPolicy: stopped ? specs[stoppedIndex] : null,
+        stoppedPolicy: stopped ? specs[at!] : null,
         stoppedAtSeconds: stopped?.partial?.stoppedAtSeconds ?? null,
-        notRun: specs.slice(runs.length + (stopped ? 1 : 0)),
+        notRun: specs.filter((_, i) => !(outcome.byPolicy[i] && !outcome.byPolicy[i]!.partial) && !(stopped && i === at)),
       };
       if (runs.length === 0) {
         await live.close();

@@ -1,6 +1,6 @@
 // The simulated clock with a progress bar, the wall time and the ETA; or the preparation's progress.
 import { Text } from 'ink';
-import type { DashboardState } from './state.js';
+import { sweepFraction, type DashboardState } from './state.js';
 import { bar, clock, wall } from './format.js';
 
 export function Clock({ state, now, color, width }: { state: DashboardState; now: number; color: boolean; width: number }) {
@@ -18,8 +18,7 @@ export function Clock({ state, now, color, width }: { state: DashboardState; now
   const fraction = c.durationSeconds > 0 ? c.atSeconds / c.durationSeconds : 1;
   const elapsed = (now - c.startedWall) / 1000;
   // a sweep's ETA counts the policies still to run at the pace of those done so far
-  const n = state.policies.length;
-  const total = (c.index + fraction) / n;
+  const total = sweepFraction(state);
   const since = (now - (state.firstStartWall ?? c.startedWall)) / 1000;
   const eta = total > 0.005 ? (since / total) * (1 - total) : NaN;
   const etaText = state.stopRequested ? 'stopping' : Number.isFinite(eta) ? `ETA ${wall(eta)}` : 'ETA -';

@@ -71,7 +71,13 @@ export function Dashboard({ store, color = colorWanted(), onStop, onReportShown 
 function Title({ state, color }: { state: DashboardState; color: boolean }) {
   const sc = state.scenario;
   const c = state.current;
-  const policy = c ? (state.mode === 'sweep' ? `policy ${c.index + 1}/${state.policies.length} ${c.policy}` : `policy ${c.policy}`) : `${state.policies.length} ${state.policies.length === 1 ? 'policy' : 'policies'}`;
+  // a parallel sweep charts its lowest-numbered running policy and says how many run beside it
+  const beside = Object.keys(state.running).length - 1;
+  const policy = c
+    ? state.mode === 'sweep'
+      ? `policy ${c.index + 1}/${state.policies.length} ${c.policy}${beside > 0 ? ` (+${beside} running)` : ''}`
+      : `policy ${c.policy}`
+    : `${state.policies.length} ${state.policies.length === 1 ? 'policy' : 'policies'}`;
   const users = sc.population ?? sc.users;
   return (
     <Text bold={color} wrap="truncate-end">

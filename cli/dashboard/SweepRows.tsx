@@ -1,7 +1,7 @@
 // A sweep's policies, one row each, filling in as each finishes: lag p99, peak memory, read p99, verdict.
 import { Box, Text } from 'ink';
 import { fmtMs, fmtSeconds, formatBytes } from './format.js';
-import type { DashboardState, PolicyState } from './state.js';
+import type { CurrentRun, DashboardState, PolicyState } from './state.js';
 import { Verdict } from './Verdict.js';
 
 const FIGURE = 13;
@@ -21,19 +21,18 @@ export function SweepRows({ state, color, maxRows }: { state: DashboardState; co
         {'peak memory'.padEnd(FIGURE)}
         {'read p99'.padEnd(FIGURE)}SLO
       </Text>
-      {shown.map((p) => (
-        <PolicyRow key={p.label} policy={p} width={width} state={state} color={color} />
+      {shown.map((p, i) => (
+        <PolicyRow key={p.label} policy={p} run={state.running[from + i]} width={width} color={color} />
       ))}
     </Box>
   );
 }
 
-function PolicyRow({ policy, width, state, color }: { policy: PolicyState; width: number; state: DashboardState; color: boolean }) {
+function PolicyRow({ policy, run, width, color }: { policy: PolicyState; run: CurrentRun | undefined; width: number; color: boolean }) {
   const label = policy.label.padEnd(width);
-  const c = state.current;
   if (policy.status === 'waiting') return <Text dimColor={color}>{label}waiting</Text>;
   if (policy.status === 'running' || !policy.row) {
-    const pct = c && c.durationSeconds > 0 ? Math.floor((c.atSeconds / c.durationSeconds) * 100) : 0;
+    const pct = run && run.durationSeconds > 0 ? Math.floor((run.atSeconds / run.durationSeconds) * 100) : 0;
     return (
       <Text>
         {label}running {pct}%
@@ -43,7 +42,7 @@ function PolicyRow({ policy, width, state, color }: { policy: PolicyState; width
   if (policy.status === 'stopped') {
     return (
       <Text>
-        {label}stopped at {fmtSeconds(c?.atSeconds ?? 0)}: not compared
+        {label}stopped at {fmtSeconds(policy.stoppedAtSeconds ?? 0)}: not compared
       </Text>
     );
   }

@@ -13,8 +13,12 @@ import { DashboardStore, initialState, type LiveMessage } from './state.js';
 import { LiveView } from './view.js';
 
 export interface LiveOutcome {
-  /** Every result the worker finished, in order; a stopped run's result comes last, with `partial`. */
+  /** Every result the worker finished, in the policies' order; a stopped run's with `partial`. */
   runs: RunResult[];
+  /** Each policy's result by its index (none for a policy that did not run). */
+  byPolicy: (RunResult | undefined)[];
+  /** The policy on screen when the stop came (null: no stop, or none on screen). */
+  stoppedIndex: number | null;
   /** The user stopped the run (q, Ctrl-C or SIGINT). */
   stopped: boolean;
   /** Stopped a second time: quit without waiting for the simulated minute (no result for it). */
@@ -24,9 +28,11 @@ export interface LiveOutcome {
 export class LiveSession {
   readonly store: DashboardStore;
   private readonly worker: Worker;
-  private readonly stopFlag = new Int32Array(new SharedArrayBuffer(4));
+  /** [0] the minute a stop asks for (0: none), [1] the index + 1 of the policy on screen then (sim-worker.ts). */
+  private readonly stopFlag = new Int32Array(new SharedArrayBuffer(8));
   private readonly view: LiveView;
-  private readonly runs: RunResult[] = [];
+  private readonly byPolicy: (RunResult | undefined)[] = [];
+  private stoppedIndex: number | null = null;
   private readonly outcomePromise: Promise<LiveOutcome>;
   private settle!: { resolve: (o: LiveOutcome) => void; reject: (e: Error) => void };
   private settled = false;
@@ -34,14 +40,16 @@ export class LiveSession {
 
   /**
    * `replay`: the thread is replay-worker.ts with this input (the clock counts the replay's wall
-   * time); otherwise sim-worker.ts simulates the policies.
+   * time); otherwise sim-worker.ts simulates the policies, up to `threads` at once (default 1).
    */
-  constructor(opts: { scenario: Scenario; policies: FanoutPolicy[]; labels: string[]; mode: 'run' | 'sweep'; replay?: { input: object; timeScale: number } }) {
+  constructor(opts: { scenario: Scenario; policies: FanoutPolicy[]; labels: string[]; mode: 'run' | 'sweep'; threads?: number; replay?: { input: object; timeScale: number } }) {
     const live = opts.replay ? { source: 'replay' as const, timeScale: opts.replay.timeScale } : undefined;
     this.store = new DashboardStore(initialState(opts.scenario, opts.labels, opts.mode, live));
     this.outcomePromise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     const stop = this.stopFlag.buffer as SharedArrayBuffer;
-    const workerData: WorkerInput | { input: object; stop: SharedArrayBuffer } = opts.replay ? { input: opts.replay.input, stop } : { scenario: opts.scenario, policies: opts.policies, stop };
+    const workerData: WorkerInput | { input: object; stop: SharedArrayBuffer } = opts.replay
+      ? { input: opts.replay.input, stop }
+      : { scenario: opts.scenario, policies: opts.policies, stop, threads: opts.threads ?? 1 };
     // the compiled worker beside this file (dist/cli/dashboard/sim-worker.js or replay-worker.js)
     this.worker = new Worker(new URL(opts.replay ? './replay-worker.js' : './sim-worker.js', import.meta.url), { workerData });
     this.worker.on('message', (m: LiveMessage) => this.receive(m));
@@ -71,13 +79,18 @@ export class LiveSession {
     const shown = this.view.shownAt !== null && state.current !== null && this.view.shownAt.index === state.current.index ? this.view.shownAt.atSeconds : 0;
     const minute = Math.max(1, Math.floor(shown / 60));
     this.store.dispatch({ type: 'stop', atSeconds: state.source === 'replay' ? null : minute * 60 });
-    if (Atomics.load(this.stopFlag, 0) === 0) Atomics.store(this.stopFlag, 0, minute);
+    if (Atomics.load(this.stopFlag, 0) === 0) {
+      this.stoppedIndex = state.current?.index ?? null;
+      // the policy first: a thread that sees the minute reads which policy it was for
+      Atomics.store(this.stopFlag, 1, (state.current?.index ?? -1) + 1);
+      Atomics.store(this.stopFlag, 0, minute);
+    }
     // nothing to wait for before the first simulated minute (the graph is still being built), or when
     // forced; a replay always finishes its cleanup (it stops its stack and removes its scratch space)
     if (force || (state.current === null && state.source !== 'replay')) {
       this.settled = true;
       void this.worker.terminate();
-      this.settle.resolve({ runs: force ? [] : this.runs, stopped: true, forced: force });
+      this.settle.resolve(force ? { runs: [], byPolicy: [], stoppedIndex: this.stoppedIndex, stopped: true, forced: true } : this.outcomeNow(true));
     }
   }
 
@@ -103,7 +116,7 @@ export class LiveSession {
 
   private receive(m: LiveMessage): void {
     if (this.settled) return;
-    if (m.type === 'finished') this.runs.push(m.result);
+    if (m.type === 'finished') this.byPolicy[m.index] = m.result;
     if (m.type === 'error') {
       const err = m.input ? new InputError(m.message) : m.infrastructure ? new InfrastructureError(m.message) : Object.assign(new Error(m.message), { stack: m.stack });
       this.fail(err);
@@ -113,9 +126,13 @@ export class LiveSession {
     if (m.type === 'done') {
       this.settled = true;
       // a stop that came in the run's last simulated minute changes nothing: the run is whole
-      const stopped = this.runs.length < this.store.getState().policies.length || this.runs.some((r) => r.partial);
-      this.settle.resolve({ runs: this.runs, stopped, forced: false });
+      const runs = this.byPolicy.filter((r) => r !== undefined);
+      this.settle.resolve(this.outcomeNow(runs.length < this.store.getState().policies.length || runs.some((r) => r.partial)));
     }
+  }
+
+  private outcomeNow(stopped: boolean): LiveOutcome {
+    return { runs: this.byPolicy.filter((r) => r !== undefined), byPolicy: [...this.byPolicy], stoppedIndex: stopped ? this.stoppedIndex : null, stopped, forced: false };
   }
 
   private fail(err: Error): void {

@@ -8,32 +8,33 @@
 // ~10 messages a second) and each finished result. The main thread only renders and reads keys;
 // a stop is one shared Int32 the model reads once per simulated minute (Atomics, no message
 // round trip), so the model stops at the current simulated minute and still returns its metrics.
+// A sweep with more than one thread runs its policies on threads of their own (policy-thread.ts)
+// over one shared copy of the graph, as the sweep without a dashboard does.
 import { parentPort, workerData } from 'node:worker_threads';
-import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
+import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { InputError } from '../../sim/errors.js';
-import type { MinuteSnapshot } from '../../sim/model/simulation.js';
-import { prepare, runPolicy, scenarioGraph, ScenarioError } from '../../sim/run-scenario.js';
+import { sharedPrepared } from '../../sim/parallel/shared-memory.js';
+import { runJobs } from '../../sim/parallel/thread-pool.js';
+import type { RunResult } from '../../sim/result.js';
+import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../../sim/run-scenario.js';
 import type { Scenario } from '../../sim/scenario/types.js';
+import { POST_INTERVAL_MS, simulateLive, StopFlag, type LivePolicyJob } from './live-policy.js';
 import type { LiveMessage } from './state.js';
 
 export interface WorkerInput {
   scenario: Scenario;
   policies: FanoutPolicy[];
-  /** Int32Array over a SharedArrayBuffer: non-zero asks the run to stop. */
+  /** The stop flag's SharedArrayBuffer (live-policy.ts StopFlag). */
   stop: SharedArrayBuffer;
+  /** Policies simulated at once (1: one after another on this thread). */
+  threads: number;
 }
 
-/** At most this many messages a second reach the UI; every minute still arrives, batched. */
-const POST_INTERVAL_MS = 100;
-
-function main(): void {
+async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('sim-worker runs as a worker thread');
   const input = workerData as WorkerInput;
-  const flag = new Int32Array(input.stop);
-  const stopRequested = () => Atomics.load(flag, 0) !== 0;
-  /** The simulated second the stop asks for: the end of the minute on screen (session.tsx). */
-  const stopAtSeconds = () => Atomics.load(flag, 0) * 60;
+  const stop = new StopFlag(input.stop);
   const post = (m: LiveMessage) => port.postMessage(m);
 
   try {
@@ -46,31 +47,14 @@ function main(): void {
     });
     post({ type: 'prepare', fraction: 1, detail: `${graph.users} users, ${graph.edges} follows; building the population` });
     const prepared = prepare(input.scenario, graph);
-    for (let i = 0; i < input.policies.length; i++) {
-      if (stopRequested()) break;
-      post({ type: 'start', index: i, policy: formatPolicy(input.policies[i]), durationSeconds: input.scenario.duration });
-      let pending: MinuteSnapshot[] = [];
-      let lastPost = 0;
-      const flush = () => {
-        if (pending.length === 0) return;
-        post({ type: 'minutes', index: i, snapshots: pending });
-        pending = [];
-        lastPost = performance.now();
-      };
-      let result = runPolicy(prepared, input.policies[i], undefined, {
-        onMinute: (snapshot) => {
-          pending.push(snapshot);
-          if (performance.now() - lastPost >= POST_INTERVAL_MS) flush();
-        },
-        shouldStop: stopRequested,
-      });
-      flush();
-      // The run went past the minute on screen before it saw the stop (a fast run is minutes ahead
-      // of a frame): run it again to that minute, the same draws, so the result is what was shown.
-      const at = stopAtSeconds();
-      if (result.partial && result.partial.stoppedAtSeconds > at) result = runPolicy(prepared, input.policies[i], undefined, { shouldStop: (t) => t >= at });
-      post({ type: 'finished', index: i, result });
-      if (result.partial) break;
+    if (input.threads > 1 && input.policies.length > 1) await inParallel(prepared, input, post);
+    else {
+      for (let i = 0; i < input.policies.length; i++) {
+        if (stop.requested()) break;
+        const result = simulateLive(prepared, { index: i, policy: input.policies[i] }, stop, post);
+        post({ type: 'finished', index: i, result });
+        if (result.partial) break;
+      }
     }
     post({ type: 'done' });
   } catch (err) {
@@ -80,4 +64,16 @@ function main(): void {
   }
 }
 
-main();
+/** The policies on up to `threads` threads of policy-thread.ts; their messages passed on, a policy not started before a stop not run. */
+async function inParallel(prepared: PreparedScenario, input: WorkerInput, post: (m: LiveMessage) => void): Promise<void> {
+  const jobs: LivePolicyJob[] = input.policies.map((policy, index) => ({ index, policy }));
+  // the compiled thread beside this file (dist/cli/dashboard/policy-thread.js)
+  await runJobs<LivePolicyJob, RunResult | null, LiveMessage>(new URL('./policy-thread.js', import.meta.url), { prepared: sharedPrepared(prepared), stop: input.stop }, jobs, input.threads, {
+    onProgress: (_i, m) => post(m),
+    onResult: (index, result) => {
+      if (result) post({ type: 'finished', index, result });
+    },
+  });
+}
+
+void main();

@@ -24,9 +24,11 @@ export interface PolicyState {
   status: 'waiting' | 'running' | 'finished' | 'stopped';
   /** The sweep row, once the policy has finished. */
   row: SweepRow | null;
+  /** Where a stopped policy's run ended (simulated seconds). */
+  stoppedAtSeconds: number | null;
 }
 
-/** The run being simulated: its per-minute series so far. */
+/** A run being simulated: its per-minute series so far. */
 export interface CurrentRun {
   index: number;
   policy: string;
@@ -57,6 +59,9 @@ export interface DashboardState {
   phase: 'prepare' | 'simulate' | 'done' | 'report';
   prepare: { fraction: number; detail: string };
   policies: PolicyState[];
+  /** Every policy running now, by index: a parallel sweep's threads run several at once. */
+  running: Record<number, CurrentRun>;
+  /** The run on screen: the lowest-numbered one running, else the last to finish. */
   current: CurrentRun | null;
   /** Wall time the first policy started: the sweep's ETA counts from here. */
   firstStartWall: number | null;
@@ -84,7 +89,8 @@ export function initialState(sc: Scenario, labels: string[], mode: 'run' | 'swee
     writesPerSecondPerWorker: sc.infrastructure.writesPerSecondPerWorker,
     phase: 'prepare',
     prepare: { fraction: 0, detail: '' },
-    policies: labels.map((label) => ({ label, status: 'waiting', row: null })),
+    policies: labels.map((label) => ({ label, status: 'waiting', row: null, stoppedAtSeconds: null })),
+    running: {},
     current: null,
     firstStartWall: null,
     stopRequested: false,
@@ -116,13 +122,14 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
         soFar: null,
         events: [],
       };
-      return { ...s, phase: 'simulate', current, firstStartWall: s.firstStartWall ?? now, policies: withStatus(s.policies, msg.index, 'running') };
+      const running = { ...s.running, [msg.index]: current };
+      return { ...s, phase: 'simulate', running, current: onScreen(running, s.current), firstStartWall: s.firstStartWall ?? now, policies: withStatus(s.policies, msg.index, 'running') };
     }
     case 'minutes': {
-      const c = s.current;
+      const c = s.running[msg.index];
       // the minutes a stopped run simulated past the one on screen are not part of its result
       const snapshots = s.stopAtSeconds === null ? msg.snapshots : msg.snapshots.filter((m) => m.atSeconds <= (s.stopAtSeconds as number));
-      if (!c || c.index !== msg.index || snapshots.length === 0) return s;
+      if (!c || snapshots.length === 0) return s;
       const next: CurrentRun = {
         ...c,
         lastWall: now,
@@ -145,13 +152,17 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
       next.atSeconds = last.atSeconds;
       next.soFar = last.soFar;
       next.events = last.events;
-      return { ...s, current: next };
+      const running = { ...s.running, [msg.index]: next };
+      return { ...s, running, current: onScreen(running, s.current) };
     }
     case 'finished': {
+      const stoppedAt = msg.result.partial?.stoppedAtSeconds ?? null;
       const policies = s.policies.map((p, i) =>
-        i === msg.index ? { ...p, status: msg.result.partial ? ('stopped' as const) : ('finished' as const), row: sweepRow(msg.result, s.writesPerSecondPerWorker) } : p,
+        i === msg.index ? { ...p, status: stoppedAt !== null ? ('stopped' as const) : ('finished' as const), row: sweepRow(msg.result, s.writesPerSecondPerWorker), stoppedAtSeconds: stoppedAt } : p,
       );
-      return { ...s, policies };
+      const { [msg.index]: finished, ...running } = s.running;
+      // with nothing left running, the run that finished last stays on screen
+      return { ...s, policies, running, current: onScreen(running, finished ?? s.current) };
     }
     case 'done':
       return { ...s, phase: 'done' };
@@ -164,6 +175,23 @@ export function reduce(s: DashboardState, msg: LiveMessage | LocalMessage, now: 
     case 'report':
       return { ...s, phase: 'report', report: msg.text };
   }
+}
+
+/** The lowest-numbered run in `running`, else `otherwise`. */
+function onScreen(running: Record<number, CurrentRun>, otherwise: CurrentRun | null): CurrentRun | null {
+  let first: CurrentRun | null = null;
+  for (const r of Object.values(running)) if (first === null || r.index < first.index) first = r;
+  return first ?? otherwise;
+}
+
+/** The share of a sweep simulated so far: its finished and stopped policies whole, the running ones by their clocks. */
+export function sweepFraction(s: DashboardState): number {
+  const n = s.policies.length;
+  if (n === 0) return 1;
+  let done = 0;
+  for (const p of s.policies) if (p.status === 'finished' || p.status === 'stopped') done++;
+  for (const r of Object.values(s.running)) done += r.durationSeconds > 0 ? Math.min(1, r.atSeconds / r.durationSeconds) : 1;
+  return done / n;
 }
 
 function withStatus(policies: PolicyState[], index: number, status: PolicyState['status']): PolicyState[] {

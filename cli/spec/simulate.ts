@@ -52,9 +52,10 @@ export const sweep = command({
 policy meets every threshold of slo.thresholds (unless --no-thresholds), or with --check when none
 meets every SLO and threshold (no recommendation); the reason goes to stderr.
 
-Without the dashboard the policies run in parallel, one per core (--threads); on a terminal (not
-under CI, --json, --quiet or --no-dashboard) a live dashboard shows each policy as it runs, one after
-another; q or Ctrl-C stops the current policy, reports the policies finished and exits 130.`,
+The policies run in parallel, one per core (--threads). On a terminal (not under CI, --json, --quiet
+or --no-dashboard) a live dashboard charts the lowest-numbered policy running and shows every other's
+progress in its row; q or Ctrl-C stops the policy charted at the minute shown (a policy running beside
+it is not run), reports the policies finished and exits 130.`,
   examples: [
     ['feedlab sweep scenarios/threshold-sweep.yaml', "the scenario's own list of policies"],
     ['feedlab sweep scenarios/celebrity-burst.yaml --policies push,threshold:10000,pull -o sweep/', 'three policies'],

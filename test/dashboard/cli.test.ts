@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, scratchDir, SMALL, writeScenario } from '../cli/cli-helpers.js';
+import { feedlab, ROOT, scratchDir, SMALL, writeScenario } from '../cli/cli-helpers.js';
 import { clock } from '../../cli/dashboard/format.js';
 import { CURSOR_HIDE, CURSOR_UP, hasScript, onPty, personEnv } from '../cli/pty.js';
 
@@ -92,11 +92,23 @@ describe.skipIf(!hasScript)('on a pseudo-terminal', () => {
     expect(r.output).toMatch(/feedlab: stopped at .* of 7 d simulated; the partial report is in .*pty-q \(exit 130\)/);
   });
 
+  it('a sweep on two threads: the charts follow the first policy running, the report is the one without the dashboard', async () => {
+    const out = join(dir, 'pty-parallel');
+    const plain = join(dir, 'plain-parallel');
+    const args = ['sweep', long, '--policies', 'threshold:25000,push,pull', '--threads', '2'];
+    const r = await onPty([...args, '--out', out]);
+    expect(r.output).toMatch(/policy 1\/3 threshold:25000:skip-dormant \(\+1 running\)/);
+    const alone = feedlab([...args, '--no-dashboard', '--out', plain]);
+    expect(r.code).toBe(alone.code);
+    expect(readFileSync(join(out, 'report.json'), 'utf8')).toBe(readFileSync(join(plain, 'report.json'), 'utf8'));
+  });
+
   it('Ctrl-C in a sweep stops the running policy and reports the policies that finished', async () => {
     const out = join(dir, 'pty-sweep');
-    // the first policy runs 7 simulated days (a few seconds); Ctrl-C comes as the second starts
+    // one after another (--threads 1): the first policy runs 7 simulated days (a few seconds);
+    // Ctrl-C comes as the second starts
     const junit = join(dir, 'pty-sweep.xml');
-    const r = await onPty(['sweep', long, '--policies', 'threshold:25000,push,pull', '--out', out, '--junit', junit], {
+    const r = await onPty(['sweep', long, '--policies', 'threshold:25000,push,pull', '--threads', '1', '--out', out, '--junit', junit], {
       keys: [(o) => (o.includes('policy 2/3') ? '\x03' : null)],
     });
     expect(r.code).toBe(130);

@@ -226,6 +226,56 @@ describe('feedlab sweep dashboard', () => {
 
 type RunResult = RecordedRun['result'];
 
+describe('a parallel sweep on the dashboard', () => {
+  it("charts the lowest-numbered policy running, each other's progress in its row, and moves on when it finishes", async () => {
+    const specs = ['push', 'pull'];
+    const runs = [push, recordRun('pull')];
+    const sc = tinyPrepared().scenario;
+    const store = new DashboardStore(initialState(sc, specs, 'sweep'), fakeClock());
+    const { lastFrame, unmount } = render(<Dashboard store={store} color={false} />);
+    const [a, b] = [messagesFor(0, runs[0], 5), messagesFor(1, runs[1], 5)];
+    // both start; pull runs ahead: 15 of its 20 minutes against push's 5
+    feed(store, [a[0], b[0], a[1], b[1], b[2], b[3]]);
+    await settle();
+    let frame = lastFrame()!;
+    expect(frame).toContain('policy 1/2 push:skip-dormant (+1 running)');
+    expect(frame).toMatch(/simulated 0:05:00 \/ 0:20:00/);
+    expect(line(frame, 'push ')).toMatch(/running 25%$/);
+    expect(line(frame, 'pull ')).toMatch(/running 75%$/);
+    // the sweep is (5 + 15) / 40 simulated: the ETA is the wall time so far again (fakeClock: 0.1 s a message)
+    expect(frame).toMatch(/ETA 0\.5s/);
+    // pull finishes first: its row fills in, the charts stay on push
+    feed(store, b.slice(4));
+    await settle();
+    frame = lastFrame()!;
+    expect(frame).toContain('policy 1/2 push:skip-dormant ·');
+    expect(line(frame, 'pull ')).toContain(fmtSeconds(sweepRow(runs[1].result, sc.infrastructure.writesPerSecondPerWorker).lagP99Seconds));
+    expect(line(frame, 'push ')).toMatch(/running 25%$/);
+    // push goes on alone and finishes: still on screen, at its last minute
+    feed(store, a.slice(2));
+    await settle();
+    frame = lastFrame()!;
+    expect(frame).toContain('policy 1/2 push:skip-dormant ·');
+    expect(frame).toMatch(/simulated 0:20:00 \/ 0:20:00/);
+    expect(line(frame, 'push ')).toMatch(/FAIL fanoutLagP99$/);
+    unmount();
+  });
+
+  it('moves the charts to the next policy running, its minutes from its start, when the one on screen finishes', async () => {
+    const runs = [push, recordRun('pull')];
+    const sc = tinyPrepared().scenario;
+    const store = new DashboardStore(initialState(sc, ['push', 'pull'], 'sweep'), fakeClock());
+    const [a, b] = [messagesFor(0, runs[0], 5), messagesFor(1, runs[1], 5)];
+    feed(store, [a[0], b[0], b[1], b[2], ...a.slice(1)]);
+    const s = store.getState();
+    expect(s.current?.index).toBe(1);
+    expect(s.current?.atSeconds).toBe(600);
+    expect(s.current?.memoryBytes).toEqual(runs[1].snapshots.slice(0, 10).map((m) => m.memoryBytes));
+    expect(Object.keys(s.running)).toEqual(['1']);
+    expect(s.policies.map((p) => p.status)).toEqual(['finished', 'running']);
+  });
+});
+
 describe('the dashboard with slo.thresholds', () => {
   it('the verdict line says the thresholds are checked when the run ends; the final report has them', async () => {
     const base = tinyPrepared().scenario;
