@@ -30,12 +30,29 @@ export interface SweepResult {
   scenario: RunResult['scenario'];
   /**
    * Present only when the sweep was stopped: rows and runs hold the policies that finished; the
-   * policy stopped mid-run (if any) and those never started are named here, not compared.
+   * policy stopped mid-run on screen (if any) and those without a whole run (never started, or
+   * stopped on another thread) are named here, not compared.
    */
   partial?: { stoppedPolicy: string | null; stoppedAtSeconds: number | null; notRun: string[] };
   rows: SweepRow[];
   recommended: { policy: string; reason: string } | null;
   runs: RunResult[];
+}
+
+/**
+ * What a stopped sweep reports, from each policy's result by index (none: it did not run) and the
+ * policy on screen when the stop came: that one stopped at the minute shown (when it had not
+ * finished); every other policy without a whole result counts as not run, one stopped on another
+ * thread mid-way included.
+ */
+export function stoppedSweep(labels: readonly string[], byPolicy: readonly (RunResult | undefined)[], onScreen: number | null): NonNullable<SweepResult['partial']> {
+  const whole = (i: number) => byPolicy[i] !== undefined && !byPolicy[i]!.partial;
+  const stopped = onScreen !== null && byPolicy[onScreen]?.partial ? onScreen : null;
+  return {
+    stoppedPolicy: stopped !== null ? labels[stopped] : null,
+    stoppedAtSeconds: stopped !== null ? byPolicy[stopped]!.partial!.stoppedAtSeconds : null,
+    notRun: labels.filter((_, i) => !whole(i) && i !== stopped),
+  };
 }
 
 /** The figures the server count is made of, from a run's (or a replay's) result document. */

@@ -7,7 +7,7 @@ import { runPoliciesInParallel } from '../../sim/parallel/run-policies.js';
 import { policyFor, runPolicy, type PreparedScenario } from '../../sim/run-scenario.js';
 import { threadsFlag } from '../args.js';
 import { verdictExit } from '../../sim/slo.js';
-import { recommend, sweepRow, type SweepResult } from '../../sim/sweep.js';
+import { recommend, stoppedSweep, sweepRow, type SweepResult } from '../../sim/sweep.js';
 import type { LiveSession } from '../dashboard/session.js';
 import { dashboardWanted, loadDashboard } from '../dashboard/wanted.js';
 import { EXIT_INTERRUPTED, InputError } from '../errors.js';
@@ -36,14 +36,7 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
     const outcome = await live.outcome();
     runs = outcome.runs.filter((r) => !r.partial);
     if (outcome.stopped) {
-      // the policy on screen stopped at the minute shown; one stopped on another thread did not finish: not run
-      const at = outcome.stoppedIndex;
-      const stopped = at !== null && outcome.byPolicy[at]?.partial ? outcome.byPolicy[at] : undefined;
-      partial = {
-        stoppedPolicy: stopped ? specs[at!] : null,
-        stoppedAtSeconds: stopped?.partial?.stoppedAtSeconds ?? null,
-        notRun: specs.filter((_, i) => !(outcome.byPolicy[i] && !outcome.byPolicy[i]!.partial) && !(stopped && i === at)),
-      };
+      partial = stoppedSweep(specs, outcome.byPolicy, outcome.stoppedIndex);
       if (runs.length === 0) {
         await live.close();
         process.stderr.write(`feedlab: ${outcome.forced ? 'quit' : 'stopped before the first policy finished'}; no report written\n`);

@@ -143,7 +143,7 @@ function clientWaits(measured: RunResult[], k: 'p50Ms' | 'p99Ms'): string {
   return (
     `; from the actual send, ${k === 'p50Ms' ? 'p50' : 'p99'} ${list((d) => msOf(d.latency.reads.fromSent[k]))}: the load generator sent ${late} reads over ${LATE_MS} ms late ` +
     `(the send delay of all its requests p99 ${list((d) => msOf(d.latency.sendDelay.p99Ms))}, max ${list((d) => msOf(d.latency.sendDelay.maxMs))}; ` +
-    `its own event loop late by p99 ${list((d) => msOf(d.driver.loopDelayP99Ms))}, an answer arriving then read as late, at ${list((d) => `${Math.round(d.driver.cpuMicrosPerRequest)} us`)} of its CPU a request); ` +
+    `its own event loop late by p99 ${list((d) => msOf(d.driver.loopDelayP99Ms))}, an answer arriving then read as late, at ${list((d) => (Number.isFinite(d.driver.cpuMicrosPerRequest) ? `${Math.round(d.driver.cpuMicrosPerRequest)} us` : 'no request'))} of its CPU a request); ` +
     `first pages ${list((d) => msOf(d.latency.firstPages.fromIntended[k]))}, later pages ${list((d) => msOf(d.latency.laterPages.fromIntended[k]))}`
   );
 }

@@ -9,7 +9,7 @@ const FIGURE = 13;
 export function SweepRows({ state, color, maxRows }: { state: DashboardState; color: boolean; maxRows: number }) {
   if (state.mode !== 'sweep') return null;
   const width = Math.max(6, ...state.policies.map((p) => p.label.length)) + 2;
-  // on a short terminal keep the running policy in view: the rows around it, not the first ones
+  // on a short terminal keep the first policy running in view: the rows around it, not the first ones
   const running = Math.max(0, state.policies.findIndex((p) => p.status === 'running'));
   const from = Math.max(0, Math.min(running - Math.floor(maxRows / 2), state.policies.length - maxRows));
   const shown = state.policies.slice(from, from + Math.max(1, maxRows));

@@ -3,7 +3,8 @@
 // latency measured from the intended send would include the dashboard's own cost. So the whole
 // replay (world, services, stack, measured window, cleanup) runs here, posting what the live view
 // shows as the simulation thread does (sim-worker.ts): preparation progress, each policy's start, a
-// snapshot per series interval, each finished result. A stop is the same shared Int32.
+// snapshot per series interval, each finished result. A stop is the same shared flag (its first
+// slot, the minute, non-zero: the replay stops whatever the minute).
 import { parentPort, workerData } from 'node:worker_threads';
 import { InfrastructureError, InputError } from '../../sim/errors.js';
 import type { FiredEvent } from '../../sim/model/metrics.js';

@@ -69,14 +69,15 @@ export class LiveSession {
 
   /**
    * Ask the run to stop at the simulated minute on screen; `force` (a second stop) quits at once.
-   * The flag carries that minute, the first at least (0: no stop): the simulation is usually ahead
-   * of the screen, and sim-worker.ts runs the policy again to the minute shown.
+   * The flag carries that minute, the first at least (0: no stop), and the policy on screen: the
+   * simulation is usually ahead of the screen, and live-policy.ts runs that policy again to the
+   * minute shown.
    */
   stop(force = false): void {
     if (this.settled) return;
     const state = this.store.getState();
-    // the current run's last frame; none of it drawn yet (a sweep's next policy): its first minute
-    const shown = this.view.shownAt !== null && state.current !== null && this.view.shownAt.index === state.current.index ? this.view.shownAt.atSeconds : 0;
+    // the current run's minute in the last frame drawn (its row's, when it was not yet charted); none drawn yet: its first minute
+    const shown = state.current !== null ? (this.view.shownAt.get(state.current.index) ?? 0) : 0;
     const minute = Math.max(1, Math.floor(shown / 60));
     this.store.dispatch({ type: 'stop', atSeconds: state.source === 'replay' ? null : minute * 60 });
     if (Atomics.load(this.stopFlag, 0) === 0) {
@@ -126,13 +127,15 @@ export class LiveSession {
     if (m.type === 'done') {
       this.settled = true;
       // a stop that came in the run's last simulated minute changes nothing: the run is whole
-      const runs = this.byPolicy.filter((r) => r !== undefined);
-      this.settle.resolve(this.outcomeNow(runs.length < this.store.getState().policies.length || runs.some((r) => r.partial)));
+      this.settle.resolve(this.outcomeNow());
     }
   }
 
-  private outcomeNow(stopped: boolean): LiveOutcome {
-    return { runs: this.byPolicy.filter((r) => r !== undefined), byPolicy: [...this.byPolicy], stoppedIndex: stopped ? this.stoppedIndex : null, stopped, forced: false };
+  /** The outcome so far; `stopped` when asked to stop, or when a policy is missing or partial. */
+  private outcomeNow(stopAsked = false): LiveOutcome {
+    const runs = this.byPolicy.filter((r) => r !== undefined);
+    const stopped = stopAsked || runs.length < this.store.getState().policies.length || runs.some((r) => r.partial);
+    return { runs, byPolicy: [...this.byPolicy], stoppedIndex: stopped ? this.stoppedIndex : null, stopped, forced: false };
   }
 
   private fail(err: Error): void {

@@ -6,8 +6,9 @@
 // the engine), the whole run moves here: this thread builds the graph and population and runs each
 // policy with the model's two hooks, posting each simulated minute's snapshot (batched, at most
 // ~10 messages a second) and each finished result. The main thread only renders and reads keys;
-// a stop is one shared Int32 the model reads once per simulated minute (Atomics, no message
-// round trip), so the model stops at the current simulated minute and still returns its metrics.
+// a stop is a shared flag the model reads once per simulated minute (Atomics, no message round
+// trip; live-policy.ts StopFlag), so the model stops at the current simulated minute and still
+// returns its metrics.
 // A sweep with more than one thread runs its policies on threads of their own (policy-thread.ts)
 // over one shared copy of the graph, as the sweep without a dashboard does.
 import { parentPort, workerData } from 'node:worker_threads';

@@ -93,13 +93,15 @@ export class LiveView {
     await this.drawn();
   }
 
-  /** The run and simulated second of the last frame drawn: where a stop ends the run (the minute on screen). */
-  shownAt: { index: number; atSeconds: number } | null = null;
+  /** Each run's simulated second in the last frame drawn that had it running: where a stop ends the run on screen (its minute). */
+  readonly shownAt = new Map<number, number>();
 
   private frameDrawn(): void {
     this.drawnChanges = this.changes;
-    const c = this.store.getState().current;
-    if (c) this.shownAt = { index: c.index, atSeconds: c.atSeconds };
+    const s = this.store.getState();
+    // every run's, not only the one charted: when it finishes, the charts move to one already hours in
+    for (const r of Object.values(s.running)) this.shownAt.set(r.index, r.atSeconds);
+    if (s.current) this.shownAt.set(s.current.index, s.current.atSeconds);
     this.flushWaiters(this.drawnChanges);
   }
 

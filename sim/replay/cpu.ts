@@ -45,7 +45,8 @@ const CORES = Math.max(1, cpus().length);
  * counts it (/proc/PID/task/TID/schedstat, nanoseconds) where the kernel keeps it, else user +
  * system in 10 ms ticks: over a quiet second a Node server burns a tick or two, so the ticks read
  * 0, 10 or 20 ms of the same few ms. A thread that exits takes its time with it, which Node's
- * threads (the libuv pool, V8's helpers) do not while the process runs.
+ * threads (the libuv pool, V8's helpers) do not while the process runs; CpuMeter keeps the most it
+ * has seen of a process, so its figures never go back.
  */
 export function processCpuSeconds(pid: number | string): number {
   const run = threadsRunSeconds(pid);
@@ -189,11 +190,14 @@ export class CpuMeter {
     return out;
   }
 
-  /** A process's CPU seconds now, or the last seen when it is gone. */
+  /**
+   * A process's CPU seconds now, or the most seen when it is gone: never less than before, as a
+   * dying process's threads (and a thread that exited, wrk's) leave the sum of those still there.
+   */
   private ticks(pid: number): number {
-    const t = processCpuSeconds(pid);
+    const t = Math.max(processCpuSeconds(pid), this.lastSeen.get(pid) ?? 0);
     if (t > 0) this.lastSeen.set(pid, t);
-    return this.lastSeen.get(pid) ?? 0;
+    return t;
   }
 
   /** Reads every named process's CPU now: call it just before killing one, so its share is whole. */

@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { policyFor, runPolicy } from '../../sim/run-scenario.js';
+import { policyFor, prepare, runPolicy } from '../../sim/run-scenario.js';
 import { stringifyResult } from '../../sim/result.js';
 import { parseScenario } from '../../sim/scenario/load.js';
 import type { LiveMessage } from '../../cli/dashboard/state.js';
@@ -43,13 +43,16 @@ const finished = (messages: LiveMessage[]) => {
 
 describe("the dashboard's simulation thread, policies in parallel", () => {
   it('sends every minute of every policy once, in order, and the same documents as one policy alone', async () => {
-    const messages = await simulate(TINY, 2);
-    const prepared = tinyPrepared();
+    // twelve simulated hours: long enough that the second thread is up before the first policy ends
+    const yaml = TINY.replace('duration: 20m', 'duration: 12h');
+    const messages = await simulate(yaml, 2);
+    const sc = parseScenario(yaml, 'tiny.yaml');
+    const prepared = prepare(sc, tinyPrepared().graph);
     for (let i = 0; i < SPECS.length; i++) {
       const minutes = messages.flatMap((m) => (m.type === 'minutes' && m.index === i ? m.snapshots.map((s) => s.minute) : []));
-      expect(minutes).toEqual(Array.from({ length: 20 }, (_, k) => k));
+      expect(minutes).toEqual(Array.from({ length: 720 }, (_, k) => k));
       expect(messages.filter((m) => m.type === 'start' && m.index === i)).toHaveLength(1);
-      const alone = runPolicy(prepared, policyFor(prepared.scenario, SPECS[i]));
+      const alone = runPolicy(prepared, policyFor(sc, SPECS[i]));
       expect(stringifyResult(finished(messages).get(i)!)).toBe(stringifyResult(alone));
     }
     // two ran at once: the second started before the first finished
@@ -61,8 +64,11 @@ describe("the dashboard's simulation thread, policies in parallel", () => {
     // three simulated days: the stop comes long before the end
     const long = TINY.replace('duration: 20m', 'duration: 3d');
     let asked = false;
+    let secondStarted = false;
     const messages = await simulate(long, 2, (m, flag) => {
-      if (!asked && m.type === 'minutes' && m.index === 0) {
+      if (m.type === 'start' && m.index === 1) secondStarted = true;
+      // once both run: policy 0 on screen, policy 1 beside it
+      if (!asked && secondStarted && m.type === 'minutes' && m.index === 0) {
         asked = true;
         // as session.tsx: the policy on screen first, then the minute: the first, which it has passed
         Atomics.store(flag, 1, 1);

@@ -1,7 +1,8 @@
 // The sweep's recommendation (sim/sweep.ts recommend): the fewest servers among the policies that
 // pass, a tie to the simpler policy and said, a winner at the edge of the swept range said.
 import { describe, expect, it } from 'vitest';
-import { recommend, serversFor, type SweepRow } from '../../sim/sweep.js';
+import type { RunResult } from '../../sim/result.js';
+import { recommend, serversFor, stoppedSweep, type SweepRow } from '../../sim/sweep.js';
 
 const row = (policy: string, total: number, sloPass = true): SweepRow => ({
   policy,
@@ -58,5 +59,26 @@ describe('recommend', () => {
     // inside the range, or the only one of its kind: nothing to say
     expect(recommend([row('threshold:1000', 3), row('threshold:10000', 2), row('threshold:100000', 3)])!.reason).not.toMatch(/swept:/);
     expect(recommend([row('threshold:10000', 2), row('push', 3)])!.reason).not.toMatch(/swept:/);
+  });
+});
+
+describe('stoppedSweep', () => {
+  // only `partial` is read: whole runs and partial ones stand in for the documents
+  const whole = {} as RunResult;
+  const at = (s: number) => ({ partial: { stoppedAtSeconds: s } }) as RunResult;
+  const labels = ['a', 'b', 'c', 'd'];
+
+  it('one after another: the finished ones, the one on screen stopped at its minute, the rest not run', () => {
+    expect(stoppedSweep(labels, [whole, at(120)], 1)).toEqual({ stoppedPolicy: 'b', stoppedAtSeconds: 120, notRun: ['c', 'd'] });
+  });
+
+  it('in parallel, finished out of order: a later policy whole, the one on screen stopped, the one beside it not run', () => {
+    // b finished first; a (on screen) stopped at minute 3; c was running on the other thread; d never started
+    expect(stoppedSweep(labels, [at(180), whole, at(7_200)], 0)).toEqual({ stoppedPolicy: 'a', stoppedAtSeconds: 180, notRun: ['c', 'd'] });
+  });
+
+  it('a stop while the policy on screen had just finished: nothing stopped mid-run, the rest not run', () => {
+    expect(stoppedSweep(labels, [whole, whole, at(60)], 1)).toEqual({ stoppedPolicy: null, stoppedAtSeconds: null, notRun: ['c', 'd'] });
+    expect(stoppedSweep(labels, [], null)).toEqual({ stoppedPolicy: null, stoppedAtSeconds: null, notRun: labels });
   });
 });
