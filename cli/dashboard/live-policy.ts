@@ -6,6 +6,7 @@ import type { MinuteSnapshot } from '../../sim/model/simulation.js';
 import type { RunResult } from '../../sim/result.js';
 import { runPolicy, type PreparedScenario } from '../../sim/run-scenario.js';
 import type { LiveMessage } from './state.js';
+import type { StopFlag } from './stop-flag.js';
 
 /** At most this many messages a second reach the UI from one policy; every minute still arrives, batched. */
 export const POST_INTERVAL_MS = 100;
@@ -13,32 +14,6 @@ export const POST_INTERVAL_MS = 100;
 export interface LivePolicyJob {
   index: number;
   policy: FanoutPolicy;
-}
-
-/**
- * The stop the dashboard asks for (session.tsx), over a SharedArrayBuffer every thread sees: [0] the
- * simulated minute on screen (0: no stop), [1] the index + 1 of the policy on screen.
- */
-export class StopFlag {
-  private readonly flag: Int32Array;
-
-  constructor(buffer: SharedArrayBuffer) {
-    this.flag = new Int32Array(buffer);
-  }
-
-  requested(): boolean {
-    return Atomics.load(this.flag, 0) !== 0;
-  }
-
-  /** The simulated second the stop asks for: the end of the minute on screen. */
-  atSeconds(): number {
-    return Atomics.load(this.flag, 0) * 60;
-  }
-
-  /** The policy on screen when the stop came (-1: none). */
-  onScreen(): number {
-    return Atomics.load(this.flag, 1) - 1;
-  }
 }
 
 /**

@@ -5,7 +5,8 @@ import { workerData } from 'node:worker_threads';
 import type { RunResult } from '../../sim/result.js';
 import { serveJobs } from '../../sim/parallel/job-thread.js';
 import type { PreparedScenario } from '../../sim/run-scenario.js';
-import { simulateLive, StopFlag, type LivePolicyJob } from './live-policy.js';
+import { simulateLive, type LivePolicyJob } from './live-policy.js';
+import { StopFlag } from './stop-flag.js';
 import type { LiveMessage } from './state.js';
 
 const { prepared, stop } = workerData as { prepared: PreparedScenario; stop: SharedArrayBuffer };

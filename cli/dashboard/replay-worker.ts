@@ -13,15 +13,16 @@ import { ScenarioError } from '../../sim/run-scenario.js';
 import { seriesIntervalSeconds } from '../../sim/replay/mapping.js';
 import { runReplay, type ReplayInput } from '../replay/session.js';
 import type { LiveMessage } from './state.js';
+import { StopFlag } from './stop-flag.js';
 
 function main(): void {
   const port = parentPort;
   if (!port) throw new Error('replay-worker runs as a worker thread');
   const { input, stop } = workerData as { input: ReplayInput; stop: SharedArrayBuffer };
-  const flag = new Int32Array(stop);
+  const flag = new StopFlag(stop);
   const aborter = new AbortController();
   const poll = setInterval(() => {
-    if (Atomics.load(flag, 0) !== 0) aborter.abort();
+    if (flag.requested()) aborter.abort();
   }, 100);
   const post = (m: LiveMessage) => port.postMessage(m);
   let fraction = 0;

@@ -10,6 +10,7 @@ import type { RunResult } from '../../sim/result.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 import type { WorkerInput } from './sim-worker.js';
 import { DashboardStore, initialState, type LiveMessage } from './state.js';
+import { StopFlag } from './stop-flag.js';
 import { LiveView } from './view.js';
 
 export interface LiveOutcome {
@@ -28,11 +29,9 @@ export interface LiveOutcome {
 export class LiveSession {
   readonly store: DashboardStore;
   private readonly worker: Worker;
-  /** [0] the minute a stop asks for (0: none), [1] the index + 1 of the policy on screen then (sim-worker.ts). */
-  private readonly stopFlag = new Int32Array(new SharedArrayBuffer(8));
+  private readonly stopFlag = new StopFlag();
   private readonly view: LiveView;
   private readonly byPolicy: (RunResult | undefined)[] = [];
-  private stoppedIndex: number | null = null;
   private readonly outcomePromise: Promise<LiveOutcome>;
   private settle!: { resolve: (o: LiveOutcome) => void; reject: (e: Error) => void };
   private settled = false;
@@ -46,7 +45,7 @@ export class LiveSession {
     const live = opts.replay ? { source: 'replay' as const, timeScale: opts.replay.timeScale } : undefined;
     this.store = new DashboardStore(initialState(opts.scenario, opts.labels, opts.mode, live));
     this.outcomePromise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
-    const stop = this.stopFlag.buffer as SharedArrayBuffer;
+    const stop = this.stopFlag.buffer;
     const workerData: WorkerInput | { input: object; stop: SharedArrayBuffer } = opts.replay
       ? { input: opts.replay.input, stop }
       : { scenario: opts.scenario, policies: opts.policies, stop, threads: opts.threads ?? 1 };
@@ -80,18 +79,13 @@ export class LiveSession {
     const shown = state.current !== null ? (this.view.shownAt.get(state.current.index) ?? 0) : 0;
     const minute = Math.max(1, Math.floor(shown / 60));
     this.store.dispatch({ type: 'stop', atSeconds: state.source === 'replay' ? null : minute * 60 });
-    if (Atomics.load(this.stopFlag, 0) === 0) {
-      this.stoppedIndex = state.current?.index ?? null;
-      // the policy first: a thread that sees the minute reads which policy it was for
-      Atomics.store(this.stopFlag, 1, (state.current?.index ?? -1) + 1);
-      Atomics.store(this.stopFlag, 0, minute);
-    }
+    this.stopFlag.ask(minute, state.current?.index ?? null);
     // nothing to wait for before the first simulated minute (the graph is still being built), or when
     // forced; a replay always finishes its cleanup (it stops its stack and removes its scratch space)
     if (force || (state.current === null && state.source !== 'replay')) {
       this.settled = true;
       void this.worker.terminate();
-      this.settle.resolve(force ? { runs: [], byPolicy: [], stoppedIndex: this.stoppedIndex, stopped: true, forced: true } : this.outcomeNow(true));
+      this.settle.resolve(force ? { runs: [], byPolicy: [], stoppedIndex: this.stoppedIndex(), stopped: true, forced: true } : this.outcomeNow(true));
     }
   }
 
@@ -135,7 +129,13 @@ export class LiveSession {
   private outcomeNow(stopAsked = false): LiveOutcome {
     const runs = this.byPolicy.filter((r) => r !== undefined);
     const stopped = stopAsked || runs.length < this.store.getState().policies.length || runs.some((r) => r.partial);
-    return { runs, byPolicy: [...this.byPolicy], stoppedIndex: stopped ? this.stoppedIndex : null, stopped, forced: false };
+    return { runs, byPolicy: [...this.byPolicy], stoppedIndex: stopped ? this.stoppedIndex() : null, stopped, forced: false };
+  }
+
+  /** The policy on screen when the stop came (null: no stop, or none on screen). */
+  private stoppedIndex(): number | null {
+    const i = this.stopFlag.onScreen();
+    return i >= 0 ? i : null;
   }
 
   private fail(err: Error): void {

@@ -7,7 +7,7 @@
 // policy with the model's two hooks, posting each simulated minute's snapshot (batched, at most
 // ~10 messages a second) and each finished result. The main thread only renders and reads keys;
 // a stop is a shared flag the model reads once per simulated minute (Atomics, no message round
-// trip; live-policy.ts StopFlag), so the model stops at the current simulated minute and still
+// trip; stop-flag.ts), so the model stops at the current simulated minute and still
 // returns its metrics.
 // A sweep with more than one thread runs its policies on threads of their own (policy-thread.ts)
 // over one shared copy of the graph, as the sweep without a dashboard does.
@@ -19,13 +19,14 @@ import { runJobs } from '../../sim/parallel/thread-pool.js';
 import type { RunResult } from '../../sim/result.js';
 import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../../sim/run-scenario.js';
 import type { Scenario } from '../../sim/scenario/types.js';
-import { POST_INTERVAL_MS, simulateLive, StopFlag, type LivePolicyJob } from './live-policy.js';
+import { POST_INTERVAL_MS, simulateLive, type LivePolicyJob } from './live-policy.js';
+import { StopFlag } from './stop-flag.js';
 import type { LiveMessage } from './state.js';
 
 export interface WorkerInput {
   scenario: Scenario;
   policies: FanoutPolicy[];
-  /** The stop flag's SharedArrayBuffer (live-policy.ts StopFlag). */
+  /** The stop flag's SharedArrayBuffer (stop-flag.ts). */
   stop: SharedArrayBuffer;
   /** Policies simulated at once (1: one after another on this thread). */
   threads: number;

@@ -9,6 +9,7 @@ import { policyFor, prepare, runPolicy } from '../../sim/run-scenario.js';
 import { stringifyResult } from '../../sim/result.js';
 import { parseScenario } from '../../sim/scenario/load.js';
 import type { LiveMessage } from '../../cli/dashboard/state.js';
+import { StopFlag } from '../../cli/dashboard/stop-flag.js';
 import type { RunResult } from '../../sim/result.js';
 import { ROOT } from '../cli/cli-helpers.js';
 import { TINY, tinyPrepared } from './fixture.js';
@@ -17,12 +18,11 @@ const SIM_WORKER = join(ROOT, 'dist/cli/dashboard/sim-worker.js');
 const SPECS = ['push', 'pull', 'threshold:25000'];
 
 /** The thread's messages until 'done' (or an error); `onMessage` may set the stop flag meanwhile. */
-function simulate(yaml: string, threads: number, onMessage?: (m: LiveMessage, stop: Int32Array) => void): Promise<LiveMessage[]> {
+function simulate(yaml: string, threads: number, onMessage?: (m: LiveMessage, stop: StopFlag) => void): Promise<LiveMessage[]> {
   const scenario = parseScenario(yaml, 'tiny.yaml');
   const policies = SPECS.map((s) => policyFor(scenario, s));
-  const stop = new SharedArrayBuffer(8);
-  const flag = new Int32Array(stop);
-  const worker = new Worker(SIM_WORKER, { workerData: { scenario, policies, stop, threads } });
+  const flag = new StopFlag();
+  const worker = new Worker(SIM_WORKER, { workerData: { scenario, policies, stop: flag.buffer, threads } });
   const messages: LiveMessage[] = [];
   return new Promise((resolve, reject) => {
     worker.on('message', (m: LiveMessage) => {
@@ -70,9 +70,8 @@ describe("the dashboard's simulation thread, policies in parallel", () => {
       // once both run: policy 0 on screen, policy 1 beside it
       if (!asked && secondStarted && m.type === 'minutes' && m.index === 0) {
         asked = true;
-        // as session.tsx: the policy on screen first, then the minute: the first, which it has passed
-        Atomics.store(flag, 1, 1);
-        Atomics.store(flag, 0, 1);
+        // as session.tsx: the first minute, which it has passed, of policy 0 on screen
+        expect(flag.ask(1, 0)).toBe(true);
       }
     });
     const results = finished(messages);
