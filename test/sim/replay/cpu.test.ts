@@ -55,16 +55,21 @@ describe('the CPU meter', () => {
     child.stdout!.on('data', (b: Buffer) => answers.push(...b.toString().trim().split('\n').map(Number)));
     await sleep(300); // its start-up done
     // the first round compiles the spin (V8's compiler threads are the process's too): not measured
-    for (let i = 0; i < 4; i++) {
+    const excess: number[] = [];
+    for (let i = 0; i < 6; i++) {
       const before = processCpuSeconds(child.pid!);
       const n = answers.length;
       child.stdin!.write('go\n');
       while (answers.length === n) await sleep(5);
       await sleep(20);
       const measuredMs = (processCpuSeconds(child.pid!) - before) * 1000;
-      // at least what it spun, and little more (its pipes); ticks would read 0 or 10 ms
+      // at least what it spun; ticks would read 0 or 10 ms
       if (i > 0) expect(measuredMs).toBeGreaterThan(answers[n] - 0.5);
-      if (i > 0) expect(measuredMs).toBeLessThan(answers[n] + 3);
+      if (i > 0) excess.push(measuredMs - answers[n]);
     }
+    // and little more (its pipes) in most rounds: a round where V8 optimized the spin on a thread
+    // of its own read 7.7 ms more on a loaded machine (2026-12-05), ticks 6 ms more in every one
+    excess.sort((a, b) => a - b);
+    expect(excess[2]).toBeLessThan(3);
   });
 });
