@@ -49,6 +49,8 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
         : spread(m.eventStatements);
     }
     case 'costs.eventStatementsByIdle':
+    case 'costs.eventFirstPageByIdle':
+    case 'costs.eventWritesByIdle':
     case 'costs.eventStatementsGap': {
       const idle = m.statementsByIdle;
       return idle ? `a running worker's posts at ${idle.points.length} paces, ${idle.points.map((p) => `n ${p.n}`).join(', ')}` : 'not measured';

@@ -1,8 +1,9 @@
-// A running worker's statement after idle time before each event (sim/model/idle-wake.ts): the
-// hop's posts give one point, posts by the same authors at the paces of the settings table the
-// others. One worker taking Poisson posts at r a second is idle for exponential gaps of mean 1/r,
-// whose typical value e^E[ln gap] is e^-γ / r: a point is that idle time and the median statement of
-// the pace's events (the worker's own eventStatementsMs).
+// A running worker's stages after idle time before each event (sim/model/idle-wake.ts): the hop's
+// posts give one point, posts by the same authors at the paces of the settings table the others.
+// One worker taking Poisson posts at r a second is idle for exponential gaps of mean 1/r, whose
+// typical value e^E[ln gap] is e^-γ / r: a point is that idle time and the median statement of the
+// pace's events (the worker's own eventStatementsMs), and of their first page and writes (the hop's
+// authors have 10-30 followers: one page, one batch).
 import type { StatementsByIdle, WorkerStages } from '../../sim/calibration/document.js';
 import { Rng } from '../../core/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
@@ -40,7 +41,8 @@ export async function measureStatementsByIdle(
   },
 ): Promise<StatementsByIdle> {
   const s = CALIBRATE.statementsByIdle;
-  const points = [{ gap: typicalGap(o.hopPerSecond), ...point(o.hop.statements) }];
+  const stages = (st: WorkerStages) => ({ ...point(st.statements), firstPage: point(st.firstPage), writes: point(st.writes) });
+  const points = [{ gap: typicalGap(o.hopPerSecond), ...stages(o.hop) }];
   const poster = new PacedPoster(o, new Rng(o.seed));
   let next = 0;
   try {
@@ -48,7 +50,7 @@ export async function measureStatementsByIdle(
     for (const perSecond of s.perSecond) {
       if (o.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
       await poster.send(postsAtPace(o.samples, perSecond), perSecond, () => o.authors[next++ % o.authors.length], 'measuring a running worker after idle time');
-      points.push({ gap: typicalGap(perSecond), ...point((await o.stagesSince()).statements) });
+      points.push({ gap: typicalGap(perSecond), ...stages(await o.stagesSince()) });
       o.onPace?.(perSecond);
     }
   } finally {

@@ -156,8 +156,8 @@ async function run(input: TargetInput, hooks: CalibrateHooks): Promise<Calibrati
     if (worker.pickup.n === 0) {
       refused.push({ key: 'costs.pickup', why: `no worker of the deployment publishes its events' stages under key prefix "${input.keyPrefix}" (--key-prefix; workers older than these figures do not)`, notMeasured: true });
     }
-    const idleWhy = "a worker's statement by its idle time needs posts at paces calibrate chooses, and it posts nothing to a target: calibrate self-contained";
-    for (const key of ['costs.eventStatementsByIdle', 'costs.eventStatementsGap'] as const) refused.push({ key, why: idleWhy, notMeasured: true });
+    const idleWhy = "a worker's stages by its idle time need posts at paces calibrate chooses, and it posts nothing to a target: calibrate self-contained";
+    for (const key of ['costs.eventStatementsByIdle', 'costs.eventFirstPageByIdle', 'costs.eventWritesByIdle', 'costs.eventStatementsGap'] as const) refused.push({ key, why: idleWhy, notMeasured: true });
     const contended = await contention.stop();
     return {
       provenance: {

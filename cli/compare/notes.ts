@@ -11,10 +11,11 @@ import { LATE_MS } from '../../sim/replay/driver.js';
 import { cpuSecondsOf } from '../../sim/replay/cpu.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
 import { idleCpuAt, STALL_FROM } from '../../sim/model/api-tier.js';
-import type { Scenario } from '../../sim/scenario/types.js';
+import type { IdlePoint, Scenario } from '../../sim/scenario/types.js';
 import { mean } from 'simple-statistics';
 
 const ms = (s: number) => (s < 1e-4 ? `${(s * 1e6).toFixed(2)} us` : `${(s * 1000).toFixed(s < 0.01 ? 2 : 1)} ms`);
+const us = (s: number) => `${(s * 1e6).toFixed(1)} us`;
 const msOf = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 
 /** Notes for one policy's figures, from its replay documents and the scenario the model ran. */
@@ -155,6 +156,13 @@ function workerLoops(measured: RunResult[]): string {
   return `; the workers' event loops ran a timer due every ${LOOP_PROBE_MS} ms late by p50 ${loops.map((l) => ms(l!.p50)).join(', ')}, p99 ${loops.map((l) => ms(l!.p99)).join(', ')}`;
 }
 
+/** Redis's own time per timeline write, calibrated against the replays' (their EVALSHAs over the window), '' from older documents. */
+function redisPerWrite(measured: RunResult[], zadd: number): string {
+  const per = measured.map((r) => r.replay?.fanout.writes.redisSecondsPerScript).filter((x): x is number => typeof x === 'number');
+  if (per.length === 0) return '';
+  return `; Redis's own time a timeline write ${us(zadd)} as calibrated (costs.zadd), the replays' ${per.map(us).join(', ')} (their scripts' commandstats over the window)`;
+}
+
 /**
  * The stages the model takes straight from the calibration (the hop, the pickup, the statements) or
  * from its lines (the first page, the writes): the calibrated input beside each replay's own figure,
@@ -181,15 +189,14 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     const input = quantileAt(sc.infrastructure.postToLog, p);
     return `${from} postToLog ${k} ${ms(input)}, drawn per post; ${runs('postToLog', k)}${against('postToLog', k, input)}${ticks}`;
   };
-  // the draw is moved by the consumer's idle time before the event (sim/model/idle-wake.ts); the
-  // replay's world is simulated with the reference worker (sim/replay/mirror.ts), which it moves
-  const curve = c.eventStatementsByIdle;
-  const idle =
-    curve && curve.length > 0
-      ? `, moved by the worker's idle time before it (measured at ${ms(c.eventStatementsGap)}; median ${curve.map((p) => `${ms(p.statement)} after ${ms(p.gap)}`).join(', ')})`
-      : '';
-  // the rest of the event is slowed in the curve's ratio (idle-wake.ts wakeFactor)
-  const woken = idle ? ", slowed after idle time in the statement curve's ratio to its reference point" : '';
+  // each stage is moved by the consumer's idle time before the event on its own curve
+  // (sim/model/idle-wake.ts); the replay's world is simulated with the reference worker
+  // (sim/replay/mirror.ts), which it moves
+  const movedBy = (curve: IdlePoint[] | null, how: string) =>
+    curve && curve.length > 0 ? `, ${how} by the worker's idle time before it (measured at ${ms(c.eventStatementsGap)}; median ${curve.map((p) => `${ms(p.value)} after ${ms(p.gap)}`).join(', ')})` : '';
+  const idle = movedBy(c.eventStatementsByIdle, 'moved');
+  const pageIdle = movedBy(c.eventFirstPageByIdle, 'moved');
+  const writesIdle = movedBy(c.eventWritesByIdle, "plus once the move of a small post's writes");
   const statements = (k: 'p50' | 'p99', p: number) => {
     const input = quantileAt(c.eventStatements, p);
     return `${from} eventStatements ${k} ${ms(input)}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;
@@ -201,8 +208,8 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${ticks}${workerLoops(measured)}`,
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
-    stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip)${woken}; ${runs('firstPage', 'p50')}`,
-    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${woken}; ${runs('writes', 'p50')}`,
-    stage_writes_p99: `the same line for the largest posts; ${runs('writes', 'p99')}`,
+    stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
+    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${writesIdle}; ${runs('writes', 'p50')}`,
+    stage_writes_p99: `the same line for the largest posts; ${runs('writes', 'p99')}${redisPerWrite(measured, c.zadd)}`,
   };
 }

@@ -14,7 +14,7 @@ import { FanoutProbe } from '../../sim/replay/fanout-probe.js';
 import { openConnections, request, type KeepAliveConnection } from '../../sim/replay/http-client.js';
 import { seriesIntervalSeconds } from '../../sim/replay/mapping.js';
 import { memoryByClass } from '../../sim/replay/memory-classes.js';
-import { callsDelta, commandCalls, eventBacklog, fleetDelta, fleetFigures, liveOldestAt, postToLogLags, timelineWritesBySecond, usedMemory } from '../../sim/replay/redis-figures.js';
+import { commandTimes, eventBacklog, fleetDelta, fleetFigures, liveOldestAt, postToLogLags, timelineWritesBySecond, timesDelta, usedMemory } from '../../sim/replay/redis-figures.js';
 import type { IntervalSample, ReplayMeasurements } from '../../sim/replay/result.js';
 import { FaultInjector } from './faults.js';
 import type { RunningStack } from './stack.js';
@@ -58,7 +58,7 @@ export interface MeasureContext {
 export type WindowFigures = Omit<
   ReplayMeasurements,
   'scenario' | 'mapping' | 'graph' | 'population' | 'schedule' | 'digest' | 'offered' | 'policy' | 'target' | 'world' | 'baselineUsedMemory' | 'saturation' | 'events' | 'commands' | 'host'
-> & { commandsWindow: Record<string, number> };
+> & { commandsWindow: Record<string, number>; commandsUsecWindow: Record<string, number> };
 
 /** Outbox rows not yet published (NaN: Postgres did not say). */
 async function outboxWaiting(store: Store): Promise<number> {
@@ -158,7 +158,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   const adaptive = ctx.policy.kind === 'adaptive';
   if (adaptive) ctx.log('probes: not run under the adaptive policy (its pull decisions move at run time); the workers\' own figures stand alone');
 
-  const [callsBefore, statsBefore, serverBefore, fleetBefore] = await Promise.all([commandCalls(ctx.redis), databaseStats(ctx.statsStore, ctx.database), scrape(ctx), fleetFigures(ctx.redis, ctx.keyPrefix)]);
+  const [callsBefore, statsBefore, serverBefore, fleetBefore] = await Promise.all([commandTimes(ctx.redis), databaseStats(ctx.statsStore, ctx.database), scrape(ctx), fleetFigures(ctx.redis, ctx.keyPrefix)]);
   const cpuStart: CpuSnapshot = await ctx.cpu.snapshot();
 
   const startedAt = Date.now();
@@ -311,7 +311,7 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   ctx.signal.removeEventListener('abort', onStop);
 
   const cpu = ctx.cpu.share(cpuStart, await ctx.cpu.snapshot());
-  const callsWindow = callsDelta(callsBefore, await commandCalls(ctx.redis));
+  const callsWindow = timesDelta(callsBefore, await commandTimes(ctx.redis));
   // the server's counters now, before anything else reads through it
   const serverAfter = await scrape(ctx);
   await new Promise((r) => setTimeout(r, REPLAY.statsFlushMs));
@@ -374,7 +374,8 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
     memory,
     server: faults.serverDelta(serverAfter),
     serverBefore,
-    commandsWindow: Object.fromEntries(callsWindow),
+    commandsWindow: Object.fromEntries([...callsWindow].map(([cmd, t]) => [cmd, t.calls])),
+    commandsUsecWindow: Object.fromEntries([...callsWindow].map(([cmd, t]) => [cmd, t.usec])),
     postgres: {
       database: ctx.database,
       own: ctx.ownDatabase,

@@ -228,7 +228,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
       },
       world: { users: world.graph.users, follows: world.graph.edges, historyPosts: world.history.author.length, loadSeconds, warm },
       baselineUsedMemory: baseline,
-      commands: { window: figures.commandsWindow, readsOnly },
+      commands: { window: figures.commandsWindow, usecWindow: figures.commandsUsecWindow, readsOnly },
       saturation: { own: sat?.own ?? null, autocannon: sat?.autocannon ?? null },
       events: world.schedule.events.map((e) => ({ ...e, at: e.at / world.mapping.timeScale })),
     });

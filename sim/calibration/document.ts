@@ -82,14 +82,29 @@ export interface WorkerBySize {
 }
 
 /**
- * A running worker's statement after idle time before each event (sim/model/idle-wake.ts): per
- * pace, the typical idle gap (seconds) and the median statement with its p10-p90 and count, ascending
- * in gap; `referenceGap` the hop's, at which costs.eventStatements was measured.
+ * A running worker's stages after idle time before each event (sim/model/idle-wake.ts): per pace,
+ * the typical idle gap (seconds) and the median statement with its p10-p90 and count, and the same
+ * of the small posts' first page and writes (absent from older files), ascending in gap;
+ * `referenceGap` the hop's, at which costs.eventStatements was measured.
  */
 export interface StatementsByIdle {
-  points: ({ gap: number } & Spread)[];
+  points: ({ gap: number; firstPage?: Spread; writes?: Spread } & Spread)[];
   referenceGap: number;
 }
+
+type IdleCurveField = 'eventStatementsByIdle' | 'eventFirstPageByIdle' | 'eventWritesByIdle';
+
+/** The field of `costs` a curve's key names. */
+function curveField(key: `costs.${IdleCurveField}`): IdleCurveField {
+  return key.slice('costs.'.length) as IdleCurveField;
+}
+
+/** The stages with a curve by idle time, each with its cost key and what it is. */
+const IDLE_CURVES = [
+  { key: 'costs.eventStatementsByIdle', stage: (p: StatementsByIdle['points'][number]) => p as Spread | undefined, what: "a running worker's statement after idle time" },
+  { key: 'costs.eventFirstPageByIdle', stage: (p: StatementsByIdle['points'][number]) => p.firstPage, what: "a running worker's first follower page after idle time" },
+  { key: 'costs.eventWritesByIdle', stage: (p: StatementsByIdle['points'][number]) => p.writes, what: "a running worker's writes after idle time" },
+] as const;
 
 /** Fewest events a point of the statement by idle time is taken from. */
 export const MIN_IDLE_POINT_EVENTS = 40;
@@ -157,7 +172,7 @@ export interface CalibrationDocument {
 
 export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
-  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string>; eventStatementsByIdle?: Record<string, string> };
+  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string> } & Partial<Record<IdleCurveField, Record<string, string>>>;
   postToLog?: Record<string, string>;
   api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead' | 'idleCpu', string>> & { backgroundCpu?: number } & { spread?: Record<string, number>; postListed?: Record<string, string> };
 }
@@ -245,14 +260,15 @@ function soundLine(what: string, f: Fit, perUnit: string): string | null {
   return unsoundFit(what, f, perUnit) ?? (f.intercept < 0 ? `${what}: the fit's intercept is ${usText(f.intercept)}, negative` : null);
 }
 
-/** Why the statement by idle time is not sound (a point from too few events, or without a median), or null. */
-function unsoundIdleCurve(idle: StatementsByIdle): string | null {
-  const what = "a running worker's statement after idle time";
-  if (idle.points.length < 2) return `${what}: ${idle.points.length} pace measured, fewer than two`;
-  const few = idle.points.find((p) => p.n < MIN_IDLE_POINT_EVENTS);
-  if (few) return `${what}: ${few.n} events at the idle time ${durationText(few.gap)}, fewer than ${MIN_IDLE_POINT_EVENTS}`;
-  if (idle.points.some((p) => !(p.median > 0))) return `${what}: a median is not a positive duration`;
-  if (!idle.points.some((p) => p.gap === idle.referenceGap)) return `${what}: no point at the hop's idle time ${durationText(idle.referenceGap)}`;
+/** Why a stage's curve by idle time is not sound (a pace without it, a point from too few events, or without a median), or null. */
+function unsoundIdleCurve(what: string, points: { gap: number; stage: Spread | undefined }[], referenceGap: number): string | null {
+  if (points.length < 2) return `${what}: ${points.length} pace measured, fewer than two`;
+  const missing = points.find((p) => p.stage === undefined);
+  if (missing) return `${what}: not measured at the idle time ${durationText(missing.gap)}`;
+  const few = points.find((p) => p.stage!.n < MIN_IDLE_POINT_EVENTS);
+  if (few) return `${what}: ${few.stage!.n} events at the idle time ${durationText(few.gap)}, fewer than ${MIN_IDLE_POINT_EVENTS}`;
+  if (points.some((p) => !(p.stage!.median > 0))) return `${what}: a median is not a positive duration`;
+  if (!points.some((p) => p.gap === referenceGap)) return `${what}: no point at the hop's idle time ${durationText(referenceGap)}`;
   return null;
 }
 
@@ -337,11 +353,17 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
   if (w && !unsoundDistribution("a worker's statements", w.statements) && medianOf(w.statements) > 0) {
     // drawn per event: its tail is part of the fan-out lag's
     if (!skip('costs.eventStatements')) costs.eventStatements = quantileMap(w.statements);
-    // and how its idle time before an event moves it, about the hop's gap those quantiles are of
+    // and how its idle time before an event moves it and the event's other stages, about the hop's gap those quantiles are of
     const idle = m.statementsByIdle ?? null;
-    if (idle && !refuse(['costs.eventStatementsByIdle', 'costs.eventStatementsGap'], unsoundIdleCurve(idle))) {
-      costs.eventStatementsByIdle = Object.fromEntries(idle.points.map((p) => [durationText(p.gap), durationText(p.median)]));
+    // the stages' curves are moved about the statement's reference gap: refused with it
+    const curveKeys: CalibratedKey[] = [...IDLE_CURVES.map((c) => c.key), 'costs.eventStatementsGap'];
+    if (idle && !refuse(curveKeys, unsoundIdleCurve(IDLE_CURVES[0].what, idle.points.map((p) => ({ gap: p.gap, stage: p })), idle.referenceGap))) {
       costs.eventStatementsGap = durationText(idle.referenceGap);
+      for (const c of IDLE_CURVES) {
+        const points = idle.points.map((p) => ({ gap: p.gap, stage: c.stage(p) }));
+        if (c.key !== IDLE_CURVES[0].key && refuse([c.key], unsoundIdleCurve(c.what, points, idle.referenceGap))) continue;
+        costs[curveField(c.key)] = Object.fromEntries(points.map((p) => [durationText(p.gap), durationText(p.stage!.median)]));
+      }
     }
   } else if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
   if (w && !refuse(['costs.pickup'], w.pickup.n < MIN_DISTRIBUTION_SAMPLES ? `the worker's pickup: ${w.pickup.n} events, fewer than ${MIN_DISTRIBUTION_SAMPLES}` : w.pickup.mean >= 0 ? null : "the worker's pickup: its mean is not a duration")) {

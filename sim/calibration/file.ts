@@ -21,7 +21,9 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.expandPerFollower': 'b of that fit: each row (follower) more',
   'costs.eventStatements': "the worker's statement per post event before its fan-out (followerCount): a running worker's own figure as quantiles when measured (measurements.worker; drawn per event), else the median from calibrate's process",
   'costs.eventStatementsByIdle': "a running worker's median statement after each idle time before an event: the hop's posts and posts at other paces, each pace's typical idle time (e^-γ / its posts a second) to its median (measurements.statementsByIdle)",
-  'costs.eventStatementsGap': "the hop's typical idle time (e^-γ / its posts a second), at which costs.eventStatements was measured",
+  'costs.eventFirstPageByIdle': "a running worker's median first follower page of the same posts (10-30 followers) after each idle time (measurements.statementsByIdle)",
+  'costs.eventWritesByIdle': "a running worker's median timeline writes of the same posts (one batch) after each idle time (measurements.statementsByIdle)",
+  'costs.eventStatementsGap': "the hop's typical idle time (e^-γ / its posts a second), at which costs.eventStatements was measured: the curves' reference point",
   'costs.pickup': "a post event in the log to a running worker starting on it (the stream entry id's ms to the worker's clock): the mean over the hop's posts",
   'costs.rebuild': 'one missing timeline rebuilt from Postgres (rebuildTimeline + TimelineCache.rebuild, as the read path does)',
   postToLog: "from a post's createdAt to its event entering the event log (the stream entry id's ms), not to a worker taking it",
@@ -102,7 +104,12 @@ function provenanceBlock(doc: CalibrationDocument): object {
         ? {
             statementsByIdle: {
               referenceGap: durationText(m.statementsByIdle.referenceGap),
-              points: m.statementsByIdle.points.map((p) => ({ idleGap: durationText(p.gap), ...spread(p) })),
+              points: m.statementsByIdle.points.map((p) => ({
+                idleGap: durationText(p.gap),
+                ...spread(p),
+                ...(p.firstPage ? { firstPage: spread(p.firstPage) } : {}),
+                ...(p.writes ? { writes: spread(p.writes) } : {}),
+              })),
             },
           }
         : {}),

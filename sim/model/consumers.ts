@@ -13,7 +13,7 @@
 //
 // Events must be taken in the order the log has them (the stage defers a post to that moment).
 // Writes per second are counted as the pool does; fluid work (population scaling) is shared evenly.
-import { spreadOverSeconds, wholePostBatchDone, wholePostSeconds } from './worker-pool.js';
+import { spreadOverSeconds, wholePostBatchDone } from './worker-pool.js';
 
 export class ConsumerFleet {
   /** When each consumer is done with everything it has taken (its last batch's handling). */
@@ -30,8 +30,8 @@ export class ConsumerFleet {
   busySeconds = 0;
   /** How much slower writes handed out now run than the rated writes per second (shared cores set it). */
   slowdown = 1;
-  /** How much slower the batches handed out now run their own overhead (a consumer woken from idle: idle-wake.ts). */
-  wake = 1;
+  /** What the post handed out now takes once before its first batch (a consumer woken from idle: idle-wake.ts writesWake). */
+  wakeSeconds = 0;
   private fluidUntil = 0;
 
   constructor(
@@ -57,9 +57,14 @@ export class ConsumerFleet {
     this.writesBySecond = new Float64Array(Math.ceil(duration) + 1);
   }
 
-  /** A batch's time beyond its writes: the round trip, and its overhead as slowed by `wake`. */
+  /** A batch's time beyond its writes: the round trip and its own overhead. */
   get rtt(): number {
-    return this.roundTrip + (this.perBatch - this.roundTrip) * this.wake;
+    return this.perBatch;
+  }
+
+  /** The post's writes until batch `i` ends (all of them: `i` its last), its wake included, never under a round trip. */
+  private writesUntil(i: number, writes: number): number {
+    return Math.max(this.roundTrip, this.wakeSeconds + wholePostBatchDone(this, i, writes, this.pipelines));
   }
 
   /** A consumer that has acknowledged its last batch and is reading again by `t`. */
@@ -109,7 +114,7 @@ export class ConsumerFleet {
    */
   write(c: number, ready: number, writes: number, landed = writes): number {
     const start = this.writerFree[c] > ready ? this.writerFree[c] : ready;
-    const service = wholePostSeconds(this, writes, this.pipelines);
+    const service = this.writesUntil(Math.max(1, Math.ceil(writes / this.batchSize)) - 1, writes);
     this.busySeconds += service;
     this.countWrites(start, start + service, landed);
     this.writerFree[c] = start + service;
@@ -118,7 +123,7 @@ export class ConsumerFleet {
 
   /** When batch i (from 0) of a post of `writes` whose writes started at `start` ends (see write). */
   batchDone(start: number, i: number, writes: number): number {
-    return start + wholePostBatchDone(this, i, writes, this.pipelines);
+    return start + this.writesUntil(i, writes);
   }
 
   /** The event taken on consumer `c`'s `lane` is done at `done`: the lane frees and the batch lasts at least until then. */

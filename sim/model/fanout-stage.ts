@@ -7,8 +7,8 @@
 //    (WorkerPool, first come, first served);
 //  - the reference worker (false): consumers of the event log that take events in batches, handle
 //    several at once and write a whole post each (ConsumerFleet, consumers.ts); a post is deferred
-//    to the moment the log has it, so that consumers take events in the log's order. Its statement
-//    is slower the longer its consumer was idle before it (idle-wake.ts).
+//    to the moment the log has it, so that consumers take events in the log's order. Each stage
+//    of an event is slower the longer its consumer was idle before it (idle-wake.ts).
 // A pulled post is one write into its author's recent list. Fan-out lag counts from the post's
 // commit, as the reference server's does. Each post's stages (its wait to be taken, statements,
 // first page, writes) are recorded as the server's workers record theirs.
@@ -23,7 +23,7 @@ import { ConsumerFleet } from './consumers.js';
 import { EV, minuteOf, type ModelContext } from './context.js';
 import { expansionSeconds, firstPageSeconds } from './expansion.js';
 import { FluidLoad } from './fluid-load.js';
-import { statementAfterIdle, wakeFactor } from './idle-wake.js';
+import { firstPageAfterIdle, statementAfterIdle, writesWake } from './idle-wake.js';
 import { LoggedPosts } from './logged-posts.js';
 import type { SharedCores } from './machine.js';
 import { WorkerPool } from './worker-pool.js';
@@ -228,13 +228,12 @@ export class FanoutStage {
     const fleet = this.isLarge(a) ? this.largeConsumers! : this.consumers!;
     const { consumer, lane, start } = fleet.take(now);
     const costs = this.ctx.sc.infrastructure.costs;
-    // the consumer's statement is slower the longer it was idle before it, and so is the rest of the event
+    // each stage of the event is slower the longer its consumer was idle before it, by its own curve
     const idle = fleet.idleBefore(consumer, start);
-    const wake = wakeFactor(costs, idle);
     const statements = statementAfterIdle(costs, this.drawStatements(), idle);
-    const expansion = statements + (pulledAuthor ? 0 : firstPageSeconds(costs, this.firstPage(a, pulledAuthor)) * wake);
-    fleet.slowdown = this.machine.factor(start + expansion) * wake;
-    fleet.wake = wake;
+    const expansion = statements + (pulledAuthor ? 0 : firstPageAfterIdle(costs, firstPageSeconds(costs, this.firstPage(a, pulledAuthor)), idle));
+    fleet.slowdown = this.machine.factor(start + expansion);
+    fleet.wakeSeconds = writesWake(costs, idle);
     const workerDone = this.handle(a, post, created, stands, visible, now, now, start, statements, expansion, fleet, consumer);
     fleet.finish(consumer, lane, workerDone);
   }

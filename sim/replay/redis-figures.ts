@@ -25,6 +25,16 @@ export async function commandTimes(redis: Redis): Promise<Map<string, { calls: n
   return out;
 }
 
+/** b - a of calls and Redis's own microseconds, per command, dropping those that were not called. */
+export function timesDelta(a: Map<string, { calls: number; usec: number }>, b: Map<string, { calls: number; usec: number }>): Map<string, { calls: number; usec: number }> {
+  const out = new Map<string, { calls: number; usec: number }>();
+  for (const [cmd, t] of b) {
+    const calls = t.calls - (a.get(cmd)?.calls ?? 0);
+    if (calls > 0) out.set(cmd, { calls, usec: t.usec - (a.get(cmd)?.usec ?? 0) });
+  }
+  return out;
+}
+
 /** b - a, per command, dropping those that did not move. */
 export function callsDelta(a: Map<string, number>, b: Map<string, number>): Map<string, number> {
   const out = new Map<string, number>();

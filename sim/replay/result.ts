@@ -94,7 +94,7 @@ export interface ReplayMeasurements {
   serverBefore: ServerCounters;
   /** Commands per name over the measured window; over the reads-only window (before the measured one, on the warm
    * steady state; an idle window's share taken off) with its completed reads. */
-  commands: { window: Record<string, number>; readsOnly: { reads: number; seconds: number; calls: Record<string, number> } | null };
+  commands: { window: Record<string, number>; usecWindow: Record<string, number>; readsOnly: { reads: number; seconds: number; calls: Record<string, number> } | null };
   /**
    * Postgres's own statistics of the database over the window and the settling (pg_stat_database):
    * transactions (each statement outside a transaction is one), rows read and written. `own`: the
@@ -162,7 +162,12 @@ export interface ReplaySection {
     probes: Omit<ProbeFigures, 'histogram' | 'pulledHistogram' | 'pulledPostHistogram' | 'lagP99ByBucket'>;
     /** Probe over workers, per follower and per post, p50 and p99: 1 is agreement (the probes poll every pollMs). */
     agreement: { followerP50: number; followerP99: number; postP50: number; postP99: number };
-    writes: { counted: number; commandstatsZadd: number; workersCounter: number };
+    /**
+     * `redisSecondsPerScript`: Redis's own time per EVALSHA over the window (commandstats): a timeline
+     * write is one, beside a few per post (its list add, the pulled marks), as calibrate's costs.zadd
+     * is measured; null without a call (absent from older documents).
+     */
+    writes: { counted: number; commandstatsZadd: number; workersCounter: number; redisSecondsPerScript?: number | null };
   };
   memory: MemoryByClass & { baselineUsedMemory: number };
   reads: {
@@ -561,7 +566,12 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           postP50: ratio(probeP.p50, workersPostLag.p50),
           postP99: ratio(probeP.p99, workersPostLag.p99),
         },
-        writes: { counted: writes, commandstatsZadd: m.commands.window.zadd ?? 0, workersCounter: m.fleet.counters.timelineWrites ?? 0 },
+        writes: {
+          counted: writes,
+          commandstatsZadd: m.commands.window.zadd ?? 0,
+          workersCounter: m.fleet.counters.timelineWrites ?? 0,
+          redisSecondsPerScript: m.commands.window.evalsha ? (m.commands.usecWindow.evalsha ?? 0) / m.commands.window.evalsha / 1e6 : null,
+        },
       },
       memory: { ...m.memory, baselineUsedMemory: m.baselineUsedMemory },
       reads: {

@@ -29,6 +29,8 @@ export const CALIBRATED_KEYS = [
   'costs.expandPerFollower',
   'costs.eventStatements',
   'costs.eventStatementsByIdle',
+  'costs.eventFirstPageByIdle',
+  'costs.eventWritesByIdle',
   'costs.eventStatementsGap',
   'costs.pickup',
   'costs.rebuild',

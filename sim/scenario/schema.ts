@@ -125,18 +125,30 @@ function pageBuckets(entries: [string, number][], at: At): PagesPerSession {
 /** An idle time as a key: a positive duration with its unit. */
 const IDLE_TIME_KEY = /^\d+(\.\d+)?(us|ms|s)$/;
 
-/** { idle time: median statement } as points ascending in idle time, each idle time once; none: null. */
+/** { idle time: median } as points ascending in idle time, each idle time once; none: null. */
 function idleCurve(entries: [string, number][] | null, at: At): IdlePoint[] | null {
   if (entries === null) return null;
-  const points = entries.map(([key, statement]) => {
+  const points = entries.map(([key, value]) => {
     const gap = parseDuration(key);
     if (!(gap > 0)) at.fail(`"${key}" is not a valid idle time (a duration above 0)`, key);
-    return { key, gap, statement };
+    return { key, gap, value };
   });
   points.sort((a, b) => a.gap - b.gap);
   for (let i = 1; i < points.length; i++) if (points[i].gap === points[i - 1].gap) at.fail(`"${points[i].key}" is the same idle time as "${points[i - 1].key}"`, points[i].key);
-  return points.map(({ gap, statement }) => ({ gap, statement }));
+  return points.map(({ gap, value }) => ({ gap, value }));
 }
+
+/** A stage of the reference worker's event by its idle time before it (sim/model/idle-wake.ts). */
+const idleCurveSpec = (description: string, value: string): Spec => ({
+  type: 'dict',
+  description,
+  default: 'none',
+  none: true,
+  keyPattern: IDLE_TIME_KEY,
+  keyDescription: 'idle times (14ms, 0.2s)',
+  values: { type: 'duration', description: value, min: 0 },
+  build: idleCurve,
+});
 
 const window = (dflt: string) => duration('how long the event lasts', dflt, { above: 0 });
 
@@ -495,18 +507,19 @@ export const scenarioSchema: ObjectSpec = {
             expand: duration("reading an author's follower list to expand a post (per page of followers)", '1ms'),
             expandPerFollower: duration('reading one more follower of that list', '2us'),
             eventStatements: latencyDistribution("the worker's statement per post event before its fan-out (the author's follower count): one duration, or quantiles drawn per event", '2ms'),
-            eventStatementsByIdle: {
-              type: 'dict',
-              description:
-                "the worker's median statement after each idle time before an event, e.g. { 14ms: 0.81ms, 56ms: 0.79ms, 225ms: 1.35ms }: a drawn statement is moved by the difference between its worker's idle time and eventStatementsGap on this curve (linear in log2 of the idle time, held at the ends; the reference worker); none (the default): not moved",
-              default: 'none',
-              none: true,
-              keyPattern: IDLE_TIME_KEY,
-              keyDescription: 'idle times (14ms, 0.2s)',
-              values: { type: 'duration', description: 'the median statement after that idle time', min: 0 },
-              build: idleCurve,
-            },
-            eventStatementsGap: duration("the worker's idle time before an event at which eventStatements was measured (the typical gap of calibrate's hop posts)", '100ms', { above: 0 }),
+            eventStatementsByIdle: idleCurveSpec(
+              "the worker's median statement after each idle time before an event, e.g. { 14ms: 0.81ms, 56ms: 0.79ms, 225ms: 1.35ms }: a drawn statement is moved by the difference between its worker's idle time and eventStatementsGap on this curve (linear in log2 of the idle time, held at the ends; the reference worker); none (the default): not moved",
+              'the median statement after that idle time',
+            ),
+            eventFirstPageByIdle: idleCurveSpec(
+              "the worker's median first follower page of a small post after each idle time before its event, e.g. { 56ms: 0.8ms, 225ms: 1.3ms }: the page (expand + expandPerFollower) is moved by the difference between its worker's idle time and eventStatementsGap on this curve (the reference worker); none (the default): not moved",
+              'the median first page after that idle time',
+            ),
+            eventWritesByIdle: idleCurveSpec(
+              "the worker's median timeline writes of a small post (one batch) after each idle time before its event, e.g. { 56ms: 1.1ms, 225ms: 1.2ms }: a post's writes take the difference between its worker's idle time and eventStatementsGap on this curve once, before its first batch (the reference worker); none (the default): not moved",
+              'the median writes after that idle time',
+            ),
+            eventStatementsGap: duration("the worker's idle time before an event at which eventStatements, expand and the writes were measured (the typical gap of calibrate's hop posts): the idle curves' reference point", '100ms', { above: 0 }),
             pickup: duration('a post event entering the log to an idle worker starting on it (a blocked read woken)', '0.5ms'),
             batch: duration('one pipelined batch of timeline writes beyond the round trip and its writes', '0s'),
           },

@@ -81,7 +81,11 @@ export interface Costs {
   eventStatements: QuantileDistribution;
   /** The worker's median statement after each idle time before its event, ascending in idle time (sim/model/idle-wake.ts); null: not moved. */
   eventStatementsByIdle: IdlePoint[] | null;
-  /** The idle time eventStatements was measured at. */
+  /** The worker's median first follower page of a small post after each idle time; null: not moved. */
+  eventFirstPageByIdle: IdlePoint[] | null;
+  /** The worker's median writes of a small post (one batch) after each idle time; null: not moved. */
+  eventWritesByIdle: IdlePoint[] | null;
+  /** The idle time eventStatements (and the curves' reference point) was measured at. */
   eventStatementsGap: number;
   /** A post event entering the log to an idle worker starting on it (a blocked read woken). */
   pickup: number;
@@ -89,10 +93,10 @@ export interface Costs {
   batch: number;
 }
 
-/** A worker's median statement (s) after an idle time (s) before its event. */
+/** A worker's median stage (s: its statement, first page or writes) after an idle time (s) before its event. */
 export interface IdlePoint {
   gap: number;
-  statement: number;
+  value: number;
 }
 
 /** The fan-out worker's shape (core/fanout-worker.ts has the reference worker's defaults). */

@@ -103,7 +103,11 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // (the JSON document keeps six significant digits)
     idle.points.forEach((p, i) => expect(Math.abs(p.gap / typical(paces[i]) - 1), String(paces[i])).toBeLessThan(1e-5));
     expect(idle.referenceGap).toBeCloseTo(typical(hop), 6);
-    if (!refused.some((x) => x.key === 'costs.eventStatementsByIdle')) expect(Object.keys(doc.infrastructure.costs!.eventStatementsByIdle!)).toEqual(paces.map((r) => durationText(typical(r))));
+    // each point's first page and writes from the same posts (10-30 followers: one page, one batch each)
+    for (const p of idle.points) expect([p.firstPage!.n, p.writes!.n]).toEqual([p.n, p.n]);
+    for (const key of ['eventStatementsByIdle', 'eventFirstPageByIdle', 'eventWritesByIdle'] as const) {
+      if (!refused.some((x) => x.key === `costs.${key}`)) expect(Object.keys(doc.infrastructure.costs![key]!), key).toEqual(paces.map((r) => durationText(typical(r))));
+    }
     // then each size's posts apart: every post of a size in its own point, the writes growing with it
     const sizes = CALIBRATE.workerBySize;
     expect(m.workerBySize!.events).toBe(sizes.followers.length * SAMPLES * sizes.postsPerSample);

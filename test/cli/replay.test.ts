@@ -283,6 +283,10 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(pulled.pulledFollowerLag.count).toBeGreaterThan(25 * 500);
     expect(pulled.pulledFollowerLag.count).toBeLessThan(25 * 1000);
     expect(push.summary.fanout.deliveries).toBeGreaterThan(threshold.summary.fanout.deliveries + 25 * 500);
+    // Redis's own time per script over the window: a timeline write is one, each some microseconds
+    const perScript = push.replay!.fanout.writes.redisSecondsPerScript!;
+    expect(perScript).toBeGreaterThan(0.5e-6);
+    expect(perScript).toBeLessThan(1e-3);
     const iv = push.series.intervalSeconds;
     // a series column is one simulated minute: the burst's fifth
     const burstAt = Math.floor((5 * 60) / 30 / iv);

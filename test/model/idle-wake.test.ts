@@ -1,9 +1,9 @@
-// A worker's statement after idle time (sim/model/idle-wake.ts): the calibrated curve about the
-// reference gap, followed only over the paces calibrate measures, and the same ratio slowing the
-// rest of the event, wired into the reference worker's consumers.
+// A worker's stages after idle time (sim/model/idle-wake.ts): each stage's calibrated curve about
+// the reference gap, followed only over the paces calibrate measures, moving that stage by a shift,
+// wired into the reference worker's consumers.
 import { describe, expect, it } from 'vitest';
 import { ConsumerFleet } from '../../sim/model/consumers.js';
-import { curveAt, idleShift, statementAfterIdle, wakeFactor } from '../../sim/model/idle-wake.js';
+import { curveAt, firstPageAfterIdle, idleShift, statementAfterIdle, writesWake } from '../../sim/model/idle-wake.js';
 import { buildPopulation } from '../../sim/model/population.js';
 import { simulate } from '../../sim/model/simulation.js';
 import { basePolicy } from '../../sim/policy.js';
@@ -17,28 +17,28 @@ describe("a statement after the worker's idle time", () => {
 
   it('reads the idle times as durations, ascending', () => {
     expect(costs.eventStatementsByIdle).toEqual([
-      { gap: 0.0125, statement: 0.0008 },
-      { gap: 0.05, statement: 0.001 },
-      { gap: 0.2, statement: 0.0016 },
+      { gap: 0.0125, value: 0.0008 },
+      { gap: 0.05, value: 0.001 },
+      { gap: 0.2, value: 0.0016 },
     ]);
   });
 
   it('moves a statement by the curve between its idle time and the reference, linear in log2 of the idle time', () => {
-    expect(idleShift(costs, 0.05)).toBeCloseTo(0, 12);
-    expect(idleShift(costs, 0.2)).toBeCloseTo(0.0006, 12);
-    expect(idleShift(costs, 0.0125)).toBeCloseTo(-0.0002, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 0.05)).toBeCloseTo(0, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 0.2)).toBeCloseTo(0.0006, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 0.0125)).toBeCloseTo(-0.0002, 12);
     // 100 ms is one of the two doublings from 50 to 200 ms: half of the 0.6 ms rise
-    expect(idleShift(costs, 0.1)).toBeCloseTo(0.0003, 12);
-    expect(idleShift(costs, 0.025)).toBeCloseTo(-0.0001, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 0.1)).toBeCloseTo(0.0003, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 0.025)).toBeCloseTo(-0.0001, 12);
     expect(curveAt(costs.eventStatementsByIdle!, 0.1)).toBeCloseTo(0.0013, 12);
   });
 
   it('holds the curve at its ends: a busy worker, or one idle for minutes, is not extrapolated', () => {
-    expect(idleShift(costs, 600)).toBeCloseTo(0.0006, 12);
-    expect(idleShift(costs, Infinity)).toBeCloseTo(0.0006, 12);
-    expect(idleShift(costs, 0.001)).toBeCloseTo(-0.0002, 12);
-    expect(idleShift(costs, 0)).toBeCloseTo(-0.0002, 12);
-    expect(idleShift(costs, -1)).toBeCloseTo(-0.0002, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 600)).toBeCloseTo(0.0006, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, Infinity)).toBeCloseTo(0.0006, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 0.001)).toBeCloseTo(-0.0002, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, 0)).toBeCloseTo(-0.0002, 12);
+    expect(idleShift(costs.eventStatementsByIdle, costs, -1)).toBeCloseTo(-0.0002, 12);
   });
 
   it('never takes a statement under a quarter of its draw, and without a curve changes nothing', () => {
@@ -50,28 +50,44 @@ describe("a statement after the worker's idle time", () => {
     expect(statementAfterIdle(flat, 0.001, 1e6)).toBe(0.001);
   });
 
-  it("slows the rest of the event by the curve's ratio to its reference point, 1 without a curve", () => {
-    expect(wakeFactor(costs, 0.05)).toBeCloseTo(1, 12);
-    expect(wakeFactor(costs, 0.2)).toBeCloseTo(1.6, 12);
-    expect(wakeFactor(costs, 0.1)).toBeCloseTo(1.3, 12);
-    expect(wakeFactor(costs, 0)).toBeCloseTo(0.8, 12);
-    expect(wakeFactor(costs, Infinity)).toBeCloseTo(1.6, 12);
-    expect(wakeFactor(costsWith('eventStatements: 1ms'), 10)).toBe(1);
+  it("moves the first page and the writes by their own curves' shifts, not the statement's ratio; without a curve not at all", () => {
+    // the statement rises 0.6 ms from 50 to 200 ms idle, the first page 0.4 ms, the writes 0.1 ms
+    const staged = costsWith(
+      'eventStatementsByIdle: { 12.5ms: 0.8ms, 200ms: 1.6ms, 50ms: 1ms }, eventFirstPageByIdle: { 50ms: 0.8ms, 200ms: 1.2ms }, eventWritesByIdle: { 50ms: 1ms, 200ms: 1.1ms }, eventStatementsGap: 50ms',
+    );
+    // a 3 ms page of a large post takes the same 0.4 ms as a small one's
+    expect(firstPageAfterIdle(staged, 0.003, 0.2)).toBeCloseTo(0.0034, 12);
+    expect(firstPageAfterIdle(staged, 0.003, 0.1)).toBeCloseTo(0.0032, 12);
+    expect(firstPageAfterIdle(staged, 0.003, 0.05)).toBeCloseTo(0.003, 12);
+    expect(writesWake(staged, 0.2)).toBeCloseTo(0.0001, 12);
+    expect(writesWake(staged, 0.05)).toBeCloseTo(0, 12);
+    expect(writesWake(staged, Infinity)).toBeCloseTo(0.0001, 12);
+    // the statement's curve moves neither
+    expect(firstPageAfterIdle(costs, 0.003, 0.2)).toBe(0.003);
+    expect(writesWake(costs, 0.2)).toBe(0);
   });
 
-  it("a woken consumer's batches run their overhead, not their round trip, slower", () => {
-    // a batch: a 0.2 ms round trip and 0.8 ms of its own; 1,000 writes a second
-    const f = new ConsumerFleet(1, 1000, 0.001, 1000, 1, 1, 0, 60, 0.0002);
+  it('never takes a first page under a quarter of its draw, nor a small post\'s writes under a quarter of theirs', () => {
+    const steep = costsWith('eventFirstPageByIdle: { 1ms: 0.1ms, 50ms: 2ms }, eventWritesByIdle: { 1ms: 0.1ms, 50ms: 2ms }, eventStatementsGap: 50ms');
+    expect(firstPageAfterIdle(steep, 0.001, 0)).toBeCloseTo(0.00025, 12);
+    expect(firstPageAfterIdle(steep, 0.004, 0)).toBeCloseTo(0.0021, 12);
+    expect(writesWake(steep, 0)).toBeCloseTo(-0.0015, 12);
+  });
+
+  it("a woken consumer's post takes its writes' move once, before its first batch; a busy one's never under a round trip", () => {
+    // a batch: a 0.2 ms round trip and 0.8 ms of its own; 1,000 writes a second; batches of 10, one in flight
+    const f = new ConsumerFleet(1, 1000, 0.001, 10, 1, 1, 0, 60, 0.0002);
     expect(f.rtt).toBeCloseTo(0.001, 12);
-    f.wake = 1.5;
-    f.slowdown = 1.5;
-    expect(f.rtt).toBeCloseTo(0.0002 + 0.0008 * 1.5, 12);
-    // 10 writes: one batch, its time and its 10 writes, both slowed
+    f.wakeSeconds = 0.0005;
+    // 25 writes: three batches, each a 1 ms batch and its writes, the first 0.5 ms later
     const { consumer, lane } = f.take(1);
-    const start = f.write(consumer, 1, 10);
+    const start = f.write(consumer, 1, 25);
     expect(start).toBe(1);
-    expect(f.batchDone(start, 0, 10)).toBeCloseTo(1 + 0.0002 + 0.0008 * 1.5 + (10 * 1.5) / 1000, 12);
+    expect(f.batchDone(start, 0, 25)).toBeCloseTo(1 + 0.0005 + 0.001 + 0.01, 12);
+    expect(f.batchDone(start, 2, 25)).toBeCloseTo(1 + 0.0005 + 0.003 + 0.025, 12);
     f.finish(consumer, lane, 2);
+    f.wakeSeconds = -0.1;
+    expect(f.batchDone(3, 0, 1)).toBeCloseTo(3.0002, 12);
   });
 
   it('refuses an idle time that is not a duration, or one written twice, in one line at its key', () => {
@@ -96,9 +112,9 @@ describe("a statement after the worker's idle time", () => {
   });
 });
 
-describe("the reference worker's statement in a simulation", () => {
-  /** One burst post by the star of 100 followers after a long idle, the statement 3 ms at a 100 ms gap. */
-  function burst(byIdle: string) {
+describe("the reference worker's stages in a simulation", () => {
+  /** One burst post by the star of 100 followers after a long idle, the statement 3 ms and the first page 2 ms at a 100 ms gap. */
+  function burst(curves: string) {
     const sc = scenarioFrom(`duration: 1m
 activity:
   postsPerUserPerDay: 0
@@ -112,7 +128,7 @@ infrastructure:
   fanoutWorkers: 1
   writesPerSecondPerWorker: 5000
   api: none
-  costs: { rtt: 0s, expand: 0s, expandPerFollower: 0s, eventStatements: 3ms, eventStatementsByIdle: ${byIdle}, eventStatementsGap: 100ms, pickup: 0s }
+  costs: { rtt: 0s, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, ${curves}, eventStatementsGap: 100ms, pickup: 0s }
   postToLog: 0s
   worker: { splitPosts: false }
 policy: { kind: push, skipDormant: false }
@@ -120,12 +136,14 @@ policy: { kind: push, skipDormant: false }
     return simulate({ scenario: sc, population: buildPopulation(starGraph(100), sc), policy: basePolicy(sc) });
   }
 
-  it("charges a worker idle since the start the curve's last point: 3 ms + (2.5 - 1.5) ms, and its writes 2.5 / 1.5 as long", () => {
-    const m = burst('{ 25ms: 1.2ms, 100ms: 1.5ms, 400ms: 2.5ms }');
+  it("charges a worker idle since the start each curve's last point: 3 + (2.5 - 1.5) ms, 2 + (1.2 - 0.8) ms, and 100 writes + (1.3 - 1.0) ms", () => {
+    const m = burst('eventStatementsByIdle: { 25ms: 1.2ms, 100ms: 1.5ms, 400ms: 2.5ms }, eventFirstPageByIdle: { 100ms: 0.8ms, 400ms: 1.2ms }, eventWritesByIdle: { 100ms: 1ms, 400ms: 1.3ms }');
     expect(m.fanout.stages.statements.mean).toBeCloseTo(0.004, 9);
-    expect(m.fanout.postLag.max).toBeCloseTo(0.004 + (100 / 5000) * (2.5 / 1.5), 9);
-    const flat = burst('none');
+    expect(m.fanout.stages.firstPage.mean).toBeCloseTo(0.0024, 9);
+    expect(m.fanout.stages.writes.mean).toBeCloseTo(0.0003 + 100 / 5000, 9);
+    expect(m.fanout.postLag.max).toBeCloseTo(0.004 + 0.0024 + 0.0003 + 100 / 5000, 9);
+    const flat = burst('eventStatementsByIdle: none');
     expect(flat.fanout.stages.statements.mean).toBeCloseTo(0.003, 9);
-    expect(flat.fanout.postLag.max).toBeCloseTo(0.003 + 100 / 5000, 9);
+    expect(flat.fanout.postLag.max).toBeCloseTo(0.003 + 0.002 + 100 / 5000, 9);
   });
 });

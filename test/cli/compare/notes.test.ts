@@ -41,6 +41,17 @@ const scenario = () =>
   );
 
 describe('compare notes', () => {
+  it("puts Redis's own time a timeline write in the replays beside the calibrated one", () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    runs[0].replay!.fanout.writes.redisSecondsPerScript = 16.04e-6;
+    runs[1].replay!.fanout.writes.redisSecondsPerScript = 15.5e-6;
+    const sc = scenario();
+    sc.infrastructure.costs.zadd = 10.1e-6;
+    expect(figureNotes(runs, sc).stage_writes_p99).toBe(
+      "the same line for the largest posts; the replays' 20.0 ms, 20.0 ms; Redis's own time a timeline write 10.1 us as calibrated (costs.zadd), the replays' 16.0 us, 15.5 us (their scripts' commandstats over the window)",
+    );
+  });
+
   it("puts each stage's calibrated input beside each replay's own figure", () => {
     const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], scenario());
     expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms, 1.50x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
@@ -50,6 +61,8 @@ describe('compare notes', () => {
     expect(notes.stage_first_page_p50).toBe("the scenario's 0.68 ms + 2.10 us a follower (at least a round trip); the replays' 1.00 ms, 2.00 ms");
     // a round trip and the batch's overhead, and 1 / 32,200 s a write
     expect(notes.stage_writes_p50).toMatch(/^the scenario's 0\.44 ms a batch \(up to \d+ followers, \d in flight\) \+ 31\.06 us a follower, behind the consumer's other writes; the replays' 1\.20 ms, 2\.40 ms$/);
+    // older documents without Redis's own time per script: nothing said of it
+    expect(notes.stage_writes_p99).toBe("the same line for the largest posts; the replays' 20.0 ms, 40.0 ms");
     // a post's lag tail and its one largest post are the large posts' writes
     expect(notes.post_lag_p99).toBe(notes.lag_p99);
     expect(notes.post_lag_max).toBe(`one post: ${notes.lag_max}`);
@@ -95,18 +108,28 @@ describe('compare notes', () => {
     expect(figureNotes(runs, sc).lag_p99).toContain('Server-Timing for 29 of 30, none, the others');
   });
 
-  it("says how the worker's idle time moves the statement, with the curve's points", () => {
+  it("says how the worker's idle time moves each stage, with each curve's points", () => {
     const sc = scenario();
     sc.infrastructure.costs.eventStatementsByIdle = [
-      { gap: 0.014, statement: 0.0007 },
-      { gap: 0.056, statement: 0.0008 },
-      { gap: 0.225, statement: 0.0015 },
+      { gap: 0.014, value: 0.0007 },
+      { gap: 0.056, value: 0.0008 },
+      { gap: 0.225, value: 0.0015 },
+    ];
+    sc.infrastructure.costs.eventFirstPageByIdle = [
+      { gap: 0.056, value: 0.0009 },
+      { gap: 0.225, value: 0.0014 },
     ];
     sc.infrastructure.costs.eventStatementsGap = 0.056;
     const notes = figureNotes([measured(0, 1, 0), measured(1, 2, 0)], sc);
-    expect(notes.stage_first_page_p50).toContain("(at least a round trip), slowed after idle time in the statement curve's ratio to its reference point; the replays'");
-    expect(notes.stage_writes_p50).toContain("behind the consumer's other writes, slowed after idle time");
-    expect(figureNotes([measured(0, 1, 0)], scenario()).stage_first_page_p50).not.toContain('slowed');
+    expect(notes.stage_first_page_p50).toContain('(at least a round trip), moved by the worker\'s idle time before it (measured at 56.0 ms; median 0.90 ms after 56.0 ms, 1.40 ms after 225.0 ms); the replays\'');
+    // no writes curve: the writes are not moved
+    expect(notes.stage_writes_p50).not.toContain('idle time');
+    sc.infrastructure.costs.eventWritesByIdle = [
+      { gap: 0.056, value: 0.0011 },
+      { gap: 0.225, value: 0.0012 },
+    ];
+    expect(figureNotes([measured(0, 1, 0)], sc).stage_writes_p50).toContain("behind the consumer's other writes, plus once the move of a small post's writes by the worker's idle time before it (measured at 56.0 ms; median 1.10 ms after 56.0 ms, 1.20 ms after 225.0 ms)");
+    expect(figureNotes([measured(0, 1, 0)], scenario()).stage_first_page_p50).not.toContain('idle time');
     expect(notes.stage_statements_p50).toBe(
       "the scenario's eventStatements p50 0.50 ms, drawn per event, moved by the worker's idle time before it (measured at 56.0 ms; median 0.70 ms after 14.0 ms, 0.80 ms after 56.0 ms, 1.50 ms after 225.0 ms); the replays' 0.60 ms, 1.20 ms",
     );

@@ -49,8 +49,15 @@ function measurements(): Measurements {
       firstPage: { ...q([3e-6, 276e-6, 633e-6, 2.48e-3, 4.63e-3, 4.63e-3]), n: 300, mean: 359e-6 },
       writes: { ...q([200e-6, 600e-6, 1e-3, 3e-3, 5e-3, 5e-3]), n: 300, mean: 700e-6 },
     },
-    // the median statement at the typical idle times of 40, 10 and 2.5 posts a second
-    statementsByIdle: { points: [{ gap: 0.01404, ...spread(813e-6), n: 80 }, { gap: 0.05615, ...spread(787e-6), n: 300 }, { gap: 0.2246, ...spread(1.346e-3), n: 80 }], referenceGap: 0.05615 },
+    // the median statement, first page and writes at the typical idle times of 40, 10 and 2.5 posts a second
+    statementsByIdle: {
+      points: [
+        { gap: 0.01404, ...spread(813e-6), n: 80, firstPage: { ...spread(700e-6), n: 80 }, writes: { ...spread(1.1e-3), n: 80 } },
+        { gap: 0.05615, ...spread(787e-6), n: 300, firstPage: { ...spread(750e-6), n: 300 }, writes: { ...spread(1.0e-3), n: 300 } },
+        { gap: 0.2246, ...spread(1.346e-3), n: 80, firstPage: { ...spread(1.29e-3), n: 80 }, writes: { ...spread(1.05e-3), n: 80 } },
+      ],
+      referenceGap: 0.05615,
+    },
   };
 }
 
@@ -123,6 +130,9 @@ describe('the infrastructure block', () => {
       // the worker's median statement after each pace's idle time, and the hop's idle time
       eventStatementsByIdle: { '14.04ms': '813us', '56.15ms': '787us', '224.6ms': '1.346ms' },
       eventStatementsGap: '56.15ms',
+      // and the first page's and the writes' own
+      eventFirstPageByIdle: { '14.04ms': '700us', '56.15ms': '750us', '224.6ms': '1.29ms' },
+      eventWritesByIdle: { '14.04ms': '1.1ms', '56.15ms': '1ms', '224.6ms': '1.05ms' },
       // the mean of the worker's ms clocks, not their p50 (1 ms)
       pickup: '923.3us',
       rebuild: '3.59ms',
@@ -167,12 +177,32 @@ describe('the infrastructure block', () => {
     const few = calibrationDocument(provenance, m, []);
     expect(few.infrastructure.costs).not.toHaveProperty('eventStatementsByIdle');
     expect(few.infrastructure.costs).not.toHaveProperty('eventStatementsGap');
-    expect(few.calibration.refused.map((r) => r.key)).toEqual(['costs.eventStatementsByIdle', 'costs.eventStatementsGap']);
+    // the stages' curves go with the statement's: they are moved about its reference gap
+    expect(few.infrastructure.costs).not.toHaveProperty('eventFirstPageByIdle');
+    expect(few.calibration.refused.map((r) => r.key)).toEqual(['costs.eventStatementsByIdle', 'costs.eventFirstPageByIdle', 'costs.eventWritesByIdle', 'costs.eventStatementsGap']);
     expect(few.calibration.refused[0].why).toBe("a running worker's statement after idle time: 39 events at the idle time 224.6ms, fewer than 40");
     m.statementsByIdle = { points: [points[0], points[2]], referenceGap: 0.05615 };
     expect(calibrationDocument(provenance, m, []).calibration.refused[0].why).toBe("a running worker's statement after idle time: no point at the hop's idle time 56.15ms");
     // the worker's statements themselves are still taken
     expect(few.infrastructure.costs!.eventStatements).toMatchObject({ p50: '1.251ms' });
+  });
+
+  test("a stage's own curve by idle time is refused alone: from too few events, or from a file that did not measure it", () => {
+    const m = measurements();
+    const points = m.statementsByIdle!.points;
+    m.statementsByIdle = { points: points.map((p, i) => (i === 0 ? { ...p, firstPage: { ...p.firstPage!, n: 12 } } : p)), referenceGap: 0.05615 };
+    const few = calibrationDocument(provenance, m, []);
+    expect(few.calibration.refused).toEqual([{ key: 'costs.eventFirstPageByIdle', why: "a running worker's first follower page after idle time: 12 events at the idle time 14.04ms, fewer than 40" }]);
+    expect(few.infrastructure.costs).not.toHaveProperty('eventFirstPageByIdle');
+    expect(few.infrastructure.costs!.eventWritesByIdle).toEqual({ '14.04ms': '1.1ms', '56.15ms': '1ms', '224.6ms': '1.05ms' });
+    // an older measurement (the statement's only) keeps its curve and leaves the stages unmoved
+    m.statementsByIdle = { points: points.map(({ firstPage: _f, writes: _w, ...p }) => p), referenceGap: 0.05615 };
+    const older = calibrationDocument(provenance, m, []);
+    expect(older.infrastructure.costs!.eventStatementsByIdle).toEqual({ '14.04ms': '813us', '56.15ms': '787us', '224.6ms': '1.346ms' });
+    expect(older.calibration.refused.map((r) => [r.key, r.why])).toEqual([
+      ['costs.eventFirstPageByIdle', "a running worker's first follower page after idle time: not measured at the idle time 14.04ms"],
+      ['costs.eventWritesByIdle', "a running worker's writes after idle time: not measured at the idle time 14.04ms"],
+    ]);
   });
 
   test("a running worker's writes and first page by a post's size win over calibrate's process's when sound", () => {
@@ -344,7 +374,7 @@ describe('the file', () => {
     // every value exactly as the block writes it
     for (const [k, v] of Object.entries(b.costs!)) {
       if (typeof v === 'string') expect(back.values.get(`costs.${k}` as never), k).toBe(parseDuration(v));
-      else if (k === 'eventStatementsByIdle') expect(back.values.get('costs.eventStatementsByIdle'), k).toEqual(Object.entries(v).map(([gap, statement]) => ({ gap: parseDuration(gap), statement: parseDuration(statement) })));
+      else if (k.endsWith('ByIdle')) expect(back.values.get(`costs.${k}` as never), k).toEqual(Object.entries(v).map(([gap, value]) => ({ gap: parseDuration(gap), value: parseDuration(value) })));
       else expect((back.values.get(`costs.${k}` as never) as { points: { value: number }[] }).points.map((p) => p.value), k).toEqual(Object.values(v).map((x) => parseDuration(x)));
     }
     expect(back.values.get('writesPerSecondPerWorker')).toBe(b.writesPerSecondPerWorker);
