@@ -30,8 +30,10 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       return `a - rtt of the same fit`;
     case 'costs.rtt':
       return spread(m.rtt);
-    case 'costs.zadd':
-      return spread(m.timelineWrites.redisPerWrite);
+    case 'costs.zadd': {
+      const per = m.workerBySize?.redisSecondsPerScript;
+      return typeof per === 'number' ? `${spread(m.timelineWrites.redisPerWrite)}; beside the running worker's posts by size ${us(per)} a script` : spread(m.timelineWrites.redisPerWrite);
+    }
     case 'costs.zrange':
     case 'costs.zrangePerEntry':
       return m.pageReadByEntries && doc.infrastructure.costs?.zrangePerEntry !== undefined ? fit(m.pageReadByEntries, 'entries') : spread(m.pageRead);

@@ -191,6 +191,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         secondsPerWrite: costs.timelineWrites.fit.slope,
         seed: CALIBRATE.world.seed,
         stagesSince: () => probe.since(),
+        redis,
         signal: hooks.signal,
         onSize: () => sizeRounds.onRound?.(),
       });

@@ -6,7 +6,9 @@
 // share of each, sim/calibration/figures.ts) is the model's writes (costs.batch,
 // writesPerSecondPerWorker) and first page (costs.expand, expandPerFollower) when it is sound
 // (sim/calibration/document.ts).
+import type { Redis } from 'ioredis';
 import type { WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
+import { commandTimes, timesDelta } from '../../sim/replay/redis-figures.js';
 import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
 import { Rng } from '../../core/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
@@ -31,6 +33,8 @@ export async function measureWorkerBySize(
     seed: number;
     /** The worker's stages of what was posted since the last call. */
     stagesSince: () => Promise<WorkerStages>;
+    /** For Redis's own time per script over the posts (commandstats: nothing else writes meanwhile). */
+    redis: Redis;
     signal?: AbortSignal;
     onSize?: (followers: number) => void;
   },
@@ -40,8 +44,10 @@ export async function measureWorkerBySize(
   const firstPage = new Map<number, Point>();
   const writes = new Map<number, Point>();
   let events = 0;
+  let scripts: { calls: number; usec: number } | undefined;
   try {
     await o.stagesSince();
+    const before = await commandTimes(o.redis);
     for (const a of o.authors) {
       if (o.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
       await poster.send(o.samples * s.postsPerSample, postsPerSecond(a.followers, o.secondsPerWrite), () => a.id, 'measuring a running worker by the size of a post');
@@ -51,10 +57,11 @@ export async function measureWorkerBySize(
       writes.set(a.followers, point(st.writes));
       o.onSize?.(a.followers);
     }
+    scripts = timesDelta(before, await commandTimes(o.redis)).get('evalsha');
   } finally {
     poster.close();
   }
-  return { events, firstPage: fitPoints(firstPage), writes: fitPoints(writes) };
+  return { events, firstPage: fitPoints(firstPage), writes: fitPoints(writes), redisSecondsPerScript: scripts ? scripts.usec / scripts.calls / 1e6 : null };
 }
 
 type Point = ReturnType<typeof point>;

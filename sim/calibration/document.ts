@@ -79,6 +79,8 @@ export interface WorkerBySize {
   events: number;
   firstPage: Fit;
   writes: Fit;
+  /** Redis's own time per EVALSHA over those posts (commandstats; a timeline write is one), as a replay records it; absent from older files. */
+  redisSecondsPerScript?: number | null;
 }
 
 /**

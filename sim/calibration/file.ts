@@ -98,7 +98,14 @@ function provenanceBlock(doc: CalibrationDocument): object {
       ...(m.postToLog ? { postToLog: distribution(m.postToLog) } : {}),
       ...(m.postListed ? { postListed: distribution(m.postListed) } : {}),
       ...(m.workerBySize
-        ? { workerBySize: { events: m.workerBySize.events, firstPage: fit(m.workerBySize.firstPage, 'followers'), writes: fit(m.workerBySize.writes, 'followers') } }
+        ? {
+            workerBySize: {
+              events: m.workerBySize.events,
+              firstPage: fit(m.workerBySize.firstPage, 'followers'),
+              writes: fit(m.workerBySize.writes, 'followers'),
+              ...(typeof m.workerBySize.redisSecondsPerScript === 'number' ? { redisPerScript: durationText(m.workerBySize.redisSecondsPerScript) } : {}),
+            },
+          }
         : {}),
       ...(m.statementsByIdle
         ? {

@@ -111,6 +111,9 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // then each size's posts apart: every post of a size in its own point, the writes growing with it
     const sizes = CALIBRATE.workerBySize;
     expect(m.workerBySize!.events).toBe(sizes.followers.length * SAMPLES * sizes.postsPerSample);
+    // and Redis's own time a script over them (a timeline write is one): microseconds, as a replay records it
+    expect(m.workerBySize!.redisSecondsPerScript).toBeGreaterThan(0.5e-6);
+    expect(m.workerBySize!.redisSecondsPerScript).toBeLessThan(1e-3);
     for (const f of [m.workerBySize!.firstPage, m.workerBySize!.writes]) {
       expect(f.points.map((p) => [p.x, p.n])).toEqual(sizes.followers.map((x) => [x, SAMPLES * sizes.postsPerSample]));
     }
