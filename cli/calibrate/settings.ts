@@ -106,7 +106,12 @@ export const CALIBRATE = {
    * followers at 0.72-0.82 ms where the replays' workers took 1.75-1.91 ms, 2026-12-03). Posted at
    * `perSecond`, slower where a post's writes would keep the worker busy more than `busyShare` of
    * the time (timed by the batch fit), so that a post rarely waits for the one before.
-   * `postsPerSample` posts of each size per sample (--samples): 40 at the default 5.
+   * `postsPerSample` posts of each size per sample (--samples): 40 at the default 5. A size's posts go
+   * round authors with disjoint audiences (all the write targets: 300 authors of 10 followers, 3 of
+   * 1,000), so a post's timelines are not the ones the post before wrote, as in a replay: Redis
+   * spent 18 us a script on one author's posts of each size where the replays' windows read 32 us
+   * (2026-12-05), and writing 400 of 5,000 timelines at random took it 15.6-16.5 us a script
+   * against 11.1-12.0 us for the same 400 again and again.
    */
   workerBySize: { followers: [10, 30, 100, 300, 1_000], postsPerSample: 8, perSecond: 10, busyShare: 0.1 },
   /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */

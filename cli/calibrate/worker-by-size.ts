@@ -25,7 +25,8 @@ function postsPerSecond(followers: number, secondsPerWrite: number): number {
 
 export async function measureWorkerBySize(
   o: PostTarget & {
-    authors: readonly { id: number; followers: number }[];
+    /** For each size, authors with disjoint audiences of it: its posts go round them. */
+    authors: readonly { ids: readonly number[]; followers: number }[];
     /** Posts of each size: this many samples' worth. */
     samples: number;
     /** The write fit's seconds a timeline write (how long a post keeps the worker busy). */
@@ -50,7 +51,7 @@ export async function measureWorkerBySize(
     const before = await commandTimes(o.redis);
     for (const a of o.authors) {
       if (o.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
-      await poster.send(o.samples * s.postsPerSample, postsPerSecond(a.followers, o.secondsPerWrite), () => a.id, 'measuring a running worker by the size of a post');
+      await poster.send(o.samples * s.postsPerSample, postsPerSecond(a.followers, o.secondsPerWrite), (i) => a.ids[i % a.ids.length], 'measuring a running worker by the size of a post');
       const st = await o.stagesSince();
       events += st.events;
       firstPage.set(a.followers, point(st.firstPage));

@@ -4,8 +4,8 @@
 // posts of the last day, celebrities pulled at read time (their users.follower_count over any
 // threshold, as a replay stores a named celebrity's) and quiet ones (pulled too, without posts), and
 // readers in groups by the number of celebrities, or of quiet ones, they follow (the API fits' merged
-// lists, full and empty), and one author per size of a running worker's posts, followed by the write
-// fit's targets. Laid into Postgres with the server's own loaders (COPY), as a replay's world is
+// lists, full and empty), and authors of each size of a running worker's posts, followed by disjoint
+// audiences among the write fit's targets. Laid into Postgres with the server's own loaders (COPY), as a replay's world is
 // (cli/replay/world.ts).
 import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { bulkLoadGraph, type GraphToLoad } from '../../server/store/bulk-load.js';
@@ -33,8 +33,11 @@ export interface CalibrationWorld {
   readersByQuiet: Map<number, number[]>;
   /** Audience users who follow nothing the readers read: their timelines take the write fit's batches. */
   writeTargets: number[];
-  /** A running worker's authors by size: each followed by the first `followers` write targets (every follower's timeline filled). */
-  workerBySizeAuthors: { id: number; followers: number }[];
+  /**
+   * A running worker's authors by size: for each size, as many authors as the write targets hold
+   * disjoint audiences of it, author k followed by the k-th (every follower's timeline filled).
+   */
+  workerBySizeAuthors: { ids: number[]; followers: number }[];
   posts: { ids: string[]; authors: Int32Array; createdAtMs: Float64Array };
 }
 
@@ -48,12 +51,16 @@ export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
   const quietBase = celebrityBase + w.celebrities;
   const bySizeBase = quietBase + w.quietCelebrities;
   const bySize = CALIBRATE.workerBySize.followers;
-  const users = bySizeBase + bySize.length;
+  const maxBatch = Math.max(...CALIBRATE.timelineWrites.batchSizes);
+  if (Math.max(...bySize) > maxBatch) throw new Error("calibrate: a running worker's largest post has more followers than the write fit's targets");
+  const authorsOfSize = bySize.map((followers) => Math.floor(maxBatch / followers));
+  const users = bySizeBase + authorsOfSize.reduce((sum, n) => sum + n, 0);
   const expansionAuthors = w.expansionFollowers.map((followers, i) => ({ id: expansionBase + i, followers }));
   const authors = Array.from({ length: w.authors }, (_, i) => authorBase + i);
   const celebrities = Array.from({ length: w.celebrities }, (_, i) => celebrityBase + i);
   const quiet = Array.from({ length: w.quietCelebrities }, (_, i) => quietBase + i);
-  const workerBySizeAuthors = bySize.map((followers, i) => ({ id: bySizeBase + i, followers }));
+  let nextAuthor = bySizeBase;
+  const workerBySizeAuthors = bySize.map((followers, i) => ({ ids: Array.from({ length: authorsOfSize[i] }, () => nextAuthor++), followers }));
 
   // followees per user, then CSR
   const follows: number[][] = Array.from({ length: users }, () => []);
@@ -74,11 +81,9 @@ export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
   };
   const readersByPulled = readersOf(w.pulledShapes, celebrities);
   const readersByQuiet = readersOf(w.quietShapes, quiet);
-  const maxBatch = Math.max(...CALIBRATE.timelineWrites.batchSizes);
   const writeTargets = Array.from({ length: maxBatch }, (_, i) => next + i);
   if (next + maxBatch > w.audience) throw new Error('calibrate: the audience is smaller than the readers and the write fit need');
-  if (Math.max(...bySize) > maxBatch) throw new Error("calibrate: a running worker's largest post has more followers than the write fit's targets");
-  for (const a of workerBySizeAuthors) for (const u of writeTargets.slice(0, a.followers)) follows[u].push(a.id);
+  for (const a of workerBySizeAuthors) a.ids.forEach((id, k) => { for (const u of writeTargets.slice(k * a.followers, (k + 1) * a.followers)) follows[u].push(id); });
 
   const counts = new Uint32Array(users);
   follows.forEach((list, u) => {
@@ -137,6 +142,6 @@ export function worldFigures(world: CalibrationWorld): Record<string, number | s
     readers: `${w.readersPerShape} per shape of ${w.pulledShapes.join(', ')} pulled followees, each following ${w.readerFollows} of ${w.authors} authors with ${w.postsPerAuthor} posts of the last day`,
     celebrities: `${w.celebrities} with ${w.celebrityPosts} posts each`,
     quietCelebrities: `${w.quietCelebrities} without posts, ${w.readersPerShape} readers per shape of ${w.quietShapes.join(', ')} of them`,
-    workerBySizeAuthors: CALIBRATE.workerBySize.followers.join(', '),
+    workerBySizeAuthors: world.workerBySizeAuthors.map((a) => `${a.ids.length} of ${a.followers}`).join(', '),
   };
 }
