@@ -95,18 +95,19 @@ export interface StatementsByIdle {
 }
 
 type IdleCurveField = 'eventStatementsByIdle' | 'eventFirstPageByIdle' | 'eventWritesByIdle';
+type IdlePointMeasured = StatementsByIdle['points'][number];
 
-/** The field of `costs` a curve's key names. */
-function curveField(key: `costs.${IdleCurveField}`): IdleCurveField {
-  return key.slice('costs.'.length) as IdleCurveField;
+/** The stages with a curve by idle time: the `costs` field each is written to, its points, and what it is. */
+interface IdleCurve {
+  field: IdleCurveField;
+  stage: (p: IdlePointMeasured) => Spread | undefined;
+  what: string;
 }
-
-/** The stages with a curve by idle time, each with its cost key and what it is. */
-const IDLE_CURVES = [
-  { key: 'costs.eventStatementsByIdle', stage: (p: StatementsByIdle['points'][number]) => p as Spread | undefined, what: "a running worker's statement after idle time" },
-  { key: 'costs.eventFirstPageByIdle', stage: (p: StatementsByIdle['points'][number]) => p.firstPage, what: "a running worker's first follower page after idle time" },
-  { key: 'costs.eventWritesByIdle', stage: (p: StatementsByIdle['points'][number]) => p.writes, what: "a running worker's writes after idle time" },
-] as const;
+const IDLE_CURVES: readonly IdleCurve[] = [
+  { field: 'eventStatementsByIdle', stage: (p) => p, what: "a running worker's statement after idle time" },
+  { field: 'eventFirstPageByIdle', stage: (p) => p.firstPage, what: "a running worker's first follower page after idle time" },
+  { field: 'eventWritesByIdle', stage: (p) => p.writes, what: "a running worker's writes after idle time" },
+];
 
 /** Fewest events a point of the statement by idle time is taken from. */
 export const MIN_IDLE_POINT_EVENTS = 40;
@@ -358,14 +359,14 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     // and how its idle time before an event moves it and the event's other stages, about the hop's gap those quantiles are of
     const idle = m.statementsByIdle ?? null;
     // the stages' curves are moved about the statement's reference gap: refused with it
-    const curveKeys: CalibratedKey[] = [...IDLE_CURVES.map((c) => c.key), 'costs.eventStatementsGap'];
-    if (idle && !refuse(curveKeys, unsoundIdleCurve(IDLE_CURVES[0].what, idle.points.map((p) => ({ gap: p.gap, stage: p })), idle.referenceGap))) {
+    const curveKeys: CalibratedKey[] = [...IDLE_CURVES.map((c) => `costs.${c.field}` as const), 'costs.eventStatementsGap'];
+    const [statement, ...others] = IDLE_CURVES;
+    const pointsOf = (idle: StatementsByIdle, c: IdleCurve) => idle.points.map((p) => ({ gap: p.gap, stage: c.stage(p) }));
+    if (idle && !refuse(curveKeys, unsoundIdleCurve(statement.what, pointsOf(idle, statement), idle.referenceGap))) {
       costs.eventStatementsGap = durationText(idle.referenceGap);
-      for (const c of IDLE_CURVES) {
-        const points = idle.points.map((p) => ({ gap: p.gap, stage: c.stage(p) }));
-        if (c.key !== IDLE_CURVES[0].key && refuse([c.key], unsoundIdleCurve(c.what, points, idle.referenceGap))) continue;
-        costs[curveField(c.key)] = Object.fromEntries(points.map((p) => [durationText(p.gap), durationText(p.stage!.median)]));
-      }
+      const curve = (c: IdleCurve) => Object.fromEntries(pointsOf(idle, c).map((p) => [durationText(p.gap), durationText(p.stage!.median)]));
+      costs[statement.field] = curve(statement);
+      for (const c of others) if (!refuse([`costs.${c.field}`], unsoundIdleCurve(c.what, pointsOf(idle, c), idle.referenceGap))) costs[c.field] = curve(c);
     }
   } else if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
   if (w && !refuse(['costs.pickup'], w.pickup.n < MIN_DISTRIBUTION_SAMPLES ? `the worker's pickup: ${w.pickup.n} events, fewer than ${MIN_DISTRIBUTION_SAMPLES}` : w.pickup.mean >= 0 ? null : "the worker's pickup: its mean is not a duration")) {

@@ -11,10 +11,7 @@ import { mean } from 'simple-statistics';
 
 /** Calls per command since the server started (or CONFIG RESETSTAT), scripts' inner commands included. */
 export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const info = await redis.info('commandstats');
-  const out = new Map<string, number>();
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out.set(m[1], Number(m[2]));
-  return out;
+  return new Map([...(await commandTimes(redis))].map(([cmd, t]) => [cmd, t.calls]));
 }
 
 /** Calls and microseconds of Redis's own time per command since the server started (INFO commandstats). */

@@ -95,6 +95,9 @@ describe("a statement after the worker's idle time", () => {
     expect(() => costsWith('eventStatementsByIdle: { 0ms: 1ms }')).toThrow(/"0ms" is not a valid idle time \(a duration above 0\)/);
     expect(() => costsWith('eventStatementsByIdle: { 50ms: 1ms, 0.05s: 2ms }')).toThrow(/"0\.05s" is the same idle time as "50ms"|"50ms" is the same idle time as "0\.05s"/);
     expect(() => costsWith('eventStatementsByIdle: { 50ms: 1 }')).toThrow(/unit/);
+    // the first page's and the writes' curves are read by the same rules, each error at its own key
+    expect(() => costsWith('eventFirstPageByIdle: { 0ms: 1ms }')).toThrow(/eventFirstPageByIdle.*"0ms" is not a valid idle time \(a duration above 0\)/);
+    expect(() => costsWith('eventWritesByIdle: { 50: 1ms }')).toThrow(/eventWritesByIdle\["?50"?\]?.*"50" is not a valid key/);
   });
 
   it("a consumer's idle time is from the end of everything it took to its next start; negative while it is busy", () => {
