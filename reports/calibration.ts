@@ -57,6 +57,10 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       const idle = m.statementsByIdle;
       return idle ? `a running worker's posts at ${idle.points.length} paces, ${idle.points.map((p) => `n ${p.n}`).join(', ')}` : 'not measured';
     }
+    case 'costs.eventWritesSpread': {
+      const s = m.workerBySize?.writesSpread;
+      return s ? `a running worker's ${s.n} posts by size, each over its size's median (measurements.workerBySize.writesOverMedian)` : 'not measured';
+    }
     case 'costs.pickup': {
       const w = m.worker;
       return w ? `a running worker's mean over ${w.pickup.n} events, ms clocks (p50 ${us(w.pickup.points.find((q) => q.p === 0.5)?.value ?? NaN)}, p99 ${us(w.pickup.points.find((q) => q.p === 0.99)?.value ?? NaN)})` : 'not measured';

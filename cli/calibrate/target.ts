@@ -158,6 +158,7 @@ async function run(input: TargetInput, hooks: CalibrateHooks): Promise<Calibrati
     }
     const idleWhy = "a worker's stages by its idle time need posts at paces calibrate chooses, and it posts nothing to a target: calibrate self-contained";
     for (const key of ['costs.eventStatementsByIdle', 'costs.eventFirstPageByIdle', 'costs.eventWritesByIdle', 'costs.eventStatementsGap'] as const) refused.push({ key, why: idleWhy, notMeasured: true });
+    refused.push({ key: 'costs.eventWritesSpread', why: "how a post's writes scatter about their line needs posts of each size calibrate sends, and it posts nothing to a target: calibrate self-contained", notMeasured: true });
     const contended = await contention.stop();
     return {
       provenance: {

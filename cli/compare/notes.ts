@@ -197,6 +197,14 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
   const idle = movedBy(c.eventStatementsByIdle, 'moved');
   const pageIdle = movedBy(c.eventFirstPageByIdle, 'moved');
   const writesIdle = movedBy(c.eventWritesByIdle, "plus once the move of a small post's writes");
+  // a post's per-follower writes scaled by a draw of the calibrated spread about the line
+  const sp = c.eventWritesSpread.points;
+  const spread =
+    sp[0].value === sp[sp.length - 1].value
+      ? sp[0].value === 1
+        ? ''
+        : `, every post at ${sp[0].value}x it`
+      : `, each post's per-follower part scaled by a draw of eventWritesSpread (p50 ${quantileAt(c.eventWritesSpread, 0.5).toFixed(2)}x, p90 ${quantileAt(c.eventWritesSpread, 0.9).toFixed(2)}x, max ${sp[sp.length - 1].value.toFixed(2)}x)`;
   const statements = (k: 'p50' | 'p99', p: number) => {
     const input = quantileAt(c.eventStatements, p);
     return `${from} eventStatements ${k} ${ms(input)}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;
@@ -209,7 +217,7 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
     stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
-    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${writesIdle}; ${runs('writes', 'p50')}`,
-    stage_writes_p99: `the same line for the largest posts; ${runs('writes', 'p99')}${redisPerWrite(measured, c.zadd)}`,
+    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
+    stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redisPerWrite(measured, c.zadd)}`,
   };
 }

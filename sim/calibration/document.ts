@@ -81,6 +81,8 @@ export interface WorkerBySize {
   writes: Fit;
   /** Redis's own time per EVALSHA over those posts (commandstats; a timeline write is one), as a replay records it; absent from older files. */
   redisSecondsPerScript?: number | null;
+  /** A post's writes over its size's median, pooled over the sizes of cli/calibrate's workerBySize.spreadFrom followers or more (values are ratios); absent from older files. */
+  writesSpread?: Distribution | null;
 }
 
 /**
@@ -175,7 +177,7 @@ export interface CalibrationDocument {
 
 export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
-  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string> } & Partial<Record<IdleCurveField, Record<string, string>>>;
+  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string> } & Partial<Record<IdleCurveField, Record<string, string>>> & { eventWritesSpread?: Record<string, number> };
   postToLog?: Record<string, string>;
   api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead' | 'idleCpu', string>> & { backgroundCpu?: number } & { spread?: Record<string, number>; postListed?: Record<string, string> };
 }
@@ -201,6 +203,11 @@ function firstSliceOfShape(a: ApiMeasurements): number {
 /** A distribution as the scenario format writes it: { min: 1ms, p50: 4ms, ... }. */
 function quantileMap(d: Distribution): Record<string, string> {
   return Object.fromEntries(d.points.map((q) => [quantileKey(q.p), durationText(q.value)]));
+}
+
+/** A distribution of ratios as the scenario format writes it: { min: 0.72, p50: 1, ... }. */
+function ratioMap(d: Distribution): Record<string, number> {
+  return Object.fromEntries(d.points.map((q) => [quantileKey(q.p), Number(q.value.toPrecision(3))]));
 }
 
 /** The p50 of a distribution. */
@@ -320,6 +327,11 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
   if (!refuse(writeKeys, workerWrites ? null : unsoundFit('timeline writes against batch size', tw.fit, 'timeline'))) {
     block.writesPerSecondPerWorker = Number((1 / writeFit.slope).toPrecision(3));
     costs.batch = durationText(Math.max(0, writeFit.intercept - m.rtt.median));
+  }
+  // how a post's writes scatter about that line: the running worker's own posts, so only with its line
+  const spread = bySize?.writesSpread ?? null;
+  if (spread && !refuse(['costs.eventWritesSpread'], workerWrites ? unsoundDistribution("a running worker's writes over its line", spread) : "a running worker's writes over its line: the line itself was not used (above)")) {
+    costs.eventWritesSpread = ratioMap(spread);
   }
   if (!refuse(['costs.rtt'], unsoundCost('round trip', m.rtt))) costs.rtt = durationText(m.rtt.median);
   if (!refuse(['costs.zadd'], unsoundCost('Redis time per timeline write', tw.redisPerWrite))) costs.zadd = durationText(tw.redisPerWrite.median);

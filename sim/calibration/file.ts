@@ -23,6 +23,7 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.eventStatementsByIdle': "a running worker's median statement after each idle time before an event: the hop's posts and posts at other paces, each pace's typical idle time (e^-γ / its posts a second) to its median (measurements.statementsByIdle)",
   'costs.eventFirstPageByIdle': "a running worker's median first follower page of the same posts (10-30 followers) after each idle time (measurements.statementsByIdle)",
   'costs.eventWritesByIdle': "a running worker's median timeline writes of the same posts (one batch) after each idle time (measurements.statementsByIdle)",
+  'costs.eventWritesSpread': "a running worker's posts of 30-1,000 followers (measurements.workerBySize), each over its size's median writes: the quantiles of that ratio, pooled over the sizes",
   'costs.eventStatementsGap': "the hop's typical idle time (e^-γ / its posts a second), at which costs.eventStatements was measured: the curves' reference point",
   'costs.pickup': "a post event in the log to a running worker starting on it (the stream entry id's ms to the worker's clock): the mean over the hop's posts",
   'costs.rebuild': 'one missing timeline rebuilt from Postgres (rebuildTimeline + TimelineCache.rebuild, as the read path does)',
@@ -53,8 +54,8 @@ function fit(f: Fit, x: string) {
   };
 }
 
-function distribution(d: Distribution) {
-  return { n: d.n, ...Object.fromEntries(d.points.map((q) => [quantileKey(q.p), durationText(q.value)])) };
+function distribution(d: Distribution, unit: (v: number) => string | number = durationText) {
+  return { n: d.n, ...Object.fromEntries(d.points.map((q) => [quantileKey(q.p), unit(q.value)])) };
 }
 
 /** The `calibration:` block: provenance and every measurement, durations with units. */
@@ -104,6 +105,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
               firstPage: fit(m.workerBySize.firstPage, 'followers'),
               writes: fit(m.workerBySize.writes, 'followers'),
               ...(typeof m.workerBySize.redisSecondsPerScript === 'number' ? { redisPerScript: durationText(m.workerBySize.redisSecondsPerScript) } : {}),
+              ...(m.workerBySize.writesSpread ? { writesOverMedian: distribution(m.workerBySize.writesSpread, (v) => round(v, 3)!) } : {}),
             },
           }
         : {}),

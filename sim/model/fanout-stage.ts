@@ -62,6 +62,7 @@ export class FanoutStage {
   private lastAdapt = -Infinity;
   private readonly hopRng: Rng;
   private readonly statementsRng: Rng;
+  private readonly writesSpreadRng: Rng;
 
   constructor(
     private readonly ctx: ModelContext,
@@ -107,6 +108,7 @@ export class FanoutStage {
     this.partitionFluidAt = new Float64Array(infra.partitions);
     this.hopRng = Rng.derive(ctx.sc.seed, 'post-to-log');
     this.statementsRng = Rng.derive(ctx.sc.seed, 'event-statements');
+    this.writesSpreadRng = Rng.derive(ctx.sc.seed, 'writes-spread');
   }
 
   private isLarge(a: number): boolean {
@@ -211,7 +213,7 @@ export class FanoutStage {
     this.partitionFree[p] = start + expansion;
     const fleet = this.isLarge(a) ? this.largePool! : this.pool!;
     // on shared cores the worker's writes run slower when the machine is busy
-    fleet.slowdown = this.machine.factor(start + expansion);
+    fleet.slowdown = this.machine.factor(start + expansion) * this.drawWritesSpread();
     this.handle(a, post, created, stands, visible, t, logged, start, statements, expansion, fleet, -1);
   }
 
@@ -232,10 +234,17 @@ export class FanoutStage {
     const idle = fleet.idleBefore(consumer, start);
     const statements = statementAfterIdle(costs, this.drawStatements(), idle);
     const expansion = statements + (pulledAuthor ? 0 : firstPageAfterIdle(costs, firstPageSeconds(costs, this.firstPage(a, pulledAuthor)), idle));
-    fleet.slowdown = this.machine.factor(start + expansion);
+    fleet.slowdown = this.machine.factor(start + expansion) * this.drawWritesSpread();
     fleet.wakeSeconds = writesWake(costs, idle);
     const workerDone = this.handle(a, post, created, stands, visible, now, now, start, statements, expansion, fleet, consumer);
     fleet.finish(consumer, lane, workerDone);
+  }
+
+  /** How far this post's writes fall from the line: a draw of costs.eventWritesSpread (none drawn when every post is on it). */
+  private drawWritesSpread(): number {
+    const d = this.ctx.sc.infrastructure.costs.eventWritesSpread;
+    const pts = d.points;
+    return pts[0].value === pts[pts.length - 1].value ? pts[0].value : quantileAt(d, this.writesSpreadRng.float());
   }
 
   /** This event's statements: a draw of costs.eventStatements. */

@@ -32,6 +32,7 @@ export const CALIBRATED_KEYS = [
   'costs.eventFirstPageByIdle',
   'costs.eventWritesByIdle',
   'costs.eventStatementsGap',
+  'costs.eventWritesSpread',
   'costs.pickup',
   'costs.rebuild',
   'postToLog',

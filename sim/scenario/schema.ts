@@ -519,6 +519,11 @@ export const scenarioSchema: ObjectSpec = {
               "the worker's median timeline writes of a small post (one batch) after each idle time before its event, e.g. { 56ms: 1.1ms, 225ms: 1.2ms }: a post's writes take the difference between its worker's idle time and eventStatementsGap on this curve once, before its first batch (the reference worker); none (the default): not moved",
               'the median writes after that idle time',
             ),
+            eventWritesSpread: latencyDistribution(
+              "a post's timeline writes over what the writes line gives it (writesPerSecondPerWorker and batch), drawn per post: 1, or quantiles of the ratio, e.g. { min: 0.7, p50: 1, p90: 1.4, max: 2.3 } (calibrate: its running worker's posts of 30-1,000 followers, each over its size's median); scales the post's per-follower writes, not its round trips",
+              1,
+              { unit: 'number' },
+            ),
             eventStatementsGap: duration("the worker's idle time before an event at which eventStatements, expand and the writes were measured (the typical gap of calibrate's hop posts): the idle curves' reference point", '100ms', { above: 0 }),
             pickup: duration('a post event entering the log to an idle worker starting on it (a blocked read woken)', '0.5ms'),
             batch: duration('one pipelined batch of timeline writes beyond the round trip and its writes', '0s'),

@@ -85,6 +85,8 @@ export interface Costs {
   eventFirstPageByIdle: IdlePoint[] | null;
   /** The worker's median writes of a small post (one batch) after each idle time; null: not moved. */
   eventWritesByIdle: IdlePoint[] | null;
+  /** A post's writes over what the writes line gives it, drawn per post (fanout-stage.ts): ratios, median 1. */
+  eventWritesSpread: QuantileDistribution;
   /** The idle time eventStatements (and the curves' reference point) was measured at. */
   eventStatementsGap: number;
   /** A post event entering the log to an idle worker starting on it (a blocked read woken). */

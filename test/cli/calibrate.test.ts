@@ -106,10 +106,11 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     // exit 1 only for a number refused as unsound (a contended machine scatters a fit); the API tier is not measured, which is no failure
     expect(r.code, r.stderr).toBe(refused.some((x) => !x.notMeasured) ? 1 : 0);
     expect(doc.calibration.mode).toBe('target');
-    const idleKeys = ['costs.eventStatementsByIdle', 'costs.eventFirstPageByIdle', 'costs.eventWritesByIdle', 'costs.eventStatementsGap'];
+    const idleKeys = ['costs.eventStatementsByIdle', 'costs.eventFirstPageByIdle', 'costs.eventWritesByIdle', 'costs.eventStatementsGap', 'costs.eventWritesSpread'];
     expect(refused.filter((x) => x.notMeasured).map((x) => x.key)).toEqual([...CALIBRATED_KEYS.filter((k) => k.startsWith('api.')), ...idleKeys]);
     expect(r.stderr).toMatch(/^feedlab: calibrate did not measure costs\.eventStatementsByIdle, costs\.eventFirstPageByIdle, costs\.eventWritesByIdle, costs\.eventStatementsGap: a worker's stages by its idle time need posts at paces calibrate chooses, and it posts nothing to a target/m);
     expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.cpuPerRead, api\.cpuPerList, api\.cpuPerListEntry, api\.cpuPerPost, api\.cpuPerWrite, api\.network, api\.idleOverhead, api\.idleCpu, api\.backgroundCpu, api\.spread: the server's CPU is read from its process on this machine/m);
+    expect(r.stderr).toMatch(/^feedlab: calibrate did not measure costs\.eventWritesSpread: how a post's writes scatter about their line needs posts of each size calibrate sends/m);
     expect(r.stderr).toMatch(/^feedlab: calibrate did not measure api\.postListed: a post's time to its author's list comes from the 201s of posts calibrate sends, and it posts nothing to a target/m);
     expect(doc.infrastructure.api).toBeUndefined();
     // every other key is written, or refused as unsound

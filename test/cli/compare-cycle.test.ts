@@ -118,6 +118,11 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
       expect(f.points.map((p) => [p.x, p.n])).toEqual(sizes.followers.map((x) => [x, SAMPLES * sizes.postsPerSample]));
     }
     expect(m.workerBySize!.writes.slope).toBeGreaterThan(0);
+    // how the posts of 30 followers or more scatter about their size's median, every one of them counted
+    const spread = m.workerBySize!.writesSpread!;
+    expect(spread.n).toBe(sizes.followers.filter((x) => x >= sizes.spreadFrom).length * SAMPLES * sizes.postsPerSample);
+    expect(spread.points.find((q) => q.p === 0.5)!.value).toBeCloseTo(1, 9);
+    for (let i = 1; i < spread.points.length; i++) expect(spread.points[i].value).toBeGreaterThanOrEqual(spread.points[i - 1].value);
     // the keys come from the worker's lines unless calibrate said why not
     const fellBack = doc.calibration.fellBack.flatMap((f) => f.keys);
     if (!fellBack.includes('writesPerSecondPerWorker')) expect(doc.infrastructure.writesPerSecondPerWorker).toBe(Number((1 / m.workerBySize!.writes.slope).toPrecision(3)));

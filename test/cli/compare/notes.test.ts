@@ -108,6 +108,22 @@ describe('compare notes', () => {
     expect(figureNotes(runs, sc).lag_p99).toContain('Server-Timing for 29 of 30, none, the others');
   });
 
+  it("says how far a post's writes scatter about the line when the scenario draws them", () => {
+    const sc = parseScenario(EVENTS_YAML.replace(/infrastructure:.*\n/, `infrastructure:
+  fanoutWorkers: 2
+  writesPerSecondPerWorker: 32200
+  costs: { rtt: 60us, batch: 380us, eventWritesSpread: { min: 0.7, p50: 1, p90: 1.4, max: 2.3 } }
+`), 'events.yaml');
+    const notes = figureNotes([measured(0, 1, 0)], sc);
+    expect(notes.stage_writes_p99).toBe(
+      "the same line for the largest posts, each post's per-follower part scaled by a draw of eventWritesSpread (p50 1.00x, p90 1.40x, max 2.30x); the replays' 20.0 ms",
+    );
+    expect(notes.stage_writes_p50).toMatch(/behind the consumer's other writes, each post's per-follower part scaled by a draw of eventWritesSpread \(p50 1\.00x, p90 1\.40x, max 2\.30x\); the replays' 1\.20 ms$/);
+    // a constant other than 1 is said as one
+    const twice = parseScenario(EVENTS_YAML.replace(/infrastructure:.*\n/, 'infrastructure: { fanoutWorkers: 2, costs: { eventWritesSpread: 2 } }\n'), 'events.yaml');
+    expect(figureNotes([measured(0, 1, 0)], twice).stage_writes_p99).toBe("the same line for the largest posts, every post at 2x it; the replays' 20.0 ms");
+  });
+
   it("says how the worker's idle time moves each stage, with each curve's points", () => {
     const sc = scenario();
     sc.infrastructure.costs.eventStatementsByIdle = [

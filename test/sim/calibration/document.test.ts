@@ -217,6 +217,33 @@ describe('the infrastructure block', () => {
     expect(doc.calibration.refused).toEqual([]);
   });
 
+  test("how a running worker's posts scatter about its line: ratios in the file, only with that line, from enough posts", () => {
+    const m = measurements();
+    const spread = { n: 160, points: [{ p: 0, value: 0.712 }, { p: 0.1, value: 0.853 }, { p: 0.5, value: 1 }, { p: 0.9, value: 1.4149 }, { p: 1, value: 2.3051 }] };
+    m.workerBySize = { events: 200, writes: line(1.2e-3, 40e-6, [10, 30, 100, 300, 1000]), firstPage: line(900e-6, 1.5e-6, [10, 30, 100, 300, 1000]), writesSpread: spread };
+    const doc = calibrationDocument(provenance, m, []);
+    // three significant digits, as ratios
+    expect(doc.infrastructure.costs!.eventWritesSpread).toEqual({ min: 0.712, p10: 0.853, p50: 1, p90: 1.41, max: 2.31 });
+    expect(doc.calibration.refused).toEqual([]);
+    // the file loads back into the scenario's distribution, and keeps the measurement
+    const text = calibrationYaml(doc, 'feedlab calibrate');
+    expect(parseCalibration(text, 'cal.yaml').values.get('costs.eventWritesSpread')).toBeDefined();
+    expect(text).toMatch(/writesOverMedian:\n\s+n: 160\n\s+min: 0\.712\n\s+p10: 0\.853\n\s+p50: 1\n\s+p90: 1\.41\n\s+max: 2\.31/);
+    // fewer posts than a distribution is taken from
+    const few = measurements();
+    few.workerBySize = { ...m.workerBySize, writesSpread: { ...spread, n: 48 } };
+    expect(calibrationDocument(provenance, few, []).calibration.refused).toEqual([
+      { key: 'costs.eventWritesSpread', why: "a running worker's writes over its line: 48 samples, fewer than 50" },
+    ]);
+    // the line fell back to calibrate's own batches: a scatter about another line is not written
+    const scattered = measurements();
+    const scatter = [0, 3e-3, -2e-3, 3e-3, -1e-3];
+    scattered.workerBySize = { ...m.workerBySize, writes: line(1.2e-3, 4e-6, [10, 30, 100, 300, 1000], (i) => scatter[i]) };
+    const fell = calibrationDocument(provenance, scattered, []);
+    expect(fell.infrastructure.costs).not.toHaveProperty('eventWritesSpread');
+    expect(fell.calibration.refused).toEqual([{ key: 'costs.eventWritesSpread', why: "a running worker's writes over its line: the line itself was not used (above)" }]);
+  });
+
   test("an unsound running-worker fit falls back to calibrate's own measurement and says why", () => {
     const m = measurements();
     // the writes scatter (r² under 0.9); the first page's line crosses zero below it
@@ -244,7 +271,7 @@ describe('the infrastructure block', () => {
     expect(why['api.cpuPerListEntry']).toBe("API CPU per list entry: needs the full lists' fit");
     expect(doc.infrastructure.api).not.toHaveProperty('cpuPerListEntry');
     const written = parseCalibration(calibrationYaml(doc, 'feedlab calibrate'), 'cal.yaml');
-    expect([...written.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => !(k in why)).sort());
+    expect([...written.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => !(k in why) && k !== 'costs.eventWritesSpread').sort());
   });
 
   test("without a worker's figures the statements are calibrate's process's and the pickup is not written; too few events are refused", () => {
@@ -369,7 +396,8 @@ describe('the file', () => {
     const file = join(dir, 'cal.yaml');
     writeFileSync(file, text);
     const back = parseCalibration(text, file);
-    expect([...back.values.keys()].sort()).toEqual([...CALIBRATED_KEYS].sort());
+    // every key but the spread about the running worker's line, which these measurements do not have
+    expect([...back.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => k !== 'costs.eventWritesSpread').sort());
     const b = doc.infrastructure;
     // every value exactly as the block writes it
     for (const [k, v] of Object.entries(b.costs!)) {

@@ -1,0 +1,73 @@
+// How a post's writes scatter about the writes line (costs.eventWritesSpread, drawn per post in
+// sim/model/fanout-stage.ts): the per-follower part scaled, the round trips not, deterministic by
+// seed, and a post that runs long holds its consumer's next writes as long.
+import { describe, expect, it } from 'vitest';
+import { buildPopulation } from '../../sim/model/population.js';
+import { simulate } from '../../sim/model/simulation.js';
+import { basePolicy } from '../../sim/policy.js';
+import { scenarioFrom, starGraph } from './fixtures.js';
+
+/** `posts` burst posts by the star of 100 followers within `window`, on one consumer: 100 writes at 5,000/s (20 ms) and a 1 ms round trip each. */
+function burst(spread: string, posts: number, window: string, seed = 3) {
+  const sc = scenarioFrom(`seed: ${seed}
+duration: 10m
+activity:
+  postsPerUserPerDay: 0
+  sessionsPerUserPerDay: 0
+  dormantShare: 0
+  diurnal: none
+events:
+  - at: 10s
+    celebrityBurst: { accounts: 1, window: ${window}, postsPerAccount: ${posts} }
+infrastructure:
+  fanoutWorkers: 1
+  writesPerSecondPerWorker: 5000
+  api: none
+  costs: { rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: ${spread} }
+  postToLog: 0s
+  worker: { splitPosts: false }
+policy: { kind: push, skipDormant: false }
+`, 101);
+  return simulate({ scenario: sc, population: buildPopulation(starGraph(100), sc), policy: basePolicy(sc) });
+}
+
+describe("a post's writes about the line", () => {
+  it('scales the per-follower part, not the round trip: 1 ms + 2 x 20 ms', () => {
+    const on = burst('1', 1, '1ms');
+    expect(on.fanout.stages.writes.mean).toBeCloseTo(0.001 + 0.02, 9);
+    const twice = burst('2', 1, '1ms');
+    expect(twice.fanout.stages.writes.mean).toBeCloseTo(0.001 + 0.04, 9);
+    // the post's lag with it: 3 ms statement, 2 ms page, then its writes
+    expect(twice.fanout.postLag.max).toBeCloseTo(0.003 + 0.002 + 0.041, 9);
+  });
+
+  it('draws each post from the quantiles: 400 posts a second apart spread as written, the same by seed', () => {
+    const spread = '{ min: 0.5, p50: 1, p90: 1.5, max: 2 }';
+    const m = burst(spread, 400, '400s');
+    const w = m.fanout.stages.writes;
+    expect(w.count).toBe(400);
+    const line = (f: number) => 0.001 + 0.02 * f;
+    // never beyond the top; the median and p90 of the draws near the written ones (400 draws: within a few percent)
+    expect(w.max).toBeLessThanOrEqual(line(2) + 1e-5);
+    expect(w.max).toBeGreaterThan(line(1.8));
+    expect(w.p50 / line(1)).toBeGreaterThan(0.95);
+    expect(w.p50 / line(1)).toBeLessThan(1.05);
+    expect(w.p90 / line(1.5)).toBeGreaterThan(0.93);
+    expect(w.p90 / line(1.5)).toBeLessThan(1.07);
+    // the mean of the piecewise-linear draws: (0.75 x 0.5 + 1.25 x 0.4 + 1.75 x 0.1) = 1.05
+    expect(w.mean / line(1.05)).toBeGreaterThan(0.97);
+    expect(w.mean / line(1.05)).toBeLessThan(1.03);
+    // deterministic by seed, and another seed draws other posts
+    expect(burst(spread, 400, '400s').fanout.stages.writes).toEqual(w);
+    expect(burst(spread, 400, '400s', 4).fanout.stages.writes).not.toEqual(w);
+  });
+
+  it('holds the consumer as long: posts 30 ms apart on average queue behind long ones', () => {
+    // 40 posts in 1.2 s: at 1x a post's 21 ms keep the consumer 70% busy; at 2x its 41 ms are more
+    // than the 30 ms between posts, and the last waits behind about 40 x 11 ms
+    const on = burst('1', 40, '1200ms');
+    const twice = burst('2', 40, '1200ms');
+    expect(twice.fanout.postLag.max).toBeGreaterThan(0.3);
+    expect(twice.fanout.postLag.max).toBeGreaterThan(3 * on.fanout.postLag.max);
+  });
+});
