@@ -1,5 +1,8 @@
 // Small hand-built graphs and scenarios for model tests, where the answer has a closed form.
 import type { FollowerGraph } from '../../sim/graph/graph.js';
+import { buildPopulation } from '../../sim/model/population.js';
+import { simulate } from '../../sim/model/simulation.js';
+import { basePolicy } from '../../sim/policy.js';
 import { parseScenario } from '../../sim/scenario/load.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 
@@ -46,4 +49,33 @@ export function bipartiteGraph(readers: number, authors: number): FollowerGraph 
 export function scenarioFrom(yaml: string, users: number): Scenario {
   const avgFollows = 1;
   return parseScenario(`name: test\ngraph:\n  generate: { users: ${users}, avgFollows: ${avgFollows} }\n${yaml}`, 'test.yaml');
+}
+
+/**
+ * The star of `followers` followers posting `posts` times within `window` from 10 s on, nothing else
+ * happening, on one consumer of the reference worker (push, no dormancy, no API tier, no hop):
+ * `costs` is the inside of the costs map. Returns the simulation's figures.
+ */
+export function starBurst(costs: string, o: { followers?: number; posts?: number; window?: string; duration?: string; seed?: number } = {}) {
+  const followers = o.followers ?? 100;
+  const sc = scenarioFrom(`seed: ${o.seed ?? 42}
+duration: ${o.duration ?? '1m'}
+activity:
+  postsPerUserPerDay: 0
+  sessionsPerUserPerDay: 0
+  dormantShare: 0
+  diurnal: none
+events:
+  - at: 10s
+    celebrityBurst: { accounts: 1, window: ${o.window ?? '1ms'}, postsPerAccount: ${o.posts ?? 1} }
+infrastructure:
+  fanoutWorkers: 1
+  writesPerSecondPerWorker: 5000
+  api: none
+  costs: { ${costs} }
+  postToLog: 0s
+  worker: { splitPosts: false }
+policy: { kind: push, skipDormant: false }
+`, followers + 1);
+  return simulate({ scenario: sc, population: buildPopulation(starGraph(followers), sc), policy: basePolicy(sc) });
 }

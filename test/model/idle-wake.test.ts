@@ -4,10 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConsumerFleet } from '../../sim/model/consumers.js';
 import { curveAt, firstPageAfterIdle, idleShift, statementAfterIdle, writesWake } from '../../sim/model/idle-wake.js';
-import { buildPopulation } from '../../sim/model/population.js';
-import { simulate } from '../../sim/model/simulation.js';
-import { basePolicy } from '../../sim/policy.js';
-import { scenarioFrom, starGraph } from './fixtures.js';
+import { scenarioFrom, starBurst } from './fixtures.js';
 
 const costsWith = (line: string) => scenarioFrom(`infrastructure:\n  costs: { ${line} }\n`, 10).infrastructure.costs;
 
@@ -117,27 +114,7 @@ describe("a statement after the worker's idle time", () => {
 
 describe("the reference worker's stages in a simulation", () => {
   /** One burst post by the star of 100 followers after a long idle, the statement 3 ms and the first page 2 ms at a 100 ms gap. */
-  function burst(curves: string) {
-    const sc = scenarioFrom(`duration: 1m
-activity:
-  postsPerUserPerDay: 0
-  sessionsPerUserPerDay: 0
-  dormantShare: 0
-  diurnal: none
-events:
-  - at: 10s
-    celebrityBurst: { accounts: 1, window: 1ms }
-infrastructure:
-  fanoutWorkers: 1
-  writesPerSecondPerWorker: 5000
-  api: none
-  costs: { rtt: 0s, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, ${curves}, eventStatementsGap: 100ms, pickup: 0s }
-  postToLog: 0s
-  worker: { splitPosts: false }
-policy: { kind: push, skipDormant: false }
-`, 101);
-    return simulate({ scenario: sc, population: buildPopulation(starGraph(100), sc), policy: basePolicy(sc) });
-  }
+  const burst = (curves: string) => starBurst(`rtt: 0s, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, ${curves}, eventStatementsGap: 100ms, pickup: 0s`);
 
   it("charges a worker idle since the start each curve's last point: 3 + (2.5 - 1.5) ms, 2 + (1.2 - 0.8) ms, and 100 writes + (1.3 - 1.0) ms", () => {
     const m = burst('eventStatementsByIdle: { 25ms: 1.2ms, 100ms: 1.5ms, 400ms: 2.5ms }, eventFirstPageByIdle: { 100ms: 0.8ms, 400ms: 1.2ms }, eventWritesByIdle: { 100ms: 1ms, 400ms: 1.3ms }');

@@ -2,34 +2,11 @@
 // sim/model/fanout-stage.ts): the per-follower part scaled, the round trips not, deterministic by
 // seed, and a post that runs long holds its consumer's next writes as long.
 import { describe, expect, it } from 'vitest';
-import { buildPopulation } from '../../sim/model/population.js';
-import { simulate } from '../../sim/model/simulation.js';
-import { basePolicy } from '../../sim/policy.js';
-import { scenarioFrom, starGraph } from './fixtures.js';
+import { starBurst } from './fixtures.js';
 
 /** `posts` burst posts by the star of 100 followers within `window`, on one consumer: 100 writes at 5,000/s (20 ms) and a 1 ms round trip each. */
-function burst(spread: string, posts: number, window: string, seed = 3) {
-  const sc = scenarioFrom(`seed: ${seed}
-duration: 10m
-activity:
-  postsPerUserPerDay: 0
-  sessionsPerUserPerDay: 0
-  dormantShare: 0
-  diurnal: none
-events:
-  - at: 10s
-    celebrityBurst: { accounts: 1, window: ${window}, postsPerAccount: ${posts} }
-infrastructure:
-  fanoutWorkers: 1
-  writesPerSecondPerWorker: 5000
-  api: none
-  costs: { rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: ${spread} }
-  postToLog: 0s
-  worker: { splitPosts: false }
-policy: { kind: push, skipDormant: false }
-`, 101);
-  return simulate({ scenario: sc, population: buildPopulation(starGraph(100), sc), policy: basePolicy(sc) });
-}
+const burst = (spread: string, posts: number, window: string, seed = 3) =>
+  starBurst(`rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: ${spread}`, { posts, window, seed, duration: '10m' });
 
 describe("a post's writes about the line", () => {
   it('scales the per-follower part, not the round trip: 1 ms + 2 x 20 ms', () => {
