@@ -114,9 +114,9 @@ export const CALIBRATE = {
    * against 11.1-12.0 us for the same 400 again and again.
    * The posts of `spreadFrom` followers or more (their writes more than a round trip) give how a
    * post's writes scatter about the line (costs.eventWritesSpread): each size's posts as ratios to
-   * its median, pooled (worker-by-size.ts pooledSpread). A replay's posts of 300-870 followers took 1.0-1.9x the line
-   * one at a time, 1-12 ms of them in the worker's garbage collection (2026-12-05), where the
-   * line's medians put every post on it.
+   * its median, pooled (worker-by-size.ts pooledSpread). A replay's posts beyond 30 followers took 1.4-1.7x the line
+   * (medians by size class; single posts up to 2.5x), one at a time, the slowest with up to 12 ms of
+   * the worker's garbage collection inside (2026-12-05), where the line's medians put every post on it.
    */
   workerBySize: { followers: [10, 30, 100, 300, 1_000], postsPerSample: 8, perSecond: 10, busyShare: 0.1, spreadFrom: 30 },
   /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */

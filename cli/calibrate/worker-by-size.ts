@@ -92,9 +92,9 @@ export function pooledSpread(sizes: readonly WorkerStages['writes'][]): Distribu
   const points = ratios[0].points.map(({ p }) => {
     if (p <= 0) return { p, value: lo };
     if (p >= 1) return { p, value: hi };
-    // the least ratio with that share under it, to a millionth of the range
+    // the least ratio with that share under it, to a millionth of the range (60 halvings at most)
     let [a, b] = [lo, hi];
-    while (b - a > (hi - lo) * 1e-6) {
+    for (let i = 0; i < 60 && b - a > (hi - lo) * 1e-6; i++) {
       const mid = (a + b) / 2;
       if (below(mid) >= p) b = mid;
       else a = mid;
@@ -112,8 +112,9 @@ function shareUnder(points: readonly { p: number; r: number }[], r: number): num
     const q = points[i];
     if (q.r <= r) share = q.p;
     else {
+      // (q.r > r >= prev.r: a repeated value was taken by the branch above)
       const prev = points[i - 1];
-      return q.r === prev.r ? share : prev.p + ((r - prev.r) / (q.r - prev.r)) * (q.p - prev.p);
+      return prev.p + ((r - prev.r) / (q.r - prev.r)) * (q.p - prev.p);
     }
   }
   return share;

@@ -209,6 +209,15 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     const input = quantileAt(c.eventStatements, p);
     return `${from} eventStatements ${k} ${ms(input)}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;
   };
+  // every post pulled in every replay (pull): no first page or writes measured to set beside the line
+  const pushed = stages.some((s) => s!.firstPage.max > 0 || s!.writes.max > 0);
+  const pushedStages = pushed
+    ? {
+        stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
+        stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
+        stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redisPerWrite(measured, c.zadd)}`,
+      }
+    : {};
   return {
     stage_post_to_log_p50: hop('p50', 0.5),
     stage_post_to_log_p99: hop('p99', 0.99),
@@ -216,8 +225,6 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
     stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${ticks}${workerLoops(measured)}`,
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
-    stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
-    stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
-    stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redisPerWrite(measured, c.zadd)}`,
+    ...pushedStages,
   };
 }

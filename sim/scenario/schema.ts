@@ -520,7 +520,7 @@ export const scenarioSchema: ObjectSpec = {
               'the median writes after that idle time',
             ),
             eventWritesSpread: latencyDistribution(
-              "a post's timeline writes over what the writes line gives it (writesPerSecondPerWorker and batch), drawn per post: 1, or quantiles of the ratio, e.g. { min: 0.7, p50: 1, p90: 1.4, max: 2.3 } (calibrate: its running worker's posts of 30-1,000 followers, each over its size's median); scales the post's per-follower writes, not its round trips",
+              "a post's timeline writes over what the writes line gives it, drawn per post: 1, or quantiles of the ratio with their min, e.g. { min: 0.7, p50: 1, p90: 1.4, max: 2.3 } (calibrate: its running worker's posts of 30-1,000 followers, each post's whole writes over its size's median); scales the post's per-follower writes (writesPerSecondPerWorker), not its batches' round trips (rtt + batch), so a small post's draw is diluted",
               1,
               { unit: 'number' },
             ),

@@ -121,7 +121,8 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // how the posts of 30 followers or more scatter about their size's median, every one of them counted
     const spread = m.workerBySize!.writesSpread!;
     expect(spread.n).toBe(sizes.followers.filter((x) => x >= sizes.spreadFrom).length * SAMPLES * sizes.postsPerSample);
-    expect(spread.points.find((q) => q.p === 0.5)!.value).toBeCloseTo(1, 9);
+    // (found by bisection to a millionth of the ratios' range)
+    expect(spread.points.find((q) => q.p === 0.5)!.value).toBeCloseTo(1, 4);
     for (let i = 1; i < spread.points.length; i++) expect(spread.points[i].value).toBeGreaterThanOrEqual(spread.points[i - 1].value);
     // the keys come from the worker's lines unless calibrate said why not
     const fellBack = doc.calibration.fellBack.flatMap((f) => f.keys);

@@ -108,6 +108,22 @@ describe('compare notes', () => {
     expect(figureNotes(runs, sc).lag_p99).toContain('Server-Timing for 29 of 30, none, the others');
   });
 
+  it('says nothing of the first page and the writes when no replay pushed a post (pull)', () => {
+    const pulled = [measured(0, 1, 0), measured(1, 1, 0)];
+    for (const r of pulled) {
+      const s = r.summary.fanout.stagesSeconds!;
+      s.firstPage = stage(0, 0);
+      s.writes = stage(0, 0);
+      r.replay!.fanout.writes.redisSecondsPerScript = 47e-6;
+    }
+    const notes = figureNotes(pulled, scenario());
+    for (const id of ['stage_first_page_p50', 'stage_writes_p50', 'stage_writes_p99'] as const) expect(notes, id).not.toHaveProperty(id);
+    expect(notes.stage_statements_p50).toContain("the replays' 0.60 ms, 0.60 ms");
+    // one replay that pushed one is enough
+    pulled[1].summary.fanout.stagesSeconds!.writes = stage(0.001, 0.002);
+    expect(figureNotes(pulled, scenario()).stage_writes_p99).toMatch(/^the same line for the largest posts; the replays' 0\.00 us, 2\.00 ms/);
+  });
+
   it("says how far a post's writes scatter about the line when the scenario draws them", () => {
     const sc = parseScenario(EVENTS_YAML.replace(/infrastructure:.*\n/, `infrastructure:
   fanoutWorkers: 2

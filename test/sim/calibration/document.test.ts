@@ -227,7 +227,15 @@ describe('the infrastructure block', () => {
     expect(doc.calibration.refused).toEqual([]);
     // the file loads back into the scenario's distribution, and keeps the measurement
     const text = calibrationYaml(doc, 'feedlab calibrate');
-    expect(parseCalibration(text, 'cal.yaml').values.get('costs.eventWritesSpread')).toBeDefined();
+    expect(parseCalibration(text, 'cal.yaml').values.get('costs.eventWritesSpread')).toEqual({
+      points: [
+        { p: 0, value: 0.712 },
+        { p: 0.1, value: 0.853 },
+        { p: 0.5, value: 1 },
+        { p: 0.9, value: 1.41 },
+        { p: 1, value: 2.31 },
+      ],
+    });
     expect(text).toMatch(/writesOverMedian:\n\s+n: 160\n\s+min: 0\.712\n\s+p10: 0\.853\n\s+p50: 1\n\s+p90: 1\.41\n\s+max: 2\.31/);
     // fewer posts than a distribution is taken from
     const few = measurements();
@@ -241,7 +249,7 @@ describe('the infrastructure block', () => {
     scattered.workerBySize = { ...m.workerBySize, writes: line(1.2e-3, 4e-6, [10, 30, 100, 300, 1000], (i) => scatter[i]) };
     const fell = calibrationDocument(provenance, scattered, []);
     expect(fell.infrastructure.costs).not.toHaveProperty('eventWritesSpread');
-    expect(fell.calibration.refused).toEqual([{ key: 'costs.eventWritesSpread', why: "a running worker's writes over its line: the line itself was not used (above)" }]);
+    expect(fell.calibration.refused).toEqual([{ key: 'costs.eventWritesSpread', why: "a running worker's writes over its line: that line was not used (the writes came from calibrate's own batches)", notMeasured: true }]);
   });
 
   test("an unsound running-worker fit falls back to calibrate's own measurement and says why", () => {
