@@ -142,10 +142,17 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(x.fanout.probes.notSeen).toBe(0);
     expect(x.fanout.probes.followerLag.p50).toBeGreaterThan(0);
     // timeline writes counted at Redis; the workers' own count misses what the killed one had not
-    // yet published (at most its last 5 s)
+    // yet published (at most its last 5 s): never more than the fleet wrote before the kill, at 2
+    // simulated minutes (6 s of wall time; the series is by wall second, counted at Redis), itself
+    // well under all of them. A bound of a fifth of all failed in CI once (127 of 547 missing; in a
+    // run after it 98 of 547, with 222 written before the kill)
     expect(s.fanout.deliveries).toBeGreaterThan(100);
     expect(x.fanout.writes.workersCounter).toBeLessThanOrEqual(x.fanout.writes.counted);
-    expect(x.fanout.writes.workersCounter).toBeGreaterThan(0.8 * x.fanout.writes.counted);
+    const killedAt = 120 / x.mapping.timeScale;
+    const step = doc.series.intervalSeconds;
+    const beforeKill = doc.series.writesPerSecond.reduce((a, w, i) => a + (doc.series.startSeconds[i] < killedAt ? w * step : 0), 0);
+    expect(beforeKill).toBeLessThan(0.75 * x.fanout.writes.counted);
+    expect(x.fanout.writes.counted - x.fanout.writes.workersCounter).toBeLessThanOrEqual(beforeKill + 1);
 
     // the worker crash: killed at 6 s, started again 3 s later (a new consumer), posts acknowledged meanwhile
     expect(x.faults.map((f) => f.kind)).toEqual(['workerCrash', 'apiCrash']);
