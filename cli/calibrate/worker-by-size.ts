@@ -81,10 +81,12 @@ export async function measureWorkerBySize(
  * with a median.
  */
 export function pooledSpread(sizes: readonly WorkerStages['writes'][]): Distribution | null {
-  const usable = sizes.filter((d) => d.n > 0 && point(d).median > 0);
-  if (usable.length === 0) return null;
-  const ratios = usable.map((d) => ({ n: d.n, points: d.points.map((q) => ({ p: q.p, r: q.value / point(d).median })) }));
-  const n = usable.reduce((a, d) => a + d.n, 0);
+  const ratios = sizes.flatMap((d) => {
+    const median = point(d).median;
+    return d.n > 0 && median > 0 ? [{ n: d.n, points: d.points.map((q) => ({ p: q.p, r: q.value / median })) }] : [];
+  });
+  if (ratios.length === 0) return null;
+  const n = ratios.reduce((a, s) => a + s.n, 0);
   /** The share of every post at or under ratio r. */
   const below = (r: number) => ratios.reduce((a, s) => a + s.n * shareUnder(s.points, r), 0) / n;
   const lo = Math.min(...ratios.map((s) => s.points[0].r));

@@ -9,7 +9,7 @@ import type { RunResult } from '../../sim/result.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
 import { cpuSecondsOf } from '../../sim/replay/cpu.js';
-import { quantileAt } from '../../sim/scenario/quantiles.js';
+import { constantValue, quantileAt } from '../../sim/scenario/quantiles.js';
 import { idleCpuAt, STALL_FROM } from '../../sim/model/api-tier.js';
 import type { IdlePoint, Scenario } from '../../sim/scenario/types.js';
 import { mean } from 'simple-statistics';
@@ -198,13 +198,14 @@ function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureI
   const pageIdle = movedBy(c.eventFirstPageByIdle, 'moved');
   const writesIdle = movedBy(c.eventWritesByIdle, "plus once the move of a small post's writes");
   // a post's per-follower writes scaled by a draw of the calibrated spread about the line
-  const sp = c.eventWritesSpread.points;
+  const at = (p: number) => quantileAt(c.eventWritesSpread, p);
+  const every = constantValue(c.eventWritesSpread);
   const spread =
-    sp[0].value === sp[sp.length - 1].value
-      ? sp[0].value === 1
+    every === null
+      ? `, each post's per-follower part scaled by a draw of eventWritesSpread (p50 ${at(0.5).toFixed(2)}x, p90 ${at(0.9).toFixed(2)}x, max ${at(1).toFixed(2)}x)`
+      : every === 1
         ? ''
-        : `, every post at ${sp[0].value}x it`
-      : `, each post's per-follower part scaled by a draw of eventWritesSpread (p50 ${quantileAt(c.eventWritesSpread, 0.5).toFixed(2)}x, p90 ${quantileAt(c.eventWritesSpread, 0.9).toFixed(2)}x, max ${sp[sp.length - 1].value.toFixed(2)}x)`;
+        : `, every post at ${every}x it`;
   const statements = (k: 'p50' | 'p99', p: number) => {
     const input = quantileAt(c.eventStatements, p);
     return `${from} eventStatements ${k} ${ms(input)}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;

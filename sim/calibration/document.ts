@@ -201,13 +201,10 @@ function firstSliceOfShape(a: ApiMeasurements): number {
 }
 
 /** A distribution as the scenario format writes it: { min: 1ms, p50: 4ms, ... }. */
-function quantileMap(d: Distribution): Record<string, string> {
-  return Object.fromEntries(d.points.map((q) => [quantileKey(q.p), durationText(q.value)]));
-}
-
-/** A distribution of ratios as the scenario format writes it: { min: 0.72, p50: 1, ... }. */
-function ratioMap(d: Distribution): Record<string, number> {
-  return Object.fromEntries(d.points.map((q) => [quantileKey(q.p), Number(q.value.toPrecision(3))]));
+function quantileMap(d: Distribution): Record<string, string>;
+function quantileMap<T>(d: Distribution, unit: (v: number) => T): Record<string, T>;
+function quantileMap(d: Distribution, unit: (v: number) => unknown = durationText): Record<string, unknown> {
+  return Object.fromEntries(d.points.map((q) => [quantileKey(q.p), unit(q.value)]));
 }
 
 /** The p50 of a distribution. */
@@ -334,7 +331,8 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     // measured, but about a line the file does not use: not a failed check (calibrate's exit stays 0)
     if (!skip('costs.eventWritesSpread')) refused.push({ key: 'costs.eventWritesSpread', why: "a running worker's writes over its line: that line was not used (the writes came from calibrate's own batches)", notMeasured: true });
   } else if (spread && !refuse(['costs.eventWritesSpread'], unsoundDistribution("a running worker's writes over its line", spread))) {
-    costs.eventWritesSpread = ratioMap(spread);
+    // ratios, three significant digits: { min: 0.72, p50: 1, ... }
+    costs.eventWritesSpread = quantileMap(spread, (v) => Number(v.toPrecision(3)));
   }
   if (!refuse(['costs.rtt'], unsoundCost('round trip', m.rtt))) costs.rtt = durationText(m.rtt.median);
   if (!refuse(['costs.zadd'], unsoundCost('Redis time per timeline write', tw.redisPerWrite))) costs.zadd = durationText(tw.redisPerWrite.median);

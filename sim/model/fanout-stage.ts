@@ -17,7 +17,7 @@ import { authorPartition } from '../../core/partition.js';
 import { isDormant } from '../../core/timeline-rules.js';
 import { DurationRecorder } from '../metrics/recorder.js';
 import { Rng } from '../../core/random.js';
-import { quantileAt } from '../scenario/quantiles.js';
+import { constantValue, quantileAt } from '../scenario/quantiles.js';
 import type { ApiStage } from './api-tier.js';
 import { ConsumerFleet } from './consumers.js';
 import { EV, minuteOf, type ModelContext } from './context.js';
@@ -243,8 +243,7 @@ export class FanoutStage {
   /** How far this post's writes fall from the line: a draw of costs.eventWritesSpread (none drawn when every post is on it). */
   private drawWritesSpread(): number {
     const d = this.ctx.sc.infrastructure.costs.eventWritesSpread;
-    const pts = d.points;
-    return pts[0].value === pts[pts.length - 1].value ? pts[0].value : quantileAt(d, this.writesSpreadRng.float());
+    return constantValue(d) ?? quantileAt(d, this.writesSpreadRng.float());
   }
 
   /** This event's statements: a draw of costs.eventStatements. */

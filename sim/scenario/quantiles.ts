@@ -24,6 +24,12 @@ export function constantDistribution(value: number): QuantileDistribution {
   return { points: [{ p: 0, value }, { p: 1, value }] };
 }
 
+/** The one value of a distribution whose every draw is the same (its min is its max); null otherwise. */
+export function constantValue(d: QuantileDistribution): number | null {
+  const first = d.points[0].value;
+  return first === d.points[d.points.length - 1].value ? first : null;
+}
+
 /**
  * Written quantiles into a distribution. Needs p50 (or min and max); min defaults to 0 and max to
  * the highest quantile written. Values must not decrease as p grows.
