@@ -2,7 +2,7 @@
 // sim/model/fanout-stage.ts): the per-follower part scaled, the round trips not, deterministic by
 // seed, and a post that runs long holds its consumer's next writes as long.
 import { describe, expect, it } from 'vitest';
-import { starBurst } from './fixtures.js';
+import { scenarioFrom, starBurst } from './fixtures.js';
 
 /** `posts` burst posts by the star of 100 followers within `window`, on one consumer: 100 writes at 5,000/s (20 ms) and a 1 ms round trip each. */
 const burst = (spread: string, posts: number, window: string, seed = 3) =>
@@ -46,5 +46,17 @@ describe("a post's writes about the line", () => {
     const twice = burst('2', 40, '1200ms');
     expect(twice.fanout.postLag.max).toBeGreaterThan(0.3);
     expect(twice.fanout.postLag.max).toBeGreaterThan(3 * on.fanout.postLag.max);
+  });
+
+  it('refuses a spread that is not a distribution of ratios, at its key', () => {
+    const costs = (spread: string) => () => scenarioFrom(`infrastructure:\n  costs: { eventWritesSpread: ${spread} }\n`, 10);
+    expect(costs('{ p10: 1.2, p50: 1 }')).toThrow(/eventWritesSpread.*p50 is below p10 \(quantiles must not decrease\)/);
+    expect(costs('-1')).toThrow(/eventWritesSpread/);
+    expect(costs('{ p50: 1, p150: 2 }')).toThrow(/eventWritesSpread/);
+    expect(costs('{ min: 0.7, p50: 1, max: 2 }')().infrastructure.costs.eventWritesSpread.points).toEqual([
+      { p: 0, value: 0.7 },
+      { p: 0.5, value: 1 },
+      { p: 1, value: 2 },
+    ]);
   });
 });
