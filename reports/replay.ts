@@ -4,6 +4,8 @@
 // simulator's memory model, the client's latency and the server's own histogram), and where the
 // CPU went.
 import type { RunResult } from '../sim/result.js';
+import type { CpuShare } from '../sim/replay/cpu.js';
+import { waitPerRun, waitPerSlice } from '../sim/replay/core-wait.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { faultSection } from './replay-faults.js';
 import { fmtMs, fmtRate, fmtSeconds, type Section } from './summary-lines.js';
@@ -143,10 +145,19 @@ export function replaySections(r: RunResult): Section[] {
       title: 'Replay: where the CPU went (% of one core over the window)',
       rows: [
         ['processes', parts.join(', ')],
+        ...coreWaitRow(s),
         ...residentRow(x),
         ...(cpu.contended ? ([['CONTENDED', `other processes took ${(cpu.otherShare * 100).toFixed(0)}% of the machine: the figures are disturbed`]] as [string, string][]) : []),
       ],
     });
   }
   return sections;
+}
+
+/** Each process's main thread's waits for a core over the window (absent from older documents). */
+function coreWaitRow(s: CpuShare): [string, string][] {
+  const waits = Object.entries(s.coreWaits ?? {}).filter(([, w]) => w.slices > 0);
+  if (waits.length === 0) return [];
+  const text = waits.map(([name, w]) => `${name} ${(waitPerSlice(w) * 1e6).toFixed(0)} us (${waitPerRun(w).toFixed(2)} of its CPU time)`).join(', ');
+  return [['waits for a core', `each time put on a core, mean: ${text}`]];
 }

@@ -8,7 +8,9 @@ import type { FigureId } from '../../sim/compare/figures.js';
 import type { RunResult } from '../../sim/result.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
-import { cpuSecondsOf } from '../../sim/replay/cpu.js';
+import { cpuSecondsOf, type CpuShare } from '../../sim/replay/cpu.js';
+import { addWaits, NO_WAIT, waitPerRun, waitPerSlice, type CoreWait } from '../../sim/replay/core-wait.js';
+import { slowdownAt } from '../../sim/model/machine.js';
 import { constantValue, quantileAt } from '../../sim/scenario/quantiles.js';
 import { idleCpuAt, STALL_FROM } from '../../sim/model/api-tier.js';
 import type { IdlePoint, Scenario } from '../../sim/scenario/types.js';
@@ -18,7 +20,7 @@ const ms = (s: number) => (s < 1e-4 ? `${(s * 1e6).toFixed(2)} us` : `${(s * 100
 const us = (s: number) => `${(s * 1e6).toFixed(1)} us`;
 const msOf = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 
-/** Notes for one policy's figures, from its replay documents and the scenario the model ran. */
+/** Notes for one policy's figures, from its replay documents and the scenario the model ran (the mirrored one, sim/replay/mirror.ts). */
 export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureId, string>> {
   const notes: Partial<Record<FigureId, string>> = {};
   const infra = sc.infrastructure;
@@ -66,7 +68,46 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     notes.read_p50 = read + waited + clientWaits(measured, 'p50Ms');
     notes.read_p99 = read + waited + runtimeWaits(measured) + clientWaits(measured, 'p99Ms');
   }
+  const waits = coreWaits(measured, sc);
+  if (waits) for (const id of CROSSING_PROCESSES) if (notes[id]) notes[id] += waits;
   return notes;
+}
+
+/** The figures whose time crosses processes (a request or an event waking the next service), where waits for a core add up. */
+const CROSSING_PROCESSES: FigureId[] = ['stage_statements_p50', 'stage_statements_p99', 'stage_first_page_p50', 'stage_writes_p50', 'read_p50', 'read_p99'];
+
+/**
+ * How long the replays' processes waited for a core each time they woke (their main threads'
+ * run-queue waits, sim/replay/core-wait.ts), beside what the model's shared cores charge at the
+ * machine's measured load: an M/M/c station's wait over its service, C(c, rho) / (c (1 - rho)).
+ * '' from documents that did not measure it.
+ */
+function coreWaits(measured: RunResult[], sc: Scenario): string {
+  const shares = measured.map((r) => r.replay?.cpu.share).filter((s): s is CpuShare & { coreWaits: Record<string, CoreWait> } => s?.coreWaits !== undefined);
+  if (shares.length === 0) return '';
+  const group = (w: Record<string, CoreWait>, name: string) =>
+    name === 'workers' ? Object.entries(w).filter(([k]) => k.startsWith('worker ')).reduce((sum, [, x]) => addWaits(sum, x), NO_WAIT) : w[name];
+  const groups: [string, string][] = [['workers', 'the workers'], ['postgres', "Postgres's backends"], ['server', 'the server'], ['redis', 'Redis'], ['driver', 'the driver']];
+  const parts = groups
+    .map(([name, label]) => {
+      const ws = shares.map((s) => group(s.coreWaits, name)).filter((w): w is CoreWait => w !== undefined && w.slices > 0);
+      if (ws.length === 0) return null;
+      return `${label} ${ws.map((w) => us(waitPerSlice(w))).join(', ')} (${ws.map((w) => waitPerRun(w).toFixed(2)).join(', ')})`;
+    })
+    .filter((p) => p !== null);
+  if (parts.length === 0) return '';
+  // the machine's cores from the share itself: everything busy and idle adds up to 100% a core
+  const busy = (s: CpuShare) => s.generator + Object.values(s.processes).reduce((a, b) => a + b, 0) + s.redis + s.postgres + s.other;
+  const load = shares.map((s) => ({ rho: busy(s) / (busy(s) + s.idle), cores: Math.round((busy(s) + s.idle) / 100) }));
+  const cores = sc.infrastructure.cores;
+  const model =
+    cores === null
+      ? 'where the model has no shared cores (infrastructure.cores)'
+      : `where the model's ${cores} shared cores add ${load.map((l) => (slowdownAt(cores, l.rho) - 1).toFixed(2)).join(', ')} of a stage's CPU time (an M/M/c station's wait)`;
+  return (
+    `; on the machine's shared cores each process waited for a core as it woke: its mean wait each time it was put on one (and all its waits over its CPU time) ${parts.join(', ')}; ` +
+    `the machine ${load.map((l) => `${(l.rho * 100).toFixed(0)}%`).join(', ')} busy on ${load.map((l) => l.cores).join(', ')} cores, ${model}`
+  );
 }
 
 /**

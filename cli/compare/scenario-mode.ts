@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { formatPolicy, notLiveRunnable, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { buildComparison, type CompareDocument, type PolicyInput } from '../../sim/compare/compare.js';
 import { replayMapping } from '../../sim/replay/mapping.js';
-import { replayKeyPrefix, simulateMirror } from '../../sim/replay/mirror.js';
+import { mirrorScenario, replayKeyPrefix, simulateMirror } from '../../sim/replay/mirror.js';
 import type { RunResult } from '../../sim/result.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { numberFlag } from '../args.js';
@@ -130,7 +130,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
         say(`simulating ${spec}, seed ${seed}`);
         return simulateMirror(world, policy, seed, cores, keyPrefix);
       });
-      inputs.push({ policy: spec, estimate: estimateSide(sc, world, policy), simulated, measured: live, notes: figureNotes(live, sc) });
+      inputs.push({ policy: spec, estimate: estimateSide(sc, world, policy), simulated, measured: live, notes: figureNotes(live, mirrorScenario(world.mapping, cores)) });
     }
     if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);
     const doc = buildComparison({

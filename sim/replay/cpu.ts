@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { cpus } from 'node:os';
 import type { Redis } from 'ioredis';
+import { addWaits, mainThreadWait, waitSince, type CoreWait } from './core-wait.js';
 
 export interface CpuSnapshot {
   wall: number;
@@ -14,6 +15,9 @@ export interface CpuSnapshot {
   redis: number;
   postgres: Map<string, number>;
   machine: number;
+  /** How long each main thread waited for a core so far: 'driver' (this process), each named process, 'redis' (when it runs here), and each Postgres backend by pid (core-wait.ts). */
+  waits: Map<string, CoreWait>;
+  postgresWaits: Map<string, CoreWait>;
 }
 
 /** CPU used over an interval, in % of one core (a 2-core machine has 200%: that is everything). */
@@ -30,6 +34,8 @@ export interface CpuShare {
   idle: number;
   /** The interval, s. */
   wallSeconds: number;
+  /** How long the main threads waited for a core over the interval: 'driver', each named process, 'redis' (when it runs on this machine), 'postgres' (the backends together). Absent from older documents. */
+  coreWaits?: Record<string, CoreWait>;
 }
 
 const CLK_TCK = 100;
@@ -162,6 +168,8 @@ export class CpuMeter {
   private processes = new Map<string, number>();
   /** The CPU seconds each process was last seen at: what a process killed (or a backend gone) used counts up to then. */
   private readonly lastSeen = new Map<number, number>();
+  /** Redis's pid when it runs on this machine (INFO server's process_id is a redis-server here), else null; undefined until asked. */
+  private redisPid: number | null | undefined;
 
   constructor(
     private readonly redis: Redis | null,
@@ -214,6 +222,19 @@ export class CpuMeter {
     for (const b of backends) postgres.set(String(b), this.ticks(b));
     const processes = new Map<string, { pid: number; seconds: number }>();
     for (const [name, pid] of this.processes) processes.set(name, { pid, seconds: this.ticks(pid) });
+    const waits = new Map<string, CoreWait>();
+    const wait = (key: string, pid: number | null) => {
+      const w = pid === null ? null : mainThreadWait(pid);
+      if (w) waits.set(key, w);
+    };
+    wait('driver', process.pid);
+    for (const [name, pid] of this.processes) wait(name, pid);
+    wait('redis', await this.localRedisPid());
+    const postgresWaits = new Map<string, CoreWait>();
+    for (const b of backends) {
+      const w = mainThreadWait(b);
+      if (w) postgresWaits.set(String(b), w);
+    }
     const u = process.cpuUsage();
     return {
       wall: performance.now(),
@@ -222,7 +243,36 @@ export class CpuMeter {
       redis: num('used_cpu_sys') + num('used_cpu_user'),
       postgres,
       machine: machineSeconds().busy,
+      waits,
+      postgresWaits,
     };
+  }
+
+  private async localRedisPid(): Promise<number | null> {
+    if (this.redisPid !== undefined || !this.redis) return this.redisPid ?? null;
+    const info = await this.redis.info('server').catch(() => '');
+    const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'latin1');
+    } catch {
+      // not a process of this machine (a remote Redis, or one in a container of its own)
+    }
+    this.redisPid = pid > 0 && comm.startsWith('redis') ? pid : null;
+    return this.redisPid;
+  }
+
+  /** The main threads' waits for a core between two snapshots; a process started meanwhile (or restarted under its name) counts from its start. */
+  private coreWaits(a: CpuSnapshot, b: CpuSnapshot): Record<string, CoreWait> {
+    const out: Record<string, CoreWait> = {};
+    const pidOf = (s: CpuSnapshot, key: string) => (key === 'driver' ? process.pid : key === 'redis' ? this.redisPid : s.processes.get(key)?.pid);
+    for (const [key, now] of b.waits) out[key] = waitSince(pidOf(a, key) === pidOf(b, key) ? a.waits.get(key) : undefined, now);
+    if (b.postgresWaits.size > 0) {
+      let pg: CoreWait = { runSeconds: 0, waitSeconds: 0, slices: 0 };
+      for (const [pid, now] of b.postgresWaits) pg = addWaits(pg, waitSince(a.postgresWaits.get(pid), now));
+      out.postgres = pg;
+    }
+    return out;
   }
 
   share(a: CpuSnapshot, b: CpuSnapshot): CpuShare {
@@ -257,6 +307,7 @@ export class CpuMeter {
       other: Math.max(0, machine - generator - named - redis - postgres),
       idle: Math.max(0, 100 * CORES - machine),
       wallSeconds: wall,
+      coreWaits: this.coreWaits(a, b),
     };
   }
 }

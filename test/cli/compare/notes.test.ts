@@ -215,6 +215,31 @@ describe('compare notes', () => {
     expect(notes.read_p99).toMatch(/more on an idle API \(0\.50 ms of it CPU holding the core\)/);
   });
 
+  it("puts the replays' waits for a core beside what the model's shared cores charge at their load", () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    const w = (runSeconds: number, waitSeconds: number, slices: number) => ({ runSeconds, waitSeconds, slices });
+    runs.forEach((r, i) => {
+      // 100% of a core busy of 200%: rho 0.5 on two cores
+      r.replay!.cpu.share = {
+        generator: 20, server: 40, processes: { server: 40, 'worker 1': 10, 'worker 2': 10 }, redis: 10, postgres: 10, other: 0, idle: 100, wallSeconds: 100,
+        coreWaits: { 'worker 1': w(1, 0.3, 10_000), 'worker 2': w(1, 0.5 + i * 0.2, 10_000), postgres: w(2, 1, 10_000), server: w(4, 1.6, 20_000), driver: w(2, 0.2, 4_000) },
+      };
+    });
+    const sc = scenario();
+    sc.infrastructure.cores = 2;
+    const waits =
+      "; on the machine's shared cores each process waited for a core as it woke: its mean wait each time it was put on one (and all its waits over its CPU time) " +
+      "the workers 40.0 us, 50.0 us (0.40, 0.50), Postgres's backends 100.0 us, 100.0 us (0.50, 0.50), the server 80.0 us, 80.0 us (0.40, 0.40), the driver 50.0 us, 50.0 us (0.10, 0.10); " +
+      // an M/M/2 station's wait over its service at rho: rho^2 / (1 - rho^2), 1/3 at 0.5
+      "the machine 50%, 50% busy on 2, 2 cores, where the model's 2 shared cores add 0.33, 0.33 of a stage's CPU time (an M/M/c station's wait)";
+    const notes = figureNotes(runs, sc);
+    for (const id of ['stage_statements_p50', 'stage_statements_p99', 'stage_first_page_p50', 'stage_writes_p50', 'read_p50', 'read_p99'] as const) expect(notes[id]!.endsWith(waits)).toBe(true);
+    // the stages inside one process (the hop's commit, the writes' tail) and the lag figures do not get it
+    for (const id of ['stage_post_to_log_p50', 'stage_writes_p99', 'lag_p99'] as const) expect(notes[id]).not.toMatch(/waited for a core/);
+    sc.infrastructure.cores = null;
+    expect(figureNotes(runs, sc).read_p50!.endsWith('on 2, 2 cores, where the model has no shared cores (infrastructure.cores)')).toBe(true);
+  });
+
   it('says nothing of what the documents did not measure', () => {
     // documents of a replay before the stages, the followee waits and the runtime's waits were read
     const older = [savedReplay(0), savedReplay(1)].map((r) => {
@@ -227,6 +252,6 @@ describe('compare notes', () => {
     });
     const notes = figureNotes(older, scenario());
     expect(Object.keys(notes).filter((k) => k.startsWith('stage_'))).toEqual([]);
-    expect(notes.read_p99 ?? '').not.toMatch(/followee|event loop|GC|actual send/);
+    expect(notes.read_p99 ?? '').not.toMatch(/followee|event loop|GC|actual send|waited for a core/);
   });
 });

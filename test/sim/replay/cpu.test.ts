@@ -3,6 +3,7 @@
 // land in "other".
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
+import { connectRedis, redisUrlFromEnv } from '../../../server/cache/redis.js';
 import { CpuMeter, processCpuSeconds } from '../../../sim/replay/cpu.js';
 
 const children: ChildProcess[] = [];
@@ -38,6 +39,13 @@ describe('the CPU meter', () => {
     // whatever the other core's load took from them); without the first one's part, ~50%
     expect(share.processes['worker 1']).toBeGreaterThan(70);
     expect(share.processes['worker 1']).toBeLessThanOrEqual(105);
+    // its waits for a core count the running one from its start, not the killed one's figures
+    // subtracted from its successor's: about the 0.6 s it ran, and this process's own
+    const waits = share.coreWaits!;
+    expect(waits['worker 1'].runSeconds).toBeGreaterThan(0.2);
+    expect(waits['worker 1'].runSeconds).toBeLessThan(0.75);
+    expect(waits['worker 1'].slices).toBeGreaterThan(0);
+    expect(waits.driver.slices).toBeGreaterThan(0);
   });
 
   it("reads a process's CPU below the kernel's 10 ms tick (calibrate's quiet seconds burn a few ms)", async () => {
@@ -71,5 +79,22 @@ describe('the CPU meter', () => {
     // of its own read 7.7 ms more on a loaded machine (2026-12-05), ticks 6 ms more in every one
     excess.sort((a, b) => a - b);
     expect(excess[2]).toBeLessThan(3);
+  });
+
+  it("reads Redis's waits for a core when it runs on this machine, through its own pid", async () => {
+    const redis = await connectRedis({ url: redisUrlFromEnv() });
+    try {
+      const meter = new CpuMeter(redis, null, 5432, null);
+      const a = await meter.snapshot();
+      for (let i = 0; i < 200; i++) await redis.ping();
+      const share = meter.share(a, await meter.snapshot());
+      const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))![1]);
+      // CI's Redis is this machine's (.ci/run starts it): its main thread answered each ping
+      expect(a.waits.get('redis')).toEqual(expect.objectContaining({ slices: expect.any(Number) }));
+      expect(share.coreWaits!.redis.slices).toBeGreaterThan(0);
+      expect(share.coreWaits!.redis.runSeconds).toBeLessThan(processCpuSeconds(pid));
+    } finally {
+      redis.disconnect();
+    }
   });
 });
