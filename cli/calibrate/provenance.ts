@@ -7,7 +7,8 @@ import { availableParallelism, cpus, hostname, totalmem } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Store } from '../../server/store/pool.js';
 import { CONTENDED_SHARE, type Provenance } from '../../sim/calibration/document.js';
-import { CpuMeter, processCpuSeconds, type CpuSnapshot } from '../../sim/replay/cpu.js';
+import { CpuMeter, processCpuSeconds, type BackendLookup, type CpuSnapshot } from '../../sim/replay/cpu.js';
+import type { CoreWait } from '../../sim/replay/core-wait.js';
 import { FEEDLAB_VERSION } from '../../sim/result.js';
 
 export function machine(): Provenance['machine'] {
@@ -23,15 +24,30 @@ export async function versions(redis: Redis, store: Store): Promise<Provenance['
 /** The other processes' share of the machine between start() and stop(). */
 export class Contention {
   private readonly meter: CpuMeter;
+  private readonly backends: BackendLookup;
   private first: CpuSnapshot | null = null;
 
-  constructor(redis: Redis, store: Store, pgPort: number, processes: ReadonlyMap<string, number>) {
-    this.meter = new CpuMeter(redis, null, pgPort, async (ports) => {
+  constructor(
+    private readonly redis: Redis,
+    store: Store,
+    private readonly pgPort: number,
+    processes: ReadonlyMap<string, number>,
+  ) {
+    this.backends = async (ports) => {
       if (ports.length === 0) return [];
       const r = await store.pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE client_port = ANY ($1::int[])', [ports]);
       return r.rows.map((row) => row.pid);
-    });
+    };
+    this.meter = new CpuMeter(redis, null, pgPort, this.backends);
     this.meter.setProcesses(processes);
+  }
+
+  /** Start counting these processes' waits for a core (with Redis's, our Postgres backends' and this process's as 'driver'); stop() gives them. */
+  async watchWaits(processes: ReadonlyMap<string, number>): Promise<{ stop(): Promise<Record<string, CoreWait>> }> {
+    const meter = new CpuMeter(this.redis, null, this.pgPort, this.backends);
+    meter.setProcesses(processes);
+    const from = await meter.snapshot();
+    return { stop: async () => meter.share(from, await meter.snapshot()).coreWaits ?? {} };
   }
 
   async start(): Promise<void> {

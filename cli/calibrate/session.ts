@@ -12,6 +12,7 @@ import { SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import { closeRedis, keyspace } from '../../server/cache/redis.js';
 import { PostBodyCache } from '../../server/cache/post-bodies.js';
 import { TimelineCache } from '../../server/cache/timelines.js';
+import type { CoreWait } from '../../sim/replay/core-wait.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
 import { probeDatabase, resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
@@ -154,9 +155,13 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
     let workerFigures: WorkerStages;
     let workerBySize: WorkerBySize;
     let statementsByIdle: StatementsByIdle;
+    let coreWaits: Record<string, CoreWait>;
     try {
       await workerReady(worker);
       contention.passingStart(worker.pid);
+      // how long the processes waited for a core while the running worker was measured: compare
+      // sets them beside the replays' (the stages cross processes at every wake-up)
+      const waits = await contention.watchWaits(new Map([['server', server.pid], ['worker', worker.pid]]));
       const probe = new WorkerStageProbe({ redis, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP });
       postToLog = await measurePostToLog(
         { host: stack.host, port: stack.port, token: stack.token, authors: hopAuthors(world), log: { redis, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions }, seed: CALIBRATE.world.seed },
@@ -195,6 +200,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         signal: hooks.signal,
         onSize: () => sizeRounds.onRound?.(),
       });
+      coreWaits = await waits.stop();
     } finally {
       await stopWorker();
     }
@@ -210,6 +216,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
         contention: contended,
         samples: input.samples,
         world: { ...worldFigures(world), rebuiltTimelineEntries: rebuiltEntries },
+        coreWaits,
       },
       measurements: { ...costs, api: { ...api, write }, postToLog: postToLog.hop, postListed: postToLog.listed, worker: workerFigures, workerBySize, statementsByIdle },
       refused,

@@ -104,8 +104,16 @@ function coreWaits(measured: RunResult[], sc: Scenario): string {
     cores === null
       ? 'where the model has no shared cores (infrastructure.cores)'
       : `where the model's ${cores} shared cores add ${load.map((l) => (slowdownAt(cores, l.rho) - 1).toFixed(2)).join(', ')} of a stage's CPU time (an M/M/c station's wait)`;
+  // the stages' inputs were measured with calibrate's own waits: the difference is the replays'
+  const cal = sc.calibration?.coreWaits;
+  const calOf = (name: string) => cal?.[name === 'workers' ? 'worker' : name]; // calibrate runs one worker
+  const calParts = groups.flatMap(([name, label]) => {
+    const w = calOf(name);
+    return w ? [`${name === 'workers' ? 'the worker' : label} ${us(w.perSlice)} (${w.ofCpu.toFixed(2)})`] : [];
+  });
+  const calibrated = calParts.length > 0 ? `; while calibrate measured its running worker, ${calParts.join(', ')}` : '';
   return (
-    `; on the machine's shared cores each process waited for a core as it woke: its mean wait each time it was put on one (and all its waits over its CPU time) ${parts.join(', ')}; ` +
+    `; on the machine's shared cores each process waited for a core as it woke: its mean wait each time it was put on one (and all its waits over its CPU time) ${parts.join(', ')}${calibrated}; ` +
     `the machine ${load.map((l) => `${(l.rho * 100).toFixed(0)}%`).join(', ')} busy on ${load.map((l) => l.cores).join(', ')} cores, ${model}`
   );
 }

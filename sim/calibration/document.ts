@@ -4,6 +4,7 @@
 // spreads, a cost <= 0, too few samples)
 // are refused: the key is left out of the block (the scenario's own value or the default applies)
 // and the reason is one line in `refused`.
+import type { CoreWait } from '../replay/core-wait.js';
 import { firstSlice } from '../../core/read-plan.js';
 import { FEEDLAB_VERSION } from '../result.js';
 import type { CalibratedKey } from '../scenario/calibration.js';
@@ -152,6 +153,12 @@ export interface Provenance {
   samples: number;
   /** What was measured on: the world's sizes and shapes. */
   world: Record<string, number | string>;
+  /**
+   * Each process's waits for a core over the running worker's measurements (the hop, the statements
+   * by idle, the sizes): 'worker', 'server', 'redis', 'postgres' (the backends), 'driver' (calibrate
+   * itself); compare sets them beside the replays'. Absent against a target and in older files.
+   */
+  coreWaits?: Record<string, CoreWait>;
 }
 
 export interface Refusal {

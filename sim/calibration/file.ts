@@ -5,6 +5,7 @@
 import { stringify } from 'yaml';
 import { CALIBRATED_KEYS, type CalibratedKey } from '../scenario/calibration.js';
 import { formatBytes } from '../scenario/units.js';
+import { waitPerRun, waitPerSlice, type CoreWait } from '../replay/core-wait.js';
 import { durationText, MIN_R_SQUARED, quantileKey, type CalibrationDocument, type Distribution } from './document.js';
 import type { Fit, Spread } from './figures.js';
 
@@ -58,6 +59,12 @@ function distribution(d: Distribution, unit: (v: number) => string | number = du
   return { n: d.n, ...Object.fromEntries(d.points.map((q) => [quantileKey(q.p), unit(q.value)])) };
 }
 
+/** Each process's mean wait for a core each time it was put on one, its waits over its CPU time, and how many times (a process never on a core left out). */
+function waitsBlock(waits: Record<string, CoreWait>): object {
+  const on = Object.entries(waits).filter(([, w]) => w.slices > 0);
+  return Object.fromEntries(on.map(([name, w]) => [name, { perSlice: durationText(waitPerSlice(w)), ofCpu: round(waitPerRun(w), 3), slices: w.slices }]));
+}
+
 /** The `calibration:` block: provenance and every measurement, durations with units. */
 function provenanceBlock(doc: CalibrationDocument): object {
   const c = doc.calibration;
@@ -70,6 +77,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
     mode: c.mode,
     ...(c.target ? { target: c.target } : {}),
     contention: { otherShare: round(c.contention.otherShare, 3), contended: c.contention.contended, over: durationText(c.contention.overSeconds) },
+    ...(c.coreWaits ? { coreWaits: waitsBlock(c.coreWaits) } : {}),
     samples: c.samples,
     world: c.world,
     measurements: {

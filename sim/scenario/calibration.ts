@@ -61,6 +61,14 @@ export interface CalibrationProvenance {
   date: string;
   /** Other processes took more than a quarter of the machine while it was measured. */
   contended: boolean;
+  /** Each process's waits for a core while the running worker was measured (calibration.coreWaits), by name; absent from older files and a target's. */
+  coreWaits?: Record<string, ProcessWaits>;
+}
+
+/** A process's mean wait for a core each time it was put on one (seconds), and its waits over its CPU time. */
+export interface ProcessWaits {
+  perSlice: number;
+  ofCpu: number;
 }
 
 export interface Calibration {
@@ -92,6 +100,25 @@ const CONTENTION_SPEC: Spec = {
   },
 };
 
+const PROCESS_WAITS_SPEC: Spec = {
+  type: 'object',
+  description: "a process's waits for a core",
+  fields: {
+    perSlice: { type: 'duration', description: 'its mean wait each time it was put on a core', required: true, min: 0 },
+    ofCpu: { type: 'number', description: 'its waits over its CPU time', required: true, min: 0 },
+    slices: { type: 'count', integer: true, description: 'the times it was put on a core', min: 1 },
+  },
+};
+
+/** The processes calibrate's running worker's measurements had (cli/calibrate/session.ts names them). */
+const CORE_WAITS_SPEC: Spec = {
+  type: 'dict',
+  description: "each process's waits for a core while the running worker was measured",
+  keyPattern: /^(worker|server|redis|postgres|driver)$/,
+  keyDescription: 'a process calibrate ran: worker, server, redis, postgres or driver',
+  values: PROCESS_WAITS_SPEC,
+};
+
 const DATE_SPEC: Spec = {
   type: 'string',
   description: 'when it was measured (ISO 8601)',
@@ -104,7 +131,7 @@ const FILE_SPEC: ObjectSpec = {
   type: 'object',
   description: 'a calibration file',
   fields: {
-    calibration: { type: 'object', description: 'provenance', fields: { machine: MACHINE_SPEC, date: DATE_SPEC, contention: CONTENTION_SPEC } },
+    calibration: { type: 'object', description: 'provenance', fields: { machine: MACHINE_SPEC, date: DATE_SPEC, contention: CONTENTION_SPEC, coreWaits: CORE_WAITS_SPEC } },
     infrastructure: INFRASTRUCTURE_SPEC,
   },
 };
@@ -136,8 +163,9 @@ export function parseCalibration(text: string, source: string): Calibration {
   };
   const provenanceNode = block('calibration');
   const infraNode = block('infrastructure');
-  const field = (name: string, spec: Spec) => {
+  const field = (name: string, spec: Spec, optional = false) => {
     const pair = provenanceNode.items.find((p) => isScalar(p.key) && p.key.value === name);
+    if (!pair && optional) return undefined;
     if (!pair) ctx.fail(`calibration.${name}`, `required key is missing (${spec.description})`, provenanceNode);
     ctx.mark(`calibration.${name}`, pair.key as Node);
     return validate((pair.value as Node | null) ?? null, spec, `calibration.${name}`, ctx);
@@ -145,6 +173,8 @@ export function parseCalibration(text: string, source: string): Calibration {
   const machine = field('machine', MACHINE_SPEC) as { hostname: string; cpu: string; cores: number };
   const date = field('date', DATE_SPEC) as string;
   const contention = field('contention', CONTENTION_SPEC) as { contended: boolean };
+  const waits = field('coreWaits', CORE_WAITS_SPEC, true) as [string, ProcessWaits][] | undefined;
+  const coreWaits = waits && Object.fromEntries(waits.map(([k, w]) => [k, { perSlice: w.perSlice, ofCpu: w.ofCpu }]));
 
   const resolved = validate(infraNode, INFRASTRUCTURE_SPEC, 'infrastructure', ctx) as Record<string, unknown>;
   const values = new Map<CalibratedKey, unknown>();
@@ -160,7 +190,7 @@ export function parseCalibration(text: string, source: string): Calibration {
   }
   if (values.size === 0) ctx.fail('infrastructure', 'writes no measured cost (expected some of costs.*, writesPerSecondPerWorker, postToLog, api.*)', infraNode);
   return {
-    provenance: { file: source, machine: `${machine.hostname}, ${machine.cores} x ${machine.cpu}`, date, contended: contention.contended },
+    provenance: { file: source, machine: `${machine.hostname}, ${machine.cores} x ${machine.cpu}`, date, contended: contention.contended, ...(coreWaits ? { coreWaits } : {}) },
     values,
   };
 }

@@ -1,6 +1,7 @@
 // A scenario after validation: every default filled in, every unit converted.
 // Times are in seconds, sizes in bytes, counts are plain numbers.
 // The YAML keys users write are in docs/scenario-reference.md.
+import type { CalibrationProvenance } from './calibration.js';
 import type { QuantileDistribution } from './quantiles.js';
 import type { Threshold } from './thresholds.js';
 
@@ -257,5 +258,5 @@ export interface Scenario {
   /** Inputs written as [low, likely, high]; absent when there are none. */
   intervals?: Interval[];
   /** The calibration file the infrastructure's measured costs came from (`calibration:` or --calibration); absent when none. */
-  calibration?: { file: string; machine: string; date: string; contended: boolean };
+  calibration?: CalibrationProvenance;
 }

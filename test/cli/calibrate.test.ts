@@ -106,6 +106,8 @@ describe.skipIf(skip)('feedlab calibrate --target', () => {
     // exit 1 only for a number refused as unsound (a contended machine scatters a fit); the API tier is not measured, which is no failure
     expect(r.code, r.stderr).toBe(refused.some((x) => !x.notMeasured) ? 1 : 0);
     expect(doc.calibration.mode).toBe('target');
+    // no worker of calibrate's own ran: no waits for a core to set beside a replay's
+    expect(doc.calibration.coreWaits).toBeUndefined();
     const idleKeys = ['costs.eventStatementsByIdle', 'costs.eventFirstPageByIdle', 'costs.eventWritesByIdle', 'costs.eventStatementsGap', 'costs.eventWritesSpread'];
     expect(refused.filter((x) => x.notMeasured).map((x) => x.key)).toEqual([...CALIBRATED_KEYS.filter((k) => k.startsWith('api.')), ...idleKeys]);
     expect(r.stderr).toMatch(/^feedlab: calibrate did not measure costs\.eventStatementsByIdle, costs\.eventFirstPageByIdle, costs\.eventWritesByIdle, costs\.eventStatementsGap: a worker's stages by its idle time need posts at paces calibrate chooses, and it posts nothing to a target/m);

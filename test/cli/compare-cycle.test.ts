@@ -142,6 +142,9 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     expect(c.versions.postgres).toMatch(/^\d+/);
     expect(c.contention.otherShare).toBeGreaterThanOrEqual(0);
     expect(c.contention.contended).toBe(c.contention.otherShare > 0.25);
+    // every process of the running worker's measurements waited for a core at some wake-up, and was put on one
+    expect(Object.keys(c.coreWaits!).sort()).toEqual(['driver', 'postgres', 'redis', 'server', 'worker']);
+    for (const w of Object.values(c.coreWaits!)) expect(w.slices).toBeGreaterThan(0);
 
     // the file: a header, the two blocks, the same infrastructure as the document, and it loads back
     const text = readFileSync(out, 'utf8');
@@ -152,6 +155,7 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     const back = parseCalibration(text, out);
     expect([...back.values.keys()].sort()).toEqual(CALIBRATED_KEYS.filter((k) => !refused.some((x) => x.key === k)).sort());
     expect(back.provenance.machine).toContain(c.machine.hostname);
+    expect(Object.keys(back.provenance.coreWaits!).sort()).toEqual(['driver', 'postgres', 'redis', 'server', 'worker']);
 
     // nothing left behind
     const [, database, keyPrefix, streamPrefix] = /scratch space: database (\S+), keys under (\S+) and (\S+) /.exec(r.stderr)!;

@@ -134,6 +134,13 @@ describe('bad calibration files: one line, located in the file', () => {
     expect(bad('  costs: { rtt: 1us }\n', PROVENANCE.replace('contended: false', 'contended: maybe'))).toMatch(/^cal\.yaml:4:\d+: calibration\.contention\.contended: expected true or false/);
   });
 
+  test("core waits: a process calibrate does not run, a negative share, a wait that is not a duration", () => {
+    const waits = (line: string) => PROVENANCE.replace('  measurements:', `  coreWaits:\n    ${line}\n  measurements:`);
+    expect(bad('  costs: { rtt: 1us }\n', waits('workr: { perSlice: 20us, ofCpu: 0.3 }'))).toMatch(/^cal\.yaml:6:5: calibration\.coreWaits\.workr: "workr" is not a valid key \(expected a process calibrate ran: worker, server, redis, postgres or driver\)/);
+    expect(bad('  costs: { rtt: 1us }\n', waits('worker: { perSlice: 20us, ofCpu: -0.3 }'))).toMatch(/^cal\.yaml:6:\d+: calibration\.coreWaits\.worker\.ofCpu: /);
+    expect(bad('  costs: { rtt: 1us }\n', waits('server: { perSlice: fast, ofCpu: 0.3 }'))).toMatch(/^cal\.yaml:6:\d+: calibration\.coreWaits\.server\.perSlice: /);
+  });
+
   test('the blocks: invalid YAML, an unknown block, a missing one, not a map', () => {
     expect(failure(() => parseCalibration('calibration: [\n', 'cal.yaml'))).toMatch(/^cal\.yaml:\d+:\d+: invalid YAML/);
     expect(failure(() => parseCalibration(`${PROVENANCE}infrastructure: { costs: { rtt: 1us } }\nscenario: x\n`, 'cal.yaml'))).toMatch(/^cal\.yaml:7:1: scenario: unknown block/);

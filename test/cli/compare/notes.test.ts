@@ -238,6 +238,11 @@ describe('compare notes', () => {
     for (const id of ['stage_post_to_log_p50', 'stage_writes_p99', 'lag_p99'] as const) expect(notes[id]).not.toMatch(/waited for a core/);
     sc.infrastructure.cores = null;
     expect(figureNotes(runs, sc).read_p50!.endsWith('on 2, 2 cores, where the model has no shared cores (infrastructure.cores)')).toBe(true);
+    // the calibration's own waits, from its running worker's measurements, beside the replays'
+    sc.calibration = { file: 'cal.yaml', machine: 'lab', date: '2026-12-05', contended: false, coreWaits: { worker: { perSlice: 25e-6, ofCpu: 0.2 }, postgres: { perSlice: 70e-6, ofCpu: 0.41 } } };
+    expect(figureNotes(runs, sc).stage_statements_p50).toMatch(
+      /the driver 50\.0 us, 50\.0 us \(0\.10, 0\.10\); while calibrate measured its running worker, the worker 25\.0 us \(0\.20\), Postgres's backends 70\.0 us \(0\.41\); the machine 50%/,
+    );
   });
 
   it('says nothing of what the documents did not measure', () => {

@@ -1,5 +1,6 @@
 // The calibration document and file: fits, the infrastructure block in the scenario's units, the
 // refusal of unsound numbers, and the round trip (a written file loads back to the same values).
+import { parse } from 'yaml';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -395,6 +396,23 @@ describe('the infrastructure block', () => {
 });
 
 describe('the file', () => {
+  test("writes each process's waits for a core while the running worker was measured, and loads them back", () => {
+    const waits = {
+      worker: { runSeconds: 2, waitSeconds: 0.5, slices: 20_000 },
+      postgres: { runSeconds: 1, waitSeconds: 0.7, slices: 10_000 },
+      redis: { runSeconds: 0, waitSeconds: 0, slices: 0 },
+    };
+    const text = calibrationYaml(calibrationDocument({ ...provenance, coreWaits: waits }, measurements(), []), 'feedlab calibrate');
+    // a process never put on a core is left out
+    expect((parse(text) as { calibration: { coreWaits: unknown } }).calibration.coreWaits).toEqual({
+      worker: { perSlice: '25us', ofCpu: 0.25, slices: 20_000 },
+      postgres: { perSlice: '70us', ofCpu: 0.7, slices: 10_000 },
+    });
+    expect(parseCalibration(text, 'cal.yaml').provenance.coreWaits).toEqual({ worker: { perSlice: 25e-6, ofCpu: 0.25 }, postgres: { perSlice: 70e-6, ofCpu: 0.7 } });
+    // an older file has none
+    expect(parseCalibration(calibrationYaml(calibrationDocument(provenance, measurements(), []), 'feedlab calibrate'), 'cal.yaml').provenance).not.toHaveProperty('coreWaits');
+  });
+
   test('loads back to the same values, through the scenario schema, and a scenario takes them', () => {
     const doc = calibrationDocument(provenance, measurements(), []);
     const text = calibrationYaml(doc, 'feedlab calibrate --out cal.yaml');
