@@ -96,9 +96,13 @@ function coreWaits(measured: RunResult[], sc: Scenario): string {
     })
     .filter((p) => p !== null);
   if (parts.length === 0) return '';
-  // the machine's cores from the share itself: everything busy and idle adds up to 100% a core
-  const busy = (s: CpuShare) => s.generator + Object.values(s.processes).reduce((a, b) => a + b, 0) + s.redis + s.postgres + s.other;
-  const load = shares.map((s) => ({ rho: busy(s) / (busy(s) + s.idle), cores: Math.round((busy(s) + s.idle) / 100) }));
+  // the machine's load: what was not idle of its cores (documents of the day the waits came in
+  // have no cores: everything busy and idle adds up to 100% a core)
+  const busy = (s: CpuShare) => s.generator + Object.values(s.processes).reduce((x, y) => x + y, 0) + s.redis + s.postgres + s.other;
+  const load = shares.map((s) => {
+    const cores = s.cores ?? Math.round((busy(s) + s.idle) / 100);
+    return { rho: Math.min(1, Math.max(0, 1 - s.idle / (100 * cores))), cores };
+  });
   const cores = sc.infrastructure.cores;
   const model =
     cores === null

@@ -30,10 +30,33 @@ export function mainThreadWait(pid: number): CoreWait | null {
   }
 }
 
-/** What was counted between `before` (absent: the process started meanwhile) and `now`. */
+/** What was counted between `before` (absent: the process started meanwhile) and `now`; a count that went back is another process under a reused pid, counted from its start. */
 export function waitSince(before: CoreWait | undefined, now: CoreWait): CoreWait {
-  const b = before ?? NO_WAIT;
-  return { runSeconds: Math.max(0, now.runSeconds - b.runSeconds), waitSeconds: Math.max(0, now.waitSeconds - b.waitSeconds), slices: Math.max(0, now.slices - b.slices) };
+  if (!before || now.runSeconds < before.runSeconds || now.waitSeconds < before.waitSeconds || now.slices < before.slices) return now;
+  return { runSeconds: now.runSeconds - before.runSeconds, waitSeconds: now.waitSeconds - before.waitSeconds, slices: now.slices - before.slices };
+}
+
+/** The waits of the pids a meter reads, by pid, keeping the last seen of each: a process gone by a reading keeps what it had counted up to its last one. */
+export class CoreWaitBook {
+  private readonly last = new Map<number, CoreWait>();
+
+  /** Each pid's waits now (a pid that is gone, or has no schedstat, is left out). */
+  read(pids: Iterable<number>): Map<number, CoreWait> {
+    const out = new Map<number, CoreWait>();
+    for (const pid of pids) {
+      const w = mainThreadWait(pid);
+      if (!w) continue;
+      out.set(pid, w);
+      this.last.set(pid, w);
+    }
+    return out;
+  }
+
+  /** A pid's part between readings `a` and `b`: from `a` (absent there: from its start) to `b`, or, gone by `b`, to its last reading; null when never read. */
+  over(pid: number, a: ReadonlyMap<number, CoreWait>, b: ReadonlyMap<number, CoreWait>): CoreWait | null {
+    const end = b.get(pid) ?? this.last.get(pid);
+    return end ? waitSince(a.get(pid), end) : null;
+  }
 }
 
 export function addWaits(a: CoreWait, b: CoreWait): CoreWait {

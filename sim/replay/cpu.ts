@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { cpus } from 'node:os';
 import type { Redis } from 'ioredis';
-import { addWaits, mainThreadWait, waitSince, type CoreWait } from './core-wait.js';
+import { addWaits, CoreWaitBook, type CoreWait } from './core-wait.js';
 
 export interface CpuSnapshot {
   wall: number;
@@ -15,9 +15,10 @@ export interface CpuSnapshot {
   redis: number;
   postgres: Map<string, number>;
   machine: number;
-  /** How long each main thread waited for a core so far: 'driver' (this process), each named process, 'redis' (when it runs here), and each Postgres backend by pid (core-wait.ts). */
-  waits: Map<string, CoreWait>;
-  postgresWaits: Map<string, CoreWait>;
+  /** How long each main thread read waited for a core so far, by pid: this process, the named processes, Redis (when it runs here), our Postgres backends (core-wait.ts). */
+  waits: Map<number, CoreWait>;
+  /** Redis's pid when it runs on this machine, else null. */
+  redisPid: number | null;
 }
 
 /** CPU used over an interval, in % of one core (a 2-core machine has 200%: that is everything). */
@@ -36,6 +37,8 @@ export interface CpuShare {
   wallSeconds: number;
   /** How long the main threads waited for a core over the interval: 'driver', each named process, 'redis' (when it runs on this machine), 'postgres' (the backends together). Absent from older documents. */
   coreWaits?: Record<string, CoreWait>;
+  /** The machine's cores (100% each). Absent from older documents. */
+  cores?: number;
 }
 
 const CLK_TCK = 100;
@@ -97,6 +100,15 @@ export function residentBytes(pid: number): number {
     return m ? Number(m[1]) * 1024 : NaN;
   } catch {
     return NaN;
+  }
+}
+
+/** Whether a pid is a redis-server of this machine. */
+function isRedis(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'latin1').startsWith('redis');
+  } catch {
+    return false;
   }
 }
 
@@ -168,8 +180,9 @@ export class CpuMeter {
   private processes = new Map<string, number>();
   /** The CPU seconds each process was last seen at: what a process killed (or a backend gone) used counts up to then. */
   private readonly lastSeen = new Map<number, number>();
-  /** Redis's pid when it runs on this machine (INFO server's process_id is a redis-server here), else null; undefined until asked. */
-  private redisPid: number | null | undefined;
+  /** Redis's pid, once INFO server's process_id was found to be a redis-server of this machine. */
+  private redisPid: number | null = null;
+  private readonly waitBook = new CoreWaitBook();
 
   constructor(
     private readonly redis: Redis | null,
@@ -211,6 +224,7 @@ export class CpuMeter {
   /** Reads every named process's CPU now: call it just before killing one, so its share is whole. */
   remember(): void {
     for (const pid of this.processes.values()) this.ticks(pid);
+    this.waitBook.read(this.processes.values());
   }
 
   async snapshot(): Promise<CpuSnapshot> {
@@ -222,19 +236,8 @@ export class CpuMeter {
     for (const b of backends) postgres.set(String(b), this.ticks(b));
     const processes = new Map<string, { pid: number; seconds: number }>();
     for (const [name, pid] of this.processes) processes.set(name, { pid, seconds: this.ticks(pid) });
-    const waits = new Map<string, CoreWait>();
-    const wait = (key: string, pid: number | null) => {
-      const w = pid === null ? null : mainThreadWait(pid);
-      if (w) waits.set(key, w);
-    };
-    wait('driver', process.pid);
-    for (const [name, pid] of this.processes) wait(name, pid);
-    wait('redis', await this.localRedisPid());
-    const postgresWaits = new Map<string, CoreWait>();
-    for (const b of backends) {
-      const w = mainThreadWait(b);
-      if (w) postgresWaits.set(String(b), w);
-    }
+    const redisPid = await this.localRedisPid();
+    const waits = this.waitBook.read([...pids, ...backends, ...(redisPid === null ? [] : [redisPid])]);
     const u = process.cpuUsage();
     return {
       wall: performance.now(),
@@ -244,34 +247,41 @@ export class CpuMeter {
       postgres,
       machine: machineSeconds().busy,
       waits,
-      postgresWaits,
+      redisPid,
     };
   }
 
+  /** Redis's pid while it is a redis-server of this machine (asked again when it is not: a restart, a failed INFO), else null (a remote Redis, or one in a container of its own). */
   private async localRedisPid(): Promise<number | null> {
-    if (this.redisPid !== undefined || !this.redis) return this.redisPid ?? null;
+    if (!this.redis) return null;
+    if (this.redisPid !== null && isRedis(this.redisPid)) return this.redisPid;
     const info = await this.redis.info('server').catch(() => '');
     const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
-    let comm = '';
-    try {
-      comm = readFileSync(`/proc/${pid}/comm`, 'latin1');
-    } catch {
-      // not a process of this machine (a remote Redis, or one in a container of its own)
-    }
-    this.redisPid = pid > 0 && comm.startsWith('redis') ? pid : null;
+    this.redisPid = pid > 0 && isRedis(pid) ? pid : null;
     return this.redisPid;
   }
 
-  /** The main threads' waits for a core between two snapshots; a process started meanwhile (or restarted under its name) counts from its start. */
+  /**
+   * The main threads' waits for a core between two snapshots, by name ('driver', each named
+   * process, 'redis', 'postgres' for the backends together): a process started meanwhile counts
+   * from its start, one gone meanwhile (killed and restarted under its name, a backend closed) up
+   * to its last reading.
+   */
   private coreWaits(a: CpuSnapshot, b: CpuSnapshot): Record<string, CoreWait> {
     const out: Record<string, CoreWait> = {};
-    const pidOf = (s: CpuSnapshot, key: string) => (key === 'driver' ? process.pid : key === 'redis' ? this.redisPid : s.processes.get(key)?.pid);
-    for (const [key, now] of b.waits) out[key] = waitSince(pidOf(a, key) === pidOf(b, key) ? a.waits.get(key) : undefined, now);
-    if (b.postgresWaits.size > 0) {
-      let pg: CoreWait = { runSeconds: 0, waitSeconds: 0, slices: 0 };
-      for (const [pid, now] of b.postgresWaits) pg = addWaits(pg, waitSince(a.postgresWaits.get(pid), now));
-      out.postgres = pg;
+    const add = (key: string, pid: number | null | undefined) => {
+      const w = pid ? this.waitBook.over(pid, a.waits, b.waits) : null;
+      if (w) out[key] = out[key] ? addWaits(out[key], w) : w;
+    };
+    add('driver', process.pid);
+    for (const [name, now] of b.processes) {
+      add(name, now.pid);
+      const before = a.processes.get(name)?.pid;
+      if (before !== now.pid) add(name, before);
     }
+    add('redis', b.redisPid);
+    if (a.redisPid !== b.redisPid) add('redis', a.redisPid);
+    for (const pid of new Set([...a.postgres.keys(), ...b.postgres.keys()])) add('postgres', Number(pid));
     return out;
   }
 
@@ -308,6 +318,7 @@ export class CpuMeter {
       idle: Math.max(0, 100 * CORES - machine),
       wallSeconds: wall,
       coreWaits: this.coreWaits(a, b),
+      cores: CORES,
     };
   }
 }

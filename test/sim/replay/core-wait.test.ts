@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addWaits, mainThreadWait, waitPerRun, waitPerSlice, waitSince } from '../../../sim/replay/core-wait.js';
+import { addWaits, CoreWaitBook, mainThreadWait, waitPerRun, waitPerSlice, waitSince } from '../../../sim/replay/core-wait.js';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -26,14 +26,34 @@ describe("a process's waits for a core", () => {
     const now = { runSeconds: 1.5, waitSeconds: 0.45, slices: 140 };
     expect(waitSince(before, now)).toEqual({ runSeconds: 0.5, waitSeconds: 0.2, slices: 40 });
     expect(waitSince(undefined, now)).toEqual(now);
-    // a pid reused by another process reads less than before: its interval counts nothing, not less
-    expect(waitSince(now, before)).toEqual({ runSeconds: 0, waitSeconds: 0, slices: 0 });
+    // a pid reused by another process reads less than before: that process counts from its start
+    expect(waitSince(now, before)).toEqual(before);
+    expect(waitSince(now, { ...now, slices: 139 })).toEqual({ ...now, slices: 139 });
     const sum = addWaits(waitSince(before, now), now);
     expect(sum).toEqual({ runSeconds: 2, waitSeconds: 0.65, slices: 180 });
     expect(waitPerSlice(waitSince(before, now))).toBeCloseTo(0.005, 12);
     expect(waitPerRun(waitSince(before, now))).toBeCloseTo(0.4, 12);
     expect(waitPerSlice({ runSeconds: 0, waitSeconds: 0, slices: 0 })).toBeNaN();
     expect(waitPerRun({ runSeconds: 0, waitSeconds: 0, slices: 0 })).toBeNaN();
+  });
+
+  it('keeps what a process gone by a reading had counted up to its last one', async () => {
+    const child = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+    children.push(child);
+    const book = new CoreWaitBook();
+    const pid = child.pid!;
+    const a = book.read([pid]);
+    await sleep(300);
+    const last = book.read([pid]).get(pid)!;
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    await sleep(50); // reaped: its /proc entry gone
+    const b = book.read([pid]);
+    expect(b.has(pid)).toBe(false);
+    expect(book.over(pid, a, b)).toEqual(waitSince(a.get(pid), last));
+    expect(book.over(pid, a, b)!.runSeconds).toBeGreaterThan(0.1);
+    // a pid never read has nothing
+    expect(book.over(2 ** 23, a, b)).toBeNull();
   });
 
   it('counts the wait of a spinner sharing the cores with more spinners than there are cores', async () => {
