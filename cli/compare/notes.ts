@@ -83,7 +83,8 @@ const CROSSING_PROCESSES: FigureId[] = ['stage_statements_p50', 'stage_statement
  * '' from documents that did not measure it.
  */
 function coreWaits(measured: RunResult[], sc: Scenario): string {
-  const shares = measured.map((r) => r.replay?.cpu.share).filter((s): s is CpuShare & { coreWaits: Record<string, CoreWait> } => s?.coreWaits !== undefined);
+  // a share has its waits and its machine's cores together (both absent from older documents)
+  const shares = measured.map((r) => r.replay?.cpu.share).filter((s): s is CpuShare & { coreWaits: Record<string, CoreWait>; cores: number } => s?.coreWaits !== undefined && s.cores !== undefined);
   if (shares.length === 0) return '';
   const group = (w: Record<string, CoreWait>, name: string) =>
     name === 'workers' ? Object.entries(w).filter(([k]) => k.startsWith('worker ')).reduce((sum, [, x]) => addWaits(sum, x), NO_WAIT) : w[name];
@@ -96,13 +97,8 @@ function coreWaits(measured: RunResult[], sc: Scenario): string {
     })
     .filter((p) => p !== null);
   if (parts.length === 0) return '';
-  // the machine's load: what was not idle of its cores (documents of the day the waits came in
-  // have no cores: everything busy and idle adds up to 100% a core)
-  const busy = (s: CpuShare) => s.generator + Object.values(s.processes).reduce((x, y) => x + y, 0) + s.redis + s.postgres + s.other;
-  const load = shares.map((s) => {
-    const cores = s.cores ?? Math.round((busy(s) + s.idle) / 100);
-    return { rho: Math.min(1, Math.max(0, 1 - s.idle / (100 * cores))), cores };
-  });
+  // the machine's load: what was not idle of its cores
+  const load = shares.map((s) => ({ rho: Math.min(1, Math.max(0, 1 - s.idle / (100 * s.cores))), cores: s.cores }));
   const cores = sc.infrastructure.cores;
   const model =
     cores === null

@@ -221,7 +221,7 @@ describe('compare notes', () => {
     runs.forEach((r, i) => {
       // 100% of a core busy of 200%: rho 0.5 on two cores
       r.replay!.cpu.share = {
-        generator: 20, server: 40, processes: { server: 40, 'worker 1': 10, 'worker 2': 10 }, redis: 10, postgres: 10, other: 0, idle: 100, wallSeconds: 100,
+        generator: 20, server: 40, processes: { server: 40, 'worker 1': 10, 'worker 2': 10 }, redis: 10, postgres: 10, other: 0, idle: 100, wallSeconds: 100, cores: 2,
         coreWaits: { 'worker 1': w(1, 0.3, 10_000), 'worker 2': w(1, 0.5 + i * 0.2, 10_000), postgres: w(2, 1, 10_000), server: w(4, 1.6, 20_000), driver: w(2, 0.2, 4_000) },
       };
     });
