@@ -20,10 +20,25 @@ const ms = (s: number) => (s < 1e-4 ? `${(s * 1e6).toFixed(2)} us` : `${(s * 100
 const us = (s: number) => `${(s * 1e6).toFixed(1)} us`;
 const msOf = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 
-/** Notes for one policy's figures, from its replay documents and the scenario the model ran (the mirrored one, sim/replay/mirror.ts). */
-export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureId, string>> {
+/**
+ * What the model charges, as each calibration the simulated side ran with set it: one value where
+ * they agree, else each one's in their order, "0.62 ms / 0.71 ms" (the replays' own are listed "a, b").
+ */
+type Each = (f: (sc: Scenario) => string) => string;
+function eachOf(scs: readonly Scenario[]): Each {
+  return (f) => [...new Set(scs.map(f))].join(' / ');
+}
+
+/**
+ * Notes for one policy's figures, from its replay documents and the scenarios the model ran (the
+ * mirrored one, sim/replay/mirror.ts, with each calibration of the simulated side, in order).
+ */
+export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Record<FigureId, string>> {
+  if (scs.length === 0) throw new RangeError('figureNotes: no scenario the model ran');
   const notes: Partial<Record<FigureId, string>> = {};
-  const infra = sc.infrastructure;
+  const each = eachOf(scs);
+  const cost = (f: (c: Scenario['infrastructure']['costs']) => number) => each((sc) => ms(f(sc.infrastructure.costs)));
+  const infra = (f: (i: Scenario['infrastructure']) => string) => each((sc) => f(sc.infrastructure));
   const parts = measured.map((r) => r.replay?.fanout).filter((f) => f?.hop !== undefined && f.workers.event !== undefined);
   if (parts.length > 0) {
     const hop = (k: 'p50' | 'p99') => mean(parts.map((f) => f!.hop[k]));
@@ -31,17 +46,17 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     const runs = parts.length === measured.length ? '' : ` (${parts.length} of the ${measured.length} runs measured these parts)`;
     const lag =
       `measured${runs}: commit to the event log p50 ${ms(hop('p50'))}, p99 ${ms(hop('p99'))}; a worker's event p50 ${ms(event('p50'))}, p99 ${ms(event('p99'))}. ` +
-      `Modelled: postToLog p50 ${ms(quantileAt(infra.postToLog, 0.5))}, p99 ${ms(quantileAt(infra.postToLog, 0.99))}; the worker's statements p50 ${ms(quantileAt(infra.costs.eventStatements, 0.5))} and first follower page ${ms(infra.costs.expand)} + ${ms(infra.costs.expandPerFollower)} a follower before its writes at ${Math.round(infra.writesPerSecondPerWorker)}/s`;
+      `Modelled: postToLog p50 ${infra((i) => ms(quantileAt(i.postToLog, 0.5)))}, p99 ${infra((i) => ms(quantileAt(i.postToLog, 0.99)))}; the worker's statements p50 ${cost((c) => quantileAt(c.eventStatements, 0.5))} and first follower page ${cost((c) => c.expand)} + ${cost((c) => c.expandPerFollower)} a follower before its writes at ${infra((i) => `${Math.round(i.writesPerSecondPerWorker)}/s`)}`;
     notes.lag_p50 = lag;
     notes.post_lag_p50 = lag;
     // the per-follower tail is the large posts' writes: their batches (none when every post is pulled)
     const batched = parts.filter((f) => f!.workers.batch.count > 0);
     if (batched.length > 0) {
       const batch = (k: 'p50' | 'p99') => mean(batched.map((f) => f!.workers.batch[k]));
-      const full = infra.costs.rtt + infra.costs.batch + infra.batchSize / infra.writesPerSecondPerWorker;
+      const full = (i: Scenario['infrastructure']) => i.costs.rtt + i.costs.batch + i.batchSize / i.writesPerSecondPerWorker;
       const tail =
         `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
-        `(the largest batches are the full ones, ${infra.batchSize} timelines); modelled, a full batch ${ms(full)} (${Math.round(infra.writesPerSecondPerWorker)} writes/s and ${ms(infra.costs.batch)} a batch beyond its round trip, ${infra.worker.pipelines} in flight)`;
+        `(the largest batches are the full ones, ${infra((i) => String(i.batchSize))} timelines); modelled, a full batch ${infra((i) => ms(full(i)))} (${infra((i) => String(Math.round(i.writesPerSecondPerWorker)))} writes/s and ${cost((c) => c.batch)} a batch beyond its round trip, ${infra((i) => String(i.worker.pipelines))} in flight)`;
       notes.lag_p99 = tail;
       notes.lag_max = tail;
       // a post's lag ends with its last follower's write: the largest posts' again
@@ -49,18 +64,19 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
       notes.post_lag_max = `one post: ${tail}`;
     }
   }
-  pulledNotes(measured, sc, notes);
-  if (infra.api) notes.api_cpu = apiCpuNote(measured, infra.api);
-  Object.assign(notes, stageNotes(measured, sc));
+  pulledNotes(measured, each, notes);
+  const apis = scs.map((sc) => sc.infrastructure.api).filter((a) => a !== null);
+  if (apis.length === scs.length) notes.api_cpu = apiCpuNote(measured, eachOf(scs));
+  Object.assign(notes, stageNotes(measured, scs));
   const server = measured.map((r) => r.replay?.reads.server).filter((s) => s !== undefined && Number.isFinite(s.p50Ms));
   if (server.length > 0) {
     const client = (k: 'p50' | 'p99') => mean(measured.map((r) => r.summary.reads.latencyMs[k]));
     const srv = (k: 'p50Ms' | 'p99Ms') => mean(server.map((s) => s![k]));
-    const api = infra.api;
+    const api = (f: (a: NonNullable<Scenario['infrastructure']['api']>) => string) => each((sc) => f(sc.infrastructure.api!));
     const read =
       `measured${server.length === measured.length ? '' : ` (${server.length} of the ${measured.length} runs)`}: the server's own histogram p50 ${msOf(srv('p50Ms'))}, p99 ${msOf(srv('p99Ms'))} of the client's ${msOf(client('p50'))}, ${msOf(client('p99'))} (the rest is the client and the network)` +
-      (api
-        ? `. Modelled: ${ms(api.cpuPerRead)} of CPU a page + ${ms(api.cpuPerList)} a list${api.cpuPerListEntry > 0 ? ` and ${ms(api.cpuPerListEntry)} an entry it returns` : ''} + ${ms(api.cpuPerPost)} a post, ${ms(api.idleOverhead)} more on an idle API${idleCpuAt(api, 0) > 0 ? ` (${ms(idleCpuAt(api, 0))} of it CPU holding the core)` : ''}, two Redis round trips of ${ms(infra.costs.rtt)}, and the calibrated spread of a request one at a time, its stalls (beyond its p${Math.round(STALL_FROM * 100)}) met once more for every reference page's worth of CPU a page has beyond the first`
+      (apis.length === scs.length
+        ? `. Modelled: ${api((a) => ms(a.cpuPerRead))} of CPU a page + ${api((a) => ms(a.cpuPerList))} a list${apis.some((a) => a.cpuPerListEntry > 0) ? ` and ${api((a) => ms(a.cpuPerListEntry))} an entry it returns` : ''} + ${api((a) => ms(a.cpuPerPost))} a post, ${api((a) => ms(a.idleOverhead))} more on an idle API${apis.some((a) => idleCpuAt(a, 0) > 0) ? ` (${api((a) => ms(idleCpuAt(a, 0)))} of it CPU holding the core)` : ''}, two Redis round trips of ${cost((c) => c.rtt)}, and the calibrated spread of a request one at a time, its stalls (beyond its p${Math.round(STALL_FROM * 100)}) met once more for every reference page's worth of CPU a page has beyond the first`
         : '');
     // a read that found its followee set missing or stale waited for Postgres: the model has no such wait
     const waits = measured.map((r) => r.replay?.reads.counters).filter((c) => c?.followeeLoadsWaited !== undefined);
@@ -68,7 +84,7 @@ export function figureNotes(measured: RunResult[], sc: Scenario): Partial<Record
     notes.read_p50 = read + waited + clientWaits(measured, 'p50Ms');
     notes.read_p99 = read + waited + runtimeWaits(measured) + clientWaits(measured, 'p99Ms');
   }
-  const waits = coreWaits(measured, sc);
+  const waits = coreWaits(measured, scs);
   if (waits) for (const id of CROSSING_PROCESSES) if (notes[id]) notes[id] += waits;
   return notes;
 }
@@ -82,7 +98,7 @@ const CROSSING_PROCESSES: FigureId[] = ['stage_statements_p50', 'stage_statement
  * machine's measured load: an M/M/c station's wait over its service, C(c, rho) / (c (1 - rho)).
  * '' from documents that did not measure it.
  */
-function coreWaits(measured: RunResult[], sc: Scenario): string {
+function coreWaits(measured: RunResult[], scs: readonly Scenario[]): string {
   // a share has its waits and its machine's cores together (both absent from older documents)
   const shares = measured.map((r) => r.replay?.cpu.share).filter((s): s is CpuShare & { coreWaits: Record<string, CoreWait>; cores: number } => s?.coreWaits !== undefined && s.cores !== undefined);
   if (shares.length === 0) return '';
@@ -99,17 +115,17 @@ function coreWaits(measured: RunResult[], sc: Scenario): string {
   if (parts.length === 0) return '';
   // the machine's load: what was not idle of its cores
   const load = shares.map((s) => ({ rho: Math.min(1, Math.max(0, 1 - s.idle / (100 * s.cores))), cores: s.cores }));
-  const cores = sc.infrastructure.cores;
+  // the machine's cores: the mirrored scenarios differ only in their calibrated costs
+  const cores = scs[0].infrastructure.cores;
   const model =
     cores === null
       ? 'where the model has no shared cores (infrastructure.cores)'
       : `where the model's ${cores} shared cores add ${load.map((l) => (slowdownAt(cores, l.rho) - 1).toFixed(2)).join(', ')} of a stage's CPU time (an M/M/c station's wait)`;
   // the stages' inputs were measured with calibrate's own waits: the difference is the replays'
-  const cal = sc.calibration?.coreWaits;
-  const calOf = (name: string) => cal?.[name === 'workers' ? 'worker' : name]; // calibrate runs one worker
+  const cals = scs.map((sc) => sc.calibration?.coreWaits).filter((c) => c !== undefined);
   const calParts = groups.flatMap(([name, label]) => {
-    const w = calOf(name);
-    return w ? [`${name === 'workers' ? 'the worker' : label} ${us(w.perSlice)} (${w.ofCpu.toFixed(2)})`] : [];
+    const ws = cals.map((c) => c[name === 'workers' ? 'worker' : name]).filter((w) => w !== undefined); // calibrate runs one worker
+    return ws.length > 0 ? [`${name === 'workers' ? 'the worker' : label} ${ws.map((w) => us(w.perSlice)).join(' / ')} (${ws.map((w) => w.ofCpu.toFixed(2)).join(' / ')})`] : [];
   });
   const calibrated = calParts.length > 0 ? `; while calibrate measured its running worker, ${calParts.join(', ')}` : '';
   return (
@@ -123,20 +139,22 @@ function coreWaits(measured: RunResult[], sc: Scenario): string {
  * replays' probes took that time from the server's Server-Timing; the model draws api.postListed.
  * Added to the lag notes (in place of the pushed posts' tail where no post was pushed).
  */
-function pulledNotes(measured: RunResult[], sc: Scenario, notes: Partial<Record<FigureId, string>>): void {
+function pulledNotes(measured: RunResult[], each: Each, notes: Partial<Record<FigureId, string>>): void {
   const probes = measured.map((r) => r.replay?.fanout.probes).filter((p) => p !== undefined && p.pulledPosts > 0 && p.pulledPostLag.count > 0);
   if (probes.length === 0) return;
   const timed = probes.map((p) => (p!.pulledTimed === undefined ? 'none' : `${p!.pulledTimed} of ${p!.pulledPosts}`)).join(', ');
-  const api = sc.infrastructure.api;
-  const modelled = api
-    ? `; modelled, api.postListed p50 ${ms(quantileAt(api.postListed, 0.5))}, p99 ${ms(quantileAt(api.postListed, 0.99))} (the post's CPU ${ms(api.cpuPerWrite)} at least)`
-    : `; modelled without an API tier: a Redis round trip, ${ms(sc.infrastructure.costs.rtt)}`;
+  const modelled = each(({ infrastructure: i }) =>
+    i.api
+      ? `api.postListed p50 ${ms(quantileAt(i.api.postListed, 0.5))}, p99 ${ms(quantileAt(i.api.postListed, 0.99))} (the post's CPU ${ms(i.api.cpuPerWrite)} at least)`
+      : `without an API tier: a Redis round trip, ${ms(i.costs.rtt)}`,
+  );
+  const modelledText = `; modelled, ${modelled}`;
   // per follower, each post weighted by its audience; per post, once each
   const text = (per: 'pulledFollowerLag' | 'pulledPostLag') => {
     const lag = (k: 'p50' | 'p99') => mean(probes.map((p) => p![per][k]));
     return (
       `pulled posts (delivered when their author's list holds them, before the 201; the server's Server-Timing for ${timed}, the others bounded by the 201): ` +
-      `measured${per === 'pulledFollowerLag' ? ' per follower' : ''}, creation to the list p50 ${ms(lag('p50'))}, p99 ${ms(lag('p99'))}${modelled}`
+      `measured${per === 'pulledFollowerLag' ? ' per follower' : ''}, creation to the list p50 ${ms(lag('p50'))}, p99 ${ms(lag('p99'))}${modelledText}`
     );
   };
   const follower = text('pulledFollowerLag');
@@ -153,7 +171,8 @@ function pulledNotes(measured: RunResult[], sc: Scenario, notes: Partial<Record<
  * and its requests), against what the model charges: a request's (the closed loops' fits, the idle
  * CPU at a trickle) and a process's background.
  */
-function apiCpuNote(measured: RunResult[], api: NonNullable<Scenario['infrastructure']['api']>): string {
+function apiCpuNote(measured: RunResult[], each: Each): string {
+  const api = (f: (a: NonNullable<Scenario['infrastructure']['api']>) => string) => each((sc) => f(sc.infrastructure.api!));
   const per = measured
     .map((r) => {
       const share = r.replay?.cpu.share;
@@ -164,7 +183,7 @@ function apiCpuNote(measured: RunResult[], api: NonNullable<Scenario['infrastruc
     })
     .filter((x) => x !== null);
   const measuredText = per.length > 0 ? `measured, the server process's CPU over the window ${per.map((x) => ms(x)).join(', ')} a request sent (its relay, timers and scrapes included)` : 'measured from /proc';
-  return `${measuredText}; modelled, a page's CPU from the closed loops' fits (${ms(api.cpuPerRead)} + its lists and posts), a post's ${ms(api.cpuPerWrite)}, ${ms(idleCpuAt(api, 0))} more CPU for a request that finds the tier idle (none at full load), and ${api.backgroundCpu} cores a process keeps busy with no request`;
+  return `${measuredText}; modelled, a page's CPU from the closed loops' fits (${api((a) => ms(a.cpuPerRead))} + its lists and posts), a post's ${api((a) => ms(a.cpuPerWrite))}, ${api((a) => ms(idleCpuAt(a, 0)))} more CPU for a request that finds the tier idle (none at full load), and ${api((a) => String(a.backgroundCpu))} cores a process keeps busy with no request`;
 }
 
 /** The server's event-loop waits and GC pauses the replays measured (server/http/runtime-metrics.ts), '' from older servers. */
@@ -206,10 +225,10 @@ function workerLoops(measured: RunResult[]): string {
 }
 
 /** Redis's own time per timeline write, calibrated against the replays' (their EVALSHAs over the window), '' from older documents. */
-function redisPerWrite(measured: RunResult[], zadd: number): string {
+function redisPerWrite(measured: RunResult[], zadd: string): string {
   const per = measured.map((r) => r.replay?.fanout.writes.redisSecondsPerScript).filter((x): x is number => typeof x === 'number');
   if (per.length === 0) return '';
-  return `; Redis's own time a timeline write ${us(zadd)} as calibrated (costs.zadd), the replays' ${per.map(us).join(', ')} (their scripts' commandstats over the window)`;
+  return `; Redis's own time a timeline write ${zadd} as calibrated (costs.zadd), the replays' ${per.map(us).join(', ')} (their scripts' commandstats over the window)`;
 }
 
 /**
@@ -218,61 +237,67 @@ function redisPerWrite(measured: RunResult[], zadd: number): string {
  * so that a gap between the two measurements of the machine (calibrate's, then the replays') reads
  * apart from the model's arithmetic.
  */
-function stageNotes(measured: RunResult[], sc: Scenario): Partial<Record<FigureId, string>> {
-  const c = sc.infrastructure.costs;
-  const w = sc.infrastructure;
+function stageNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Record<FigureId, string>> {
   const stages = measured.map((r) => r.summary.fanout.stagesSeconds).filter((s) => s !== undefined);
   if (stages.length === 0) return {};
-  const from = sc.calibration ? `calibrated (${sc.calibration.file}, ${sc.calibration.date})` : 'the scenario\'s';
+  const each = eachOf(scs);
+  const cost = (f: (c: Scenario['infrastructure']['costs']) => string) => each((sc) => f(sc.infrastructure.costs));
+  /** A clause each calibration sets (", moved by ..."): one where they agree, else each one's after its number. */
+  const clause = (f: (c: Scenario['infrastructure']['costs']) => string) => {
+    const xs = scs.map((sc) => f(sc.infrastructure.costs));
+    return new Set(xs).size === 1 ? xs[0] : xs.map((x, i) => `; calibration ${i + 1}${x || ', none'}`).join('');
+  };
+  const files = scs.map((sc) => sc.calibration).filter((c) => c !== undefined);
+  const from = files.length > 0 ? `calibrated (${files.map((c) => `${c.file}, ${c.date}`).join('; ')})` : "the scenario's";
   type Stage = 'postToLog' | 'pickup' | 'statements' | 'firstPage' | 'writes';
   const runs = (of: Stage, k: 'p50' | 'p99' | 'mean') => `the replays' ${stages.map((s) => ms(s![of][k])).join(', ')}`;
   // where the model passes the calibrated figure straight through, a ratio outside 15% is this
   // machine measuring the same stage differently in calibrate and in the replays: said in one figure
-  const against = (of: Stage, k: 'p50' | 'p99' | 'mean', input: number) => {
-    const x = mean(stages.map((s) => s![of][k])) / input;
+  // (against the calibrations' mean input)
+  const against = (of: Stage, k: 'p50' | 'p99' | 'mean', input: (sc: Scenario) => number) => {
+    const x = mean(stages.map((s) => s![of][k])) / mean(scs.map(input));
     return Number.isFinite(x) && x > 0 ? `, ${x.toFixed(2)}x the input, which the model draws from unchanged` : '';
   };
   // the log's entry ids and the worker's clock are whole milliseconds
   const ticks = ' (millisecond clocks: a quantile is a whole number of ms)';
   const hop = (k: 'p50' | 'p99', p: number) => {
-    const input = quantileAt(sc.infrastructure.postToLog, p);
-    return `${from} postToLog ${k} ${ms(input)}, drawn per post; ${runs('postToLog', k)}${against('postToLog', k, input)}${ticks}`;
+    const input = (sc: Scenario) => quantileAt(sc.infrastructure.postToLog, p);
+    return `${from} postToLog ${k} ${each((sc) => ms(input(sc)))}, drawn per post; ${runs('postToLog', k)}${against('postToLog', k, input)}${ticks}`;
   };
   // each stage is moved by the consumer's idle time before the event on its own curve
   // (sim/model/idle-wake.ts); the replay's world is simulated with the reference worker
   // (sim/replay/mirror.ts), which it moves
-  const movedBy = (curve: IdlePoint[] | null, how: string) =>
+  const movedBy = (c: Scenario['infrastructure']['costs'], curve: IdlePoint[] | null, how: string) =>
     curve && curve.length > 0 ? `, ${how} by the worker's idle time before it (measured at ${ms(c.eventStatementsGap)}; median ${curve.map((p) => `${ms(p.value)} after ${ms(p.gap)}`).join(', ')})` : '';
-  const idle = movedBy(c.eventStatementsByIdle, 'moved');
-  const pageIdle = movedBy(c.eventFirstPageByIdle, 'moved');
-  const writesIdle = movedBy(c.eventWritesByIdle, "plus once the move of a small post's writes");
+  const idle = clause((c) => movedBy(c, c.eventStatementsByIdle, 'moved'));
+  const pageIdle = clause((c) => movedBy(c, c.eventFirstPageByIdle, 'moved'));
+  const writesIdle = clause((c) => movedBy(c, c.eventWritesByIdle, "plus once the move of a small post's writes"));
   // a post's per-follower writes scaled by a draw of the calibrated spread about the line
-  const at = (p: number) => quantileAt(c.eventWritesSpread, p);
-  const every = constantValue(c.eventWritesSpread);
-  const spread =
-    every === null
-      ? `, each post's per-follower part scaled by a draw of eventWritesSpread (p50 ${at(0.5).toFixed(2)}x, p90 ${at(0.9).toFixed(2)}x, max ${at(1).toFixed(2)}x)`
-      : every === 1
-        ? ''
-        : `, every post at ${every}x it`;
+  const spread = clause((c) => {
+    const at = (p: number) => quantileAt(c.eventWritesSpread, p);
+    const every = constantValue(c.eventWritesSpread);
+    if (every === null) return `, each post's per-follower part scaled by a draw of eventWritesSpread (p50 ${at(0.5).toFixed(2)}x, p90 ${at(0.9).toFixed(2)}x, max ${at(1).toFixed(2)}x)`;
+    return every === 1 ? '' : `, every post at ${every}x it`;
+  });
   const statements = (k: 'p50' | 'p99', p: number) => {
-    const input = quantileAt(c.eventStatements, p);
-    return `${from} eventStatements ${k} ${ms(input)}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;
+    const input = (sc: Scenario) => quantileAt(sc.infrastructure.costs.eventStatements, p);
+    return `${from} eventStatements ${k} ${each((sc) => ms(input(sc)))}, drawn per event${idle}; ${runs('statements', k)}${idle ? '' : against('statements', k, input)}`;
   };
   // every post pulled in every replay (pull): no first page or writes measured to set beside the line
   const pushed = stages.some((s) => s!.firstPage.max > 0 || s!.writes.max > 0);
+  const pickup = cost((c) => ms(c.pickup));
   const pushedStages = pushed
     ? {
-        stage_first_page_p50: `${from} ${ms(c.expand)} + ${ms(c.expandPerFollower)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
-        stage_writes_p50: `${from} ${ms(c.rtt + c.batch)} a batch (up to ${w.batchSize} followers, ${w.worker.pipelines} in flight) + ${ms(1 / w.writesPerSecondPerWorker)} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
-        stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redisPerWrite(measured, c.zadd)}`,
+        stage_first_page_p50: `${from} ${cost((c) => `${ms(c.expand)} + ${ms(c.expandPerFollower)}`)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
+        stage_writes_p50: `${from} ${cost((c) => ms(c.rtt + c.batch))} a batch (up to ${each((sc) => String(sc.infrastructure.batchSize))} followers, ${each((sc) => String(sc.infrastructure.worker.pipelines))} in flight) + ${each((sc) => ms(1 / sc.infrastructure.writesPerSecondPerWorker))} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
+        stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redisPerWrite(measured, cost((c) => us(c.zadd)))}`,
       }
     : {};
   return {
     stage_post_to_log_p50: hop('p50', 0.5),
     stage_post_to_log_p99: hop('p99', 0.99),
-    stage_pickup_mean: `${from} pickup ${ms(c.pickup)} to an idle worker, plus any wait behind its batch; ${runs('pickup', 'mean')}`,
-    stage_pickup_p99: `the model's pickup is ${ms(c.pickup)} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${ticks}${workerLoops(measured)}`,
+    stage_pickup_mean: `${from} pickup ${pickup} to an idle worker, plus any wait behind its batch; ${runs('pickup', 'mean')}`,
+    stage_pickup_p99: `the model's pickup is ${pickup} to an idle worker and a busy one's batch: it has no event loop blocked by other work; ${runs('pickup', 'p99')}${ticks}${workerLoops(measured)}`,
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),
     ...pushedStages,

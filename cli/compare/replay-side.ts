@@ -36,7 +36,7 @@ export interface ReplayArgs {
   scenarioPath: string;
   policies: string[];
   runs: number;
-  /** Flags passed on to feedlab replay as they are (--calibration, --users, --time-scale, --workers). */
+  /** Flags passed on to every feedlab replay as they are (--users, --time-scale, --workers). */
   pass: string[];
   /** Wall seconds one policy's window takes: for the progress line. */
   windowSeconds: number;
@@ -48,11 +48,16 @@ export interface ReplayArgs {
 /** A replay's set-up and settling beside its windows, for the ETA: the world loaded, warmed, checked; the fan-out drained. */
 const REPLAY_OVERHEAD_SECONDS = 45;
 
-/** Replay the scenario `runs` times, one after the other (a replay wants the machine to itself). */
-export async function runReplays(o: ReplayArgs): Promise<ReplayRuns> {
+/**
+ * Replay the scenario `runs` times, one after the other (a replay wants the machine to itself);
+ * `before(i)` runs before replay i (1-based) and gives flags of that replay's own (compare
+ * SCENARIO calibrates there, so each replay has a calibration of the machine as it was just then).
+ */
+export async function runReplays(o: ReplayArgs, before?: (i: number) => Promise<string[]>): Promise<ReplayRuns> {
   const out: ReplayRuns = { runs: [], names: [], texts: [] };
   for (let i = 1; i <= o.runs; i++) {
-    const args = ['replay', o.scenarioPath, '--policies', o.policies.join(','), '--json', '--quiet', '--no-thresholds', ...o.pass];
+    const own = before ? await before(i) : [];
+    const args = ['replay', o.scenarioPath, '--policies', o.policies.join(','), '--json', '--quiet', '--no-thresholds', ...o.pass, ...own];
     o.say(`replay ${i} of ${o.runs}: feedlab ${args.join(' ')} (${o.policies.length} x ${formatSeconds(o.windowSeconds)} windows, with loading and settling)`);
     const progress = new Progress(`replay ${i} of ${o.runs}`, o.showProgress);
     const expected = o.policies.length * (o.windowSeconds + REPLAY_OVERHEAD_SECONDS);

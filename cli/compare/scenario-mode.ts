@@ -1,7 +1,9 @@
 // `feedlab compare SCENARIO`: the three answers to one scenario, side by side. On this machine:
-//  1. a calibration (the scenario's own, --calibration, or `feedlab calibrate` run first);
+//  1. the calibrations (the scenario's own, --calibration's files, or `feedlab calibrate` run just
+//     before each replay: the machine's costs drift within the hour, so one calibration is one draw
+//     of them and the simulated side's spread holds the calibrations' as well as the seeds');
 //  2. the replay: `feedlab replay` of the scenario, `runs` times (or saved documents, --replays);
-//  3. the simulation of the very world the replay ran (sim/replay/mirror.ts), with the calibrated
+//  3. the simulation of the very world the replay ran (sim/replay/mirror.ts), with each calibration's
 //     costs and the replay's own schedule, `seeds` times (the model's own draws: hops, spreads, waits);
 //  4. the estimate: the documents' closed forms with that world's inputs (estimate-side.ts);
 // then sim/compare's document, figure by figure and policy by policy.
@@ -40,6 +42,23 @@ export interface ScenarioComparison {
   files: Record<string, string>;
 }
 
+/** The number or the files of the calibrations the simulated side runs with, checked against each other. */
+function calibrationPlan(f: ScenarioModeFlags, runs: number, replaying: boolean): { given: string[]; count: number } {
+  const given = f.calibration !== undefined ? f.calibration.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  if (f.calibration !== undefined && given.length === 0) throw new InputError('compare: --calibration is empty');
+  if (f.calibration !== undefined && f['no-calibrate']) throw new InputError('compare: --calibration and --no-calibrate contradict each other');
+  if (f.calibrations !== undefined && (f.calibration !== undefined || f['no-calibrate'])) {
+    throw new InputError(`compare: --calibrations is how many times feedlab calibrate runs here; --${f['no-calibrate'] ? 'no-calibrate' : 'calibration'} says not to: give one of them`);
+  }
+  // by default one calibration just before each replay: the machine's costs drift within the hour
+  const count = numberFlag('calibrations', f.calibrations, replaying ? runs : 1, { min: 1, max: MAX_CALIBRATIONS, integer: true });
+  if (replaying && count > runs) throw new InputError(`compare: --calibrations ${count} is more than the ${runs} replays: each calibration runs just before a replay`);
+  return { given, count: given.length > 0 ? given.length : count };
+}
+
+/** Calibrations one comparison takes at most (about five minutes each). */
+const MAX_CALIBRATIONS = 10;
+
 export async function compareScenario(path: string, f: ScenarioModeFlags): Promise<ScenarioComparison> {
   const say = (line: string) => {
     if (!f.quiet) process.stderr.write(`feedlab compare: ${line}\n`);
@@ -47,30 +66,35 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
   const seeds = numberFlag('seeds', f.seeds, DEFAULT_SEEDS, { min: 1, max: 20, integer: true });
   const runs = numberFlag('runs', f.runs, DEFAULT_RUNS, { min: 1, max: 10, integer: true });
   if (f.replays !== undefined && f.runs !== undefined) throw new InputError('compare: --replays gives the measured side; --runs would replay it again: give one of them');
-  if (f.calibration !== undefined && f['no-calibrate']) throw new InputError('compare: --calibration and --no-calibrate contradict each other');
+  const plan = calibrationPlan(f, runs, f.replays === undefined);
   const files: Record<string, string> = {};
 
-  // 1. the costs the simulation runs with
-  let calibration = f.calibration;
-  const declared = readScenario(path, { calibration });
+  // 1. the costs the simulation runs with: files given, the scenario's own, or measured here
+  const declared = readScenario(path, { calibration: plan.given[0] });
+  for (const file of plan.given.slice(1)) readScenario(path, { calibration: file });
+  const measureHere = plan.given.length === 0 && !declared.calibration && !f['no-calibrate'];
+  if (f.calibrations !== undefined && !measureHere) throw new InputError(`compare: --calibrations runs feedlab calibrate, but the scenario names its own (calibration: ${declared.calibration!.file})`);
   let scratch: string | null = null;
   try {
-    if (!calibration && !declared.calibration && !f['no-calibrate']) {
+    const calibrations: string[] = [...plan.given];
+    let calibrate = async (_i: number): Promise<void> => {};
+    if (measureHere) {
       scratch = mkdtempSync(join(tmpdir(), 'feedlab-compare-'));
-      calibration = join(scratch, 'calibration.yaml');
-      say(`no calibration given: measuring this machine first (feedlab calibrate --out ${calibration}); --no-calibrate keeps the scenario's costs`);
-      const progress = new Progress('calibrate', !f.quiet);
-      await runFeedlab(['calibrate', '--out', calibration, '--quiet'], (s) => progress.update(Math.min(0.99, s / CALIBRATE_SECONDS), `${Math.round(s)} s elapsed`));
-      progress.done(`written to ${calibration}`);
+      const dir = scratch;
+      say(`no calibration given: measuring this machine ${plan.count === 1 ? 'first' : `${plan.count} times, each just before a replay`} (feedlab calibrate, about ${Math.round(CALIBRATE_SECONDS / 60)} minutes each); --no-calibrate keeps the scenario's costs`);
+      calibrate = async (i) => {
+        const out = join(dir, `calibration-${i}.yaml`);
+        const progress = new Progress(plan.count === 1 ? 'calibrate' : `calibrate ${i} of ${plan.count}`, !f.quiet);
+        await runFeedlab(['calibrate', '--out', out, '--quiet'], (s) => progress.update(Math.min(0.99, s / CALIBRATE_SECONDS), `${Math.round(s)} s elapsed`));
+        progress.done(`written to ${out}`);
+        calibrations.push(out);
+      };
     }
-    const sc = readScenario(path, { calibration });
-    const calibrationFile = calibration ?? sc.calibration?.file;
-    if (calibrationFile) files['calibration.yaml'] = readFileSync(calibrationFile, 'utf8');
 
-    // 2. the policies and the world the replay runs
-    const specs = f.policies !== undefined ? f.policies.split(',').map((s) => s.trim()).filter(Boolean) : (sc.replay?.policies ?? [null]);
+    // 2. the policies and the world the replay runs (the world does not depend on the costs)
+    const specs = f.policies !== undefined ? f.policies.split(',').map((s) => s.trim()).filter(Boolean) : (declared.replay?.policies ?? [null]);
     if (specs.length === 0) throw new InputError('compare: --policies is empty');
-    const policies: FanoutPolicy[] = specs.map((s) => asInputError(() => policyFor(sc, s ?? undefined)));
+    const policies: FanoutPolicy[] = specs.map((s) => asInputError(() => policyFor(declared, s ?? undefined)));
     for (const p of policies) {
       const why = notLiveRunnable(p);
       if (why) throw new InputError(`compare: cannot replay it: ${why}`);
@@ -81,7 +105,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       workers: f.workers !== undefined ? numberFlag('workers', f.workers, 1, { min: 1, max: 256, integer: true }) : undefined,
     };
     const cores = availableParallelism();
-    const mapping = asInputError(() => replayMapping(sc, overrides, cores));
+    const mapping = asInputError(() => replayMapping(declared, overrides, cores));
     const saved = f.replays !== undefined ? readReplays(f.replays.split(',').map((s) => s.trim()).filter(Boolean)) : null;
     if (saved) {
       const specs = policies.map(formatPolicy);
@@ -93,28 +117,39 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
     const world = asInputError(() => buildWorld(mapping, (x, d) => progress.update(x, d)));
     progress.done(`${world.graph.users} users, ${world.graph.edges} follows, ${world.schedule.posts.at.length} posts and ${world.schedule.sessions.at.length} sessions scheduled`);
 
-    // 3. the measured side
+    // 3. the measured side, each replay just after its calibration when they are measured here
     let measured: ReplayRuns;
     if (saved) {
+      for (let i = 1; measureHere && i <= plan.count; i++) await calibrate(i);
       measured = saved;
     } else {
       const pass = [
-        ...(calibration ? ['--calibration', calibration] : []),
         ...(f.users !== undefined ? ['--users', f.users] : []),
         ...(f['time-scale'] !== undefined ? ['--time-scale', f['time-scale']] : []),
         ...(f.workers !== undefined ? ['--workers', f.workers] : []),
       ];
-      measured = await runReplays({ scenarioPath: path, policies: policies.map(formatPolicy), runs, pass, windowSeconds: world.mapping.wallSeconds, say, showProgress: !f.quiet });
+      const before = async (i: number) => {
+        if (measureHere && i <= plan.count) await calibrate(i);
+        // a replay takes the calibration measured just before it (the last one, past the calibrations)
+        const file = calibrations[Math.min(i, calibrations.length) - 1];
+        return file ? ['--calibration', file] : [];
+      };
+      measured = await runReplays({ scenarioPath: path, policies: policies.map(formatPolicy), runs, pass, windowSeconds: world.mapping.wallSeconds, say, showProgress: !f.quiet }, before);
       measured.texts.forEach((t, i) => (files[`replay-${i + 1}.json`] = t));
     }
-    const warnings = calibrationChecks(sc.calibration, measured.runs.flat());
+    const scs = calibrations.length > 0 ? calibrations.map((file) => readScenario(path, { calibration: file })) : [declared];
+    const calibrationFiles = scs.map((sc) => sc.calibration?.file).filter((x) => x !== undefined);
+    calibrationFiles.forEach((file, i) => (files[calibrationFiles.length === 1 ? 'calibration.yaml' : `calibration-${i + 1}.yaml`] = readFileSync(file, 'utf8')));
+    const warnings = calibrationChecks(scs.map((sc) => sc.calibration).filter((c) => c !== undefined), measured.runs.flat());
     const digests = new Set(measured.runs.flat().map((r) => r.replay?.schedule.digest));
     if (digests.size > 1 || !digests.has(world.digest)) {
       warnings.push(`the replays did not all send the schedule simulated here (schedule digest ${world.digest.slice(0, 12)}): they are of another world, seed or scale, and their figures measure another workload`);
     }
 
-    // 4. the simulated side and the estimate, per policy
-    const seedList = Array.from({ length: seeds }, (_, i) => sc.seed + i);
+    // 4. the simulated side (every calibration, every seed) and the estimate, per policy
+    const seedList = Array.from({ length: seeds }, (_, i) => declared.seed + i);
+    const worlds = scs.map((sc) => ({ ...world, mapping: asInputError(() => replayMapping(sc, overrides, cores)) }));
+    const calibrated = (k: number) => (worlds.length === 1 ? '' : `calibration ${k + 1}, `);
     const inputs: PolicyInput[] = [];
     const unmatched: Array<{ policy: string; side: 'simulated' | 'measured' }> = [];
     for (const policy of policies) {
@@ -126,19 +161,25 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       }
       // the replays' keys are named under their scratch prefix: the model counts the same names
       const keyPrefix = replayKeyPrefix(live[0]);
-      const simulated = seedList.map((seed) => {
-        say(`simulating ${spec}, seed ${seed}`);
-        return simulateMirror(world, policy, seed, cores, keyPrefix);
-      });
-      inputs.push({ policy: spec, estimate: estimateSide(sc, world, policy), simulated, measured: live, notes: figureNotes(live, mirrorScenario(world.mapping, cores)) });
+      const simulated = worlds.flatMap((w, k) =>
+        seedList.map((seed) => {
+          say(`simulating ${spec}, ${calibrated(k)}seed ${seed}`);
+          return simulateMirror(w, policy, seed, cores, keyPrefix);
+        }),
+      );
+      // the documents' closed forms with the first calibration's inputs
+      const notes = figureNotes(live, worlds.map((w) => mirrorScenario(w.mapping, cores)));
+      inputs.push({ policy: spec, estimate: estimateSide(scs[0], world, policy), simulated, measured: live, notes });
     }
     if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);
+    const seedText = seeds === 1 ? `seed ${seedList[0]}` : `seeds ${seedList[0]}-${seedList[seeds - 1]}`;
+    const costsText = calibrationFiles.length === 0 ? "the scenario's costs" : calibrationFiles.length === 1 ? 'calibrated' : `${calibrationFiles.length} calibrations`;
     const doc = buildComparison({
-      scenario: sc.name,
+      scenario: declared.name,
       policies: inputs,
-      labels: { simulated: `simulate (${calibrationFile ? 'calibrated' : "the scenario's costs"}, ${seeds === 1 ? `seed ${seedList[0]}` : `seeds ${seedList[0]}-${seedList[seeds - 1]}`})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
-      sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFile ? `, costs from ${calibrationFile}` : ''}`], measured: measured.names },
-      documentLabels: { simulated: seedList.map((s) => `seed ${s}`), measured: measured.names },
+      labels: { simulated: `simulate (${costsText}, ${seedText}${calibrationFiles.length > 1 ? ' each' : ''})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
+      sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFiles.length > 0 ? `, costs from ${calibrationFiles.join(', ')}` : ''}`], measured: measured.names },
+      documentLabels: { simulated: worlds.flatMap((_, k) => seedList.map((s) => `${calibrated(k)}seed ${s}`)), measured: measured.names },
       unmatched,
       warnings,
     });

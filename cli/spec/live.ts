@@ -114,9 +114,10 @@ export const COMPARE_SCENARIO_OPTIONS = {
   replays: { type: 'string', arg: 'A,B', help: 'saved replay documents (feedlab replay --json or report.json) instead of replaying' },
   calibration: {
     type: 'string',
-    arg: 'FILE',
-    help: "the costs the simulation runs with; without it (and without the scenario's own calibration: key), feedlab calibrate runs first (about five minutes)",
+    arg: 'A,B',
+    help: "the costs the simulation runs with: a calibration file, or several (each simulated --seeds times, their spread part of the simulated side's); without it (and without the scenario's own calibration: key), feedlab calibrate runs just before each replay (about five minutes each)",
   },
+  calibrations: { type: 'string', arg: 'N', help: 'without --calibration: how many times feedlab calibrate runs, each just before a replay (default: one a replay, --runs; with --replays, 1, run now)' },
   'no-calibrate': { type: 'boolean', help: "simulate with the scenario's costs as they are" },
   ...MAPPING_OPTIONS,
   quiet: { type: 'boolean', short: 'q', help: 'no progress on stderr' },
@@ -135,8 +136,10 @@ export const compare = command({
   description: `feedlab compare SCENARIO: the estimate, the calibrated simulation and the replay of one scenario,
 on this machine. The scenario is replayed on the live stack (feedlab replay, --runs times, or the
 documents of earlier replays with --replays), the very world the replay ran is simulated with the
-calibrated costs and the replayed schedule (--seeds times), and the design documents' estimate is
-worked with that world's inputs.
+calibrated costs and the replayed schedule (--seeds times for each calibration), and the design
+documents' estimate is worked with that world's inputs. Without a calibration, this machine is
+calibrated just before each replay: its costs drift within the hour, so the simulated side's spread
+holds the calibrations' as the measured side's holds the replays'.
 
 feedlab compare A.json B.json: two saved documents held against each other: A the simulated side
 (feedlab run or sweep), B the measured side (feedlab replay, or any result or sweep).`,
@@ -148,7 +151,7 @@ and a verdict: within 15%, inside the noise, outside, or n/a where a side does n
 it. Lags: fan-out lag per follower (lag_p50, lag_p99, lag_max) and per post; writes/s mean and peak;
 Redis memory, in total and by key class; read p50 and p99; Redis commands per read.`,
   examples: [
-    ['feedlab compare scenarios/celebrity-burst.yaml -o compare/', 'calibrate, replay twice, simulate three times: about 15 minutes'],
+    ['feedlab compare scenarios/celebrity-burst.yaml -o compare/', 'calibrate and replay, twice, then simulate each calibration three times: about 25 minutes'],
     ['feedlab compare sim/report.json live/report.json', 'a simulation held against a replay'],
   ],
   run: async () => (await import('../commands/compare.js')).run,

@@ -187,6 +187,12 @@ describe('feedlab compare SCENARIO', () => {
     expectInputErrors([
       [['compare', scenario, ...saved, '--runs', '2'], /^feedlab: compare: --replays gives the measured side; --runs would replay it again: give one of them$/],
       [['compare', scenario, '--calibration', 'c.yaml', '--no-calibrate'], /^feedlab: compare: --calibration and --no-calibrate contradict each other$/],
+      [['compare', scenario, '--calibration', ' , ', ...saved.slice(0, 2)], /^feedlab: compare: --calibration is empty$/],
+      [['compare', scenario, '--calibrations', '2', '--calibration', 'c.yaml'], /^feedlab: compare: --calibrations is how many times feedlab calibrate runs here; --calibration says not to: give one of them$/],
+      [['compare', scenario, '--calibrations', '2', '--no-calibrate'], /^feedlab: compare: --calibrations is how many times feedlab calibrate runs here; --no-calibrate says not to: give one of them$/],
+      [['compare', scenario, '--calibrations', '3', '--runs', '2'], /^feedlab: compare: --calibrations 3 is more than the 2 replays: each calibration runs just before a replay$/],
+      [['compare', scenario, '--calibrations', '0'], /^feedlab: --calibrations must be at least 1, got 0$/],
+      [['compare', scenario, '--calibration', join(dir, 'none.yaml'), ...saved.slice(0, 2)], /^feedlab: cannot read calibration file ".*none\.yaml": no such file$/],
       [['compare', scenario, ...saved, '--policies', 'rate'], /^feedlab: compare: cannot replay it: the rate policy decides per \(author, reader\) pair/],
       [['compare', scenario, ...saved, '--policies', 'push'], /^feedlab: compare: the replay documents hold none of the policies compared \(push:skip-dormant\)$/],
       [['compare', scenario, '--replays', join(dir, 'nope.json'), '--no-calibrate'], /^feedlab: .*nope\.json: no such file$/],
@@ -212,6 +218,48 @@ infrastructure:
     expect((JSON.parse(r.stdout) as CompareDocument).warnings).toEqual([
       `the costs (${cal}, 2026-12-04T03:10:00.000Z) were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`,
     ]);
+  });
+
+  it('simulates every calibration given, seed by seed, their spread in the simulated side, and keeps each file with --out', () => {
+    const calibration = (name: string, rtt: string, date: string) => {
+      const path = join(dir, name);
+      writeFileSync(
+        path,
+        `calibration:
+  machine: { hostname: vm, cpu: Test CPU, cores: 2, memory: 24GB }
+  date: ${date}
+  contention: { otherShare: 0.04, contended: false, over: 150s }
+infrastructure:
+  costs: { rtt: ${rtt} }
+`,
+      );
+      return path;
+    };
+    // the replays started at 03:17 and 03:18: the second calibration is of their hour, the first is not
+    const a = calibration('cal-a.yaml', '100us', '2026-12-04T01:10:00.000Z');
+    const b = calibration('cal-b.yaml', '400us', '2026-12-04T03:10:00.000Z');
+    const out = join(dir, 'two-calibrations');
+    const r = feedlab(['compare', scenario, '--replays', REPLAY_RUNS.join(','), '--calibration', `${a},${b}`, '--seeds', '2', '--json', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as CompareDocument;
+    expect(doc.sides.simulated.label).toBe('simulate (2 calibrations, seeds 9-10 each)');
+    expect(doc.sides.simulated.sources).toEqual([`the replay's world simulated (sim/replay/mirror.ts), costs from ${a}, ${b}`]);
+    expect(doc.policies[0].documents.simulated.map((d) => d.label)).toEqual(['calibration 1, seed 9', 'calibration 1, seed 10', 'calibration 2, seed 9', 'calibration 2, seed 10']);
+    // each replay is held to the calibration nearest it: no doubt
+    expect(doc.warnings).toEqual([]);
+    // each calibration's costs simulated: two round trips a read, 300 us apart
+    const read = doc.figures.find((f) => f.id === 'read_p50')!;
+    const [a9, a10, b9, b10] = read.values.simulated as number[];
+    expect(Math.min(b9, b10) - Math.max(a9, a10)).toBeGreaterThan(0.4);
+    expect(read.spread.simulated).toBeGreaterThan(0.2);
+    expect(read.note).toContain('two Redis round trips of 0.10 ms / 0.40 ms');
+    // the files given, kept beside the report under their order
+    expect(readFileSync(join(out, 'calibration-1.yaml'), 'utf8')).toBe(readFileSync(a, 'utf8'));
+    expect(readFileSync(join(out, 'calibration-2.yaml'), 'utf8')).toBe(readFileSync(b, 'utf8'));
+    expect(readdirSync(out)).not.toContain('calibration.yaml');
+    // the first alone is of another hour
+    const one = feedlab(['compare', scenario, '--replays', REPLAY_RUNS.join(','), '--calibration', a, '--seeds', '1', '--json']);
+    expect((JSON.parse(one.stdout) as CompareDocument).warnings).toEqual([expect.stringMatching(/^the costs \(.*cal-a\.yaml, 2026-12-04T01:10:00\.000Z\) were measured 2\.1 h from a replay's start/)]);
   });
 
   it('warns when the saved replays sent another schedule than the one simulated', () => {

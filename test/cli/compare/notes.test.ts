@@ -47,13 +47,13 @@ describe('compare notes', () => {
     runs[1].replay!.fanout.writes.redisSecondsPerScript = 15.5e-6;
     const sc = scenario();
     sc.infrastructure.costs.zadd = 10.1e-6;
-    expect(figureNotes(runs, sc).stage_writes_p99).toBe(
+    expect(figureNotes(runs, [sc]).stage_writes_p99).toBe(
       "the same line for the largest posts; the replays' 20.0 ms, 20.0 ms; Redis's own time a timeline write 10.1 us as calibrated (costs.zadd), the replays' 16.0 us, 15.5 us (their scripts' commandstats over the window)",
     );
   });
 
   it("puts each stage's calibrated input beside each replay's own figure", () => {
-    const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], scenario());
+    const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], [scenario()]);
     expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms, 1.50x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
     expect(notes.stage_post_to_log_p99).toBe("the scenario's postToLog p99 40.0 ms, drawn per post; the replays' 30.0 ms, 60.0 ms, 1.13x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
     expect(notes.stage_statements_p99).toBe("the scenario's eventStatements p99 3.00 ms, drawn per event; the replays' 4.00 ms, 8.00 ms, 2.00x the input, which the model draws from unchanged");
@@ -74,7 +74,7 @@ describe('compare notes', () => {
   it('gives no write-tail note, and does not fail, when every post was pulled (no batches)', () => {
     const runs = [measured(0, 1, 0), measured(1, 1, 0)];
     for (const r of runs) r.replay!.fanout.workers.batch = { count: 0, mean: NaN, p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN };
-    const notes = figureNotes(runs, scenario());
+    const notes = figureNotes(runs, [scenario()]);
     expect(notes.lag_p99).toBeUndefined();
     expect(notes.post_lag_max).toBeUndefined();
     expect(notes.lag_p50).toMatch(/^measured: commit to the event log p50 /);
@@ -93,7 +93,7 @@ describe('compare notes', () => {
     });
     const sc = scenario();
     sc.infrastructure.api = { ...sc.infrastructure.api!, cpuPerWrite: 0.0007, postListed: { points: [{ p: 0, value: 0.002 }, { p: 0.5, value: 0.0035 }, { p: 0.99, value: 0.012 }, { p: 1, value: 0.02 }] } };
-    const notes = figureNotes(runs, sc);
+    const notes = figureNotes(runs, [sc]);
     const head = "pulled posts (delivered when their author's list holds them, before the 201; the server's Server-Timing for 29 of 30, 28 of 30, the others bounded by the 201): ";
     const model = "; modelled, api.postListed p50 3.50 ms, p99 12.0 ms (the post's CPU 0.70 ms at least)";
     // no post pushed: the pulled posts are the whole tail, per follower weighted by audience, per post once each
@@ -105,7 +105,7 @@ describe('compare notes', () => {
     expect(notes.lag_p50!.endsWith(notes.lag_p99!.slice(1))).toBe(true);
     // an older document (no Server-Timing count) says so
     delete runs[1].replay!.fanout.probes.pulledTimed;
-    expect(figureNotes(runs, sc).lag_p99).toContain('Server-Timing for 29 of 30, none, the others');
+    expect(figureNotes(runs, [sc]).lag_p99).toContain('Server-Timing for 29 of 30, none, the others');
   });
 
   it('says nothing of the first page and the writes when no replay pushed a post (pull)', () => {
@@ -116,12 +116,12 @@ describe('compare notes', () => {
       s.writes = stage(0, 0);
       r.replay!.fanout.writes.redisSecondsPerScript = 47e-6;
     }
-    const notes = figureNotes(pulled, scenario());
+    const notes = figureNotes(pulled, [scenario()]);
     for (const id of ['stage_first_page_p50', 'stage_writes_p50', 'stage_writes_p99'] as const) expect(notes, id).not.toHaveProperty(id);
     expect(notes.stage_statements_p50).toContain("the replays' 0.60 ms, 0.60 ms");
     // one replay that pushed one is enough
     pulled[1].summary.fanout.stagesSeconds!.writes = stage(0.001, 0.002);
-    expect(figureNotes(pulled, scenario()).stage_writes_p99).toMatch(/^the same line for the largest posts; the replays' 0\.00 us, 2\.00 ms/);
+    expect(figureNotes(pulled, [scenario()]).stage_writes_p99).toMatch(/^the same line for the largest posts; the replays' 0\.00 us, 2\.00 ms/);
   });
 
   it("says how far a post's writes scatter about the line when the scenario draws them", () => {
@@ -130,14 +130,14 @@ describe('compare notes', () => {
   writesPerSecondPerWorker: 32200
   costs: { rtt: 60us, batch: 380us, eventWritesSpread: { min: 0.7, p50: 1, p90: 1.4, max: 2.3 } }
 `), 'events.yaml');
-    const notes = figureNotes([measured(0, 1, 0)], sc);
+    const notes = figureNotes([measured(0, 1, 0)], [sc]);
     expect(notes.stage_writes_p99).toBe(
       "the same line for the largest posts, each post's per-follower part scaled by a draw of eventWritesSpread (p50 1.00x, p90 1.40x, max 2.30x); the replays' 20.0 ms",
     );
     expect(notes.stage_writes_p50).toMatch(/behind the consumer's other writes, each post's per-follower part scaled by a draw of eventWritesSpread \(p50 1\.00x, p90 1\.40x, max 2\.30x\); the replays' 1\.20 ms$/);
     // a constant other than 1 is said as one
     const twice = parseScenario(EVENTS_YAML.replace(/infrastructure:.*\n/, 'infrastructure: { fanoutWorkers: 2, costs: { eventWritesSpread: 2 } }\n'), 'events.yaml');
-    expect(figureNotes([measured(0, 1, 0)], twice).stage_writes_p99).toBe("the same line for the largest posts, every post at 2x it; the replays' 20.0 ms");
+    expect(figureNotes([measured(0, 1, 0)], [twice]).stage_writes_p99).toBe("the same line for the largest posts, every post at 2x it; the replays' 20.0 ms");
   });
 
   it("says how the worker's idle time moves each stage, with each curve's points", () => {
@@ -152,7 +152,7 @@ describe('compare notes', () => {
       { gap: 0.225, value: 0.0014 },
     ];
     sc.infrastructure.costs.eventStatementsGap = 0.056;
-    const notes = figureNotes([measured(0, 1, 0), measured(1, 2, 0)], sc);
+    const notes = figureNotes([measured(0, 1, 0), measured(1, 2, 0)], [sc]);
     expect(notes.stage_first_page_p50).toContain('(at least a round trip), moved by the worker\'s idle time before it (measured at 56.0 ms; median 0.90 ms after 56.0 ms, 1.40 ms after 225.0 ms); the replays\'');
     // no writes curve: the writes are not moved
     expect(notes.stage_writes_p50).not.toContain('idle time');
@@ -160,8 +160,8 @@ describe('compare notes', () => {
       { gap: 0.056, value: 0.0011 },
       { gap: 0.225, value: 0.0012 },
     ];
-    expect(figureNotes([measured(0, 1, 0)], sc).stage_writes_p50).toContain("behind the consumer's other writes, plus once the move of a small post's writes by the worker's idle time before it (measured at 56.0 ms; median 1.10 ms after 56.0 ms, 1.20 ms after 225.0 ms)");
-    expect(figureNotes([measured(0, 1, 0)], scenario()).stage_first_page_p50).not.toContain('idle time');
+    expect(figureNotes([measured(0, 1, 0)], [sc]).stage_writes_p50).toContain("behind the consumer's other writes, plus once the move of a small post's writes by the worker's idle time before it (measured at 56.0 ms; median 1.10 ms after 56.0 ms, 1.20 ms after 225.0 ms)");
+    expect(figureNotes([measured(0, 1, 0)], [scenario()]).stage_first_page_p50).not.toContain('idle time');
     expect(notes.stage_statements_p50).toBe(
       "the scenario's eventStatements p50 0.50 ms, drawn per event, moved by the worker's idle time before it (measured at 56.0 ms; median 0.70 ms after 14.0 ms, 0.80 ms after 56.0 ms, 1.50 ms after 225.0 ms); the replays' 0.60 ms, 1.20 ms",
     );
@@ -173,7 +173,7 @@ describe('compare notes', () => {
       r.replay!.reads.server = { ...r.replay!.reads.server, loopDelay: { p50Ms: 0.5 + i, p99Ms: 3.2 + i, probes: 23_553 }, gc: { pauses: 186 + i, totalMs: 572.9, p99Ms: 9.7 } };
       r.replay!.fanout.workers.loopDelay = { count: 48_000, mean: 0.0006, p50: 0.0004, p90: 0.001, p99: 0.0021 * (i + 1), p999: 0.01, max: 0.02 };
     });
-    const notes = figureNotes(runs, scenario());
+    const notes = figureNotes(runs, [scenario()]);
     expect(notes.read_p99).toMatch(
       /; the server's event loop ran a timer due every 10 ms late by p50 0\.50 ms, 1\.50 ms, p99 3\.20 ms, 4\.20 ms \(a read arriving then waited as long\); its GC paused it 186 times for 572\.9 ms, 187 times for 572\.9 ms, p99 9\.70 ms, 9\.70 ms(;|$)/,
     );
@@ -193,7 +193,7 @@ describe('compare notes', () => {
       d.totals.reads = { ...d.totals.reads, sent: 6874, lateGenerator: 100 + i };
       d.driver = { ...d.driver, loopDelayP99Ms: 1.03 + i, cpuMicrosPerRequest: 477.5 };
     });
-    const notes = figureNotes(runs, scenario());
+    const notes = figureNotes(runs, [scenario()]);
     const late =
       'the load generator sent 100 of 6874, 101 of 6874 reads over 1 ms late (the send delay of all its requests p99 1.56 ms, 1.56 ms, max 18.7 ms, 19.7 ms; ' +
       'its own event loop late by p99 1.03 ms, 2.03 ms, an answer arriving then read as late, at 478 us, 478 us of its CPU a request)';
@@ -205,7 +205,7 @@ describe('compare notes', () => {
     const sc = scenario();
     sc.infrastructure.api = { ...sc.infrastructure.api!, idleOverhead: 0.001, idleCpu: 0.0005 };
     const docs = [measured(0, 1, 0), measured(1, 1, 0)];
-    const notes = figureNotes(docs, sc);
+    const notes = figureNotes(docs, [sc]);
     const per = docs.map((r) => {
       const share = r.replay!.cpu.share!;
       const t = r.replay!.driver.totals;
@@ -232,17 +232,44 @@ describe('compare notes', () => {
       "the workers 40.0 us, 50.0 us (0.40, 0.50), Postgres's backends 100.0 us, 100.0 us (0.50, 0.50), the server 80.0 us, 80.0 us (0.40, 0.40), the driver 50.0 us, 50.0 us (0.10, 0.10); " +
       // an M/M/2 station's wait over its service at rho: rho^2 / (1 - rho^2), 1/3 at 0.5
       "the machine 50%, 50% busy on 2, 2 cores, where the model's 2 shared cores add 0.33, 0.33 of a stage's CPU time (an M/M/c station's wait)";
-    const notes = figureNotes(runs, sc);
+    const notes = figureNotes(runs, [sc]);
     for (const id of ['stage_statements_p50', 'stage_statements_p99', 'stage_first_page_p50', 'stage_writes_p50', 'read_p50', 'read_p99'] as const) expect(notes[id]!.endsWith(waits)).toBe(true);
     // the stages inside one process (the hop's commit, the writes' tail) and the lag figures do not get it
     for (const id of ['stage_post_to_log_p50', 'stage_writes_p99', 'lag_p99'] as const) expect(notes[id]).not.toMatch(/waited for a core/);
     sc.infrastructure.cores = null;
-    expect(figureNotes(runs, sc).read_p50!.endsWith('on 2, 2 cores, where the model has no shared cores (infrastructure.cores)')).toBe(true);
+    expect(figureNotes(runs, [sc]).read_p50!.endsWith('on 2, 2 cores, where the model has no shared cores (infrastructure.cores)')).toBe(true);
     // the calibration's own waits, from its running worker's measurements, beside the replays'
     sc.calibration = { file: 'cal.yaml', machine: 'lab', date: '2026-12-05', contended: false, coreWaits: { worker: { perSlice: 25e-6, ofCpu: 0.2 }, postgres: { perSlice: 70e-6, ofCpu: 0.41 } } };
-    expect(figureNotes(runs, sc).stage_statements_p50).toMatch(
+    expect(figureNotes(runs, [sc]).stage_statements_p50).toMatch(
       /the driver 50\.0 us, 50\.0 us \(0\.10, 0\.10\); while calibrate measured its running worker, the worker 25\.0 us \(0\.20\), Postgres's backends 70\.0 us \(0\.41\); the machine 50%/,
     );
+  });
+
+  it("gives each calibration's input where they differ, in their order, and one where they agree", () => {
+    const runs = [measured(0, 1, 0), measured(1, 2, 0)];
+    const [a, b] = [scenario(), scenario()];
+    a.calibration = { file: 'a.yaml', machine: 'lab', date: '2026-12-05T16:43:12.106Z', contended: false };
+    b.calibration = { file: 'b.yaml', machine: 'lab', date: '2026-12-05T16:59:33.957Z', contended: false };
+    b.infrastructure.costs.pickup = 0.0008;
+    b.infrastructure.costs.expand = 0.00035;
+    b.infrastructure.costs.eventFirstPageByIdle = [
+      { gap: 0.056, value: 0.0009 },
+      { gap: 0.225, value: 0.0014 },
+    ];
+    b.infrastructure.costs.eventStatementsGap = 0.056;
+    const notes = figureNotes(runs, [a, b]);
+    const from = 'calibrated (a.yaml, 2026-12-05T16:43:12.106Z; b.yaml, 2026-12-05T16:59:33.957Z)';
+    expect(notes.stage_pickup_mean).toBe(`${from} pickup 1.00 ms / 0.80 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms`);
+    // the same hop in both: once; the ratio is to the calibrations' mean input
+    expect(notes.stage_post_to_log_p50).toMatch(new RegExp(`^${from.replace(/[().]/g, '\\$&')} postToLog p50 4\\.00 ms, drawn per post; the replays' 4\\.00 ms, 8\\.00 ms, 1\\.50x the input`));
+    // a clause only one calibration has is said of each
+    expect(notes.stage_first_page_p50).toBe(
+      `${from} 0.68 ms + 2.10 us / 0.35 ms + 2.10 us a follower (at least a round trip); calibration 1, none; calibration 2, moved by the worker's idle time before it (measured at 56.0 ms; median 0.90 ms after 56.0 ms, 1.40 ms after 225.0 ms); the replays' 1.00 ms, 2.00 ms`,
+    );
+    expect(notes.lag_p50).toContain('first follower page 0.68 ms / 0.35 ms + 2.10 us a follower before its writes at 32200/s');
+    // one scenario: nothing of calibrations
+    expect(figureNotes(runs, [a]).stage_pickup_mean).toBe("calibrated (a.yaml, 2026-12-05T16:43:12.106Z) pickup 1.00 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
+    expect(() => figureNotes(runs, [])).toThrow(/no scenario the model ran/);
   });
 
   it('says nothing of what the documents did not measure', () => {
@@ -255,7 +282,7 @@ describe('compare notes', () => {
       delete (r.replay!.driver.latency as { sendDelay?: unknown }).sendDelay;
       return r;
     });
-    const notes = figureNotes(older, scenario());
+    const notes = figureNotes(older, [scenario()]);
     expect(Object.keys(notes).filter((k) => k.startsWith('stage_'))).toEqual([]);
     expect(notes.read_p99 ?? '').not.toMatch(/followee|event loop|GC|actual send|waited for a core/);
   });
