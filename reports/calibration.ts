@@ -40,10 +40,13 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     case 'costs.mgetPerKey':
       return spread(m.mgetPerKey);
     case 'costs.expand':
-    case 'costs.expandPerFollower':
+    case 'costs.expandPerFollower': {
+      const levelled = (doc.calibration.fellBack ?? []).find((f) => f.levelled?.key === 'costs.expand')?.levelled;
+      if (levelled) return `a running worker's first page, its level ${us(levelled.value)} (its sizes' medians less b x followers, their median) on calibrate's process's ${fit(m.expansion, 'rows')}; its own line ${fit(m.workerBySize!.firstPage, 'followers')}`;
       return byWorker(doc, key)
         ? `a running worker's first page, ${fit(m.workerBySize!.firstPage, 'followers')}; from calibrate's process ${fit(m.expansion, 'rows')}`
         : fit(m.expansion, 'rows');
+    }
     case 'costs.eventStatements': {
       const w = m.worker;
       return w && w.statements.n > 0

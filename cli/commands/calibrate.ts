@@ -74,7 +74,10 @@ export async function run(values: Values<typeof CALIBRATE_OPTIONS>): Promise<num
     reasons.set(r.why, { ...entry, keys: [...entry.keys, r.key] });
   }
   for (const [why, { keys, measured }] of reasons) process.stderr.write(`feedlab: calibrate ${measured ? 'refused' : 'did not measure'} ${keys.join(', ')}: ${why}\n`);
-  for (const f of doc.calibration.fellBack) process.stderr.write(`feedlab: calibrate took ${f.keys.join(', ')} from its own measurement: ${f.why}\n`);
+  for (const f of doc.calibration.fellBack) {
+    const kept = f.levelled ? `, and ${f.levelled.key} from the running worker's level on it` : '';
+    process.stderr.write(`feedlab: calibrate took ${f.keys.join(', ')} from its own measurement${kept}: ${f.why}\n`);
+  }
   if (doc.calibration.contention.contended) log(`CONTENDED: other processes took ${Math.round(doc.calibration.contention.otherShare * 100)}% of the machine while it measured; the file says so`);
   // a number that failed its check is exit 1; a figure that could not be measured here is only said
   return doc.calibration.refused.some((r) => !r.notMeasured) ? EXIT_SLO_FAILED : EXIT_OK;

@@ -18,7 +18,7 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.zrange': "Redis's time of one page read of a list (ZREVRANGEBYSCORE as the read path sends it; commandstats): a of a + b x entries returned, else a full slice's read",
   'costs.zrangePerEntry': 'b of that line: each entry a read returns (reads of 1, 5 and 25 entries)',
   'costs.mgetPerKey': "Redis's time of an MGET of a page's post bodies, per key (commandstats)",
-  'costs.expand': "a of a running worker's first follower page, a + b x followers (its eventFirstPageMs by size), else of calibrate's reads of followersPage with the worker's dormancy filter, a + b x rows",
+  'costs.expand': "a of a running worker's first follower page, a + b x followers (its eventFirstPageMs by size); where that line is unsound, the worker's level on b of calibrate's reads; else a of calibrate's reads of followersPage with the worker's dormancy filter, a + b x rows",
   'costs.expandPerFollower': 'b of that fit: each row (follower) more',
   'costs.eventStatements': "the worker's statement per post event before its fan-out (followerCount): a running worker's own figure as quantiles when measured (measurements.worker; drawn per event), else the median from calibrate's process",
   'costs.eventStatementsByIdle': "a running worker's median statement after each idle time before an event: the hop's posts and posts at other paces, each pace's typical idle time (e^-γ / its posts a second) to its median (measurements.statementsByIdle)",

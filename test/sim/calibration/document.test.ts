@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { calibrationDocument, durationText, type Measurements, type Provenance } from '../../../sim/calibration/document.js';
 import { calibrationYaml } from '../../../sim/calibration/file.js';
+import { calibrationTable } from '../../../reports/calibration.js';
 import { fitLine, fitLineRelative, spreadOf, type Fit } from '../../../sim/calibration/figures.js';
 import { CALIBRATED_KEYS, parseCalibration } from '../../../sim/scenario/calibration.js';
 import { loadScenario } from '../../../sim/scenario/load.js';
@@ -268,6 +269,37 @@ describe('the infrastructure block', () => {
     const text = calibrationYaml(doc, 'feedlab calibrate');
     expect(text).toContain("# From calibrate's own measurement, the running worker's being unsound:\n#   writesPerSecondPerWorker, costs.batch: a running worker's writes");
     expect(text).toMatch(/workerBySize:\n\s+events: 200\n\s+firstPage:\n\s+intercept: -50us/);
+  });
+
+  test("a running worker's first page flat within its scatter keeps its level on calibrate's own slope", () => {
+    const m = measurements();
+    // a calibration's medians (2026-12-05 16:59): the small posts' pages flat about 1 ms
+    const medians = [1.074e-3, 1.089e-3, 0.927e-3, 1.022e-3, 2.279e-3];
+    const xs = [10, 30, 100, 300, 1000];
+    m.workerBySize = { events: 200, writes: line(1.2e-3, 40e-6, xs), firstPage: line(0, 0, xs, (i) => medians[i]) };
+    const doc = calibrationDocument(provenance, m, []);
+    // the medians less 1.004 us a follower: 1.064, 1.059, 0.827, 0.721, 1.275 ms; their median
+    expect(doc.infrastructure.costs).toMatchObject({ expand: '1.059ms', expandPerFollower: '1.004us' });
+    expect(doc.calibration.fellBack).toHaveLength(1);
+    const [f] = doc.calibration.fellBack;
+    expect(f.keys).toEqual(['costs.expandPerFollower']);
+    expect(f.levelled!.key).toBe('costs.expand');
+    expect(f.levelled!.value).toBeCloseTo(1.05888e-3, 8);
+    expect(f.why).toMatch(/^a running worker's first page against a post's followers: the fit's r² is 0\.892, under 0\.9, .*; its level is kept on calibrate's own slope$/);
+    expect(doc.calibration.refused).toEqual([]);
+    // the table says where each came from
+    const table = calibrationTable(doc, null);
+    expect(table).toMatch(/costs\.expand +1\.059ms +a running worker's first page, its level 1\.06 ms \(its sizes' medians less b x followers, their median\) on calibrate's process's a 365 us \+ b 1 us x rows/);
+    // a level that is not a positive duration falls back whole, as does an unsound process line
+    const low = measurements();
+    low.workerBySize = { ...m.workerBySize, firstPage: line(-50e-6, 1.5e-6, xs) };
+    expect(calibrationDocument(provenance, low, []).calibration.fellBack.map((x) => x.keys)).toEqual([['costs.expand', 'costs.expandPerFollower']]);
+    const noisy = measurements();
+    noisy.workerBySize = m.workerBySize;
+    noisy.expansion = line(365e-6, 1e-6, [10, 100, 1000, 10000], (i) => [400e-6, -3e-3, 4e-3, -2e-3][i]);
+    const whole = calibrationDocument(provenance, noisy, []);
+    expect(whole.calibration.fellBack.map((x) => x.keys)).toEqual([['costs.expand', 'costs.expandPerFollower']]);
+    expect(whole.calibration.refused.map((r) => r.key)).toEqual(['costs.expand', 'costs.expandPerFollower']);
   });
 
   test('a scattered full-lists fit refuses the per-entry split with it: every key is written or refused', () => {
