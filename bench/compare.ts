@@ -1,9 +1,10 @@
 // npm run bench (compare): the fidelity goal of issue 11 measured. For each shipped replay scenario,
-// `feedlab compare SCENARIO` as a user runs it (a child process): this machine calibrated once
-// (`feedlab calibrate`), the scenario replayed twice on the live stack, the replayed world simulated
-// with the calibrated costs over three seeds, the estimate beside them. Printed: the compare report,
-// then every figure's ratio against the 15% goal, and where the CPU went during the replays. About
-// 35 minutes (the replays are most of it).
+// `feedlab compare SCENARIO` as a user runs it (a child process): this machine calibrated just
+// before each of the two replays on the live stack (its costs drift within the hour: each
+// calibration is one draw of them), the replayed world simulated with each calibration's costs over
+// three seeds, the estimate beside them. Printed: the compare report, then every figure's ratio
+// against the 15% goal, and where the CPU went during the replays. About 60 minutes (four
+// calibrations and four replays).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,18 +23,10 @@ export async function benchCompare(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'feedlab-bench-compare-'));
   const results: string[] = [];
   try {
-    const calibration = join(dir, 'calibration.yaml');
-    console.log(`calibrating this machine once: \`node dist/cli/main.js calibrate --out ${calibration}\``);
-    const cal = await feedlab(['calibrate', '--out', calibration, '--quiet']);
-    if (cal.code !== 0 && cal.code !== 1) {
-      console.log(`  !!! calibrate exited ${cal.code}: nothing to compare`);
-      return;
-    }
-    process.stdout.write(cal.stdout);
     for (const scenario of SCENARIOS) {
       const out = join(dir, scenario.replace(/\W+/g, '-'));
-      const args = ['compare', scenario, '--calibration', calibration, '--out', out];
-      console.log(`\n\`node dist/cli/main.js ${args.join(' ')}\` (two replays of every policy, three simulations each):`);
+      const args = ['compare', scenario, '--out', out];
+      console.log(`\n\`node dist/cli/main.js ${args.join(' ')}\` (a calibration and a replay of every policy, twice; three simulations of each calibration):`);
       const r = await feedlab(args);
       process.stdout.write(r.stdout);
       let doc: CompareDocument;
@@ -48,7 +41,7 @@ export async function benchCompare(): Promise<void> {
     }
   } finally {
     // kept: each comparison (report.json, .md, .html) and the replays' documents, for feedlab compare --replays
-    console.log(`\nthe calibration, the comparisons and the replays' documents are in ${dir}`);
+    console.log(`\nthe calibrations, the comparisons and the replays' documents are in ${dir}`);
   }
   console.log('summary:');
   for (const line of results) console.log(`  RESULT ${line}`);

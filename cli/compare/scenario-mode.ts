@@ -81,7 +81,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
     if (measureHere) {
       scratch = mkdtempSync(join(tmpdir(), 'feedlab-compare-'));
       const dir = scratch;
-      say(`no calibration given: measuring this machine ${plan.count === 1 ? 'first' : `${plan.count} times, each just before a replay`} (feedlab calibrate, about ${Math.round(CALIBRATE_SECONDS / 60)} minutes each); --no-calibrate keeps the scenario's costs`);
+      say(`no calibration given: measuring this machine ${plan.count === 1 ? 'first' : `${plan.count === 2 ? 'twice' : `${plan.count} times`}, each time just before a replay`} (feedlab calibrate, about ${Math.round(CALIBRATE_SECONDS / 60)} minutes each); --no-calibrate keeps the scenario's costs`);
       calibrate = async (i) => {
         const out = join(dir, `calibration-${i}.yaml`);
         const progress = new Progress(plan.count === 1 ? 'calibrate' : `calibrate ${i} of ${plan.count}`, !f.quiet);
