@@ -42,7 +42,11 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     case 'costs.expand':
     case 'costs.expandPerFollower': {
       const levelled = (doc.calibration.fellBack ?? []).find((f) => f.levelled?.key === 'costs.expand')?.levelled;
-      if (levelled) return `a running worker's first page, its level ${us(levelled.value)} (its sizes' medians less b x followers, their median) on calibrate's process's ${fit(m.expansion, 'rows')}; its own line ${fit(m.workerBySize!.firstPage, 'followers')}`;
+      if (levelled) {
+        return key === 'costs.expand'
+          ? `a running worker's first page, its level ${us(levelled.value)} (its sizes' medians less b x followers, their median) on calibrate's process's b; its own line ${fit(m.workerBySize!.firstPage, 'followers')}`
+          : `b of calibrate's process's ${fit(m.expansion, 'rows')} (the running worker's level kept as costs.expand)`;
+      }
       return byWorker(doc, key)
         ? `a running worker's first page, ${fit(m.workerBySize!.firstPage, 'followers')}; from calibrate's process ${fit(m.expansion, 'rows')}`
         : fit(m.expansion, 'rows');

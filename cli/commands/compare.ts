@@ -67,7 +67,7 @@ function outsideLine(doc: CompareDocument): string {
 export async function run(values: Values<typeof COMPARE_OPTIONS>, positionals: string[]): Promise<number> {
   if (positionals.length === 1) {
     if (values.out) checkOutputDir(values.out);
-    const { doc, files } = await compareScenario(positionals[0], values);
+    const { doc, files } = await compareScenario(positionals[0], values, values.out);
     return finish(doc, values, files);
   }
   if (positionals.length !== 2) {

@@ -12,33 +12,47 @@ export const CALIBRATION_FRESH_MINUTES = 30;
 type Calibration = NonNullable<Scenario['calibration']>;
 
 /**
- * One line per doubt about the calibrations the simulated side ran with against these replays; none
- * without a calibration. Each replay is held to the calibration measured nearest its start (compare
- * SCENARIO calibrates just before each replay).
+ * The calibration replay `run` (1-based) runs with and is held to: the one in its place (compare
+ * SCENARIO measures one just before each replay; given files pair with the replays in their order),
+ * the last one past them.
  */
-export function calibrationChecks(calibrations: readonly Calibration[], replays: readonly RunResult[]): string[] {
+export function pairedCalibration<T>(run: number, calibrations: readonly T[]): T | undefined {
+  return calibrations.length === 0 ? undefined : calibrations[Math.min(run, calibrations.length) - 1];
+}
+
+/**
+ * One line per doubt about the calibrations the simulated side ran with against these replays (each
+ * run's documents); none without a calibration. Each calibration is held to the replays it pairs
+ * with (pairedCalibration; a calibration past the replays to the last one), and a stale one is named
+ * alone.
+ */
+export function calibrationChecks(calibrations: readonly Calibration[], runs: readonly (readonly RunResult[])[]): string[] {
   if (calibrations.length === 0) return [];
   const out: string[] = [];
-  const of = (cs: readonly Calibration[]) => `the costs (${cs.map((c) => `${c.file}, ${c.date}`).join('; ')})`;
+  const of = (c: Calibration) => `the costs (${c.file}, ${c.date})`;
   for (const c of calibrations.filter((c) => c.contended)) {
-    out.push(`${of([c])} were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`);
+    out.push(`${of(c)} were measured CONTENDED, over a quarter of the machine taken by other processes: the simulated side charges a busy machine's costs; calibrate again on a quiet one`);
   }
-  const ran = replays.map((r) => r.replay?.ran).filter((x) => x !== undefined);
+  const ran = runs.map((docs) => docs.map((r) => r.replay?.ran).filter((x) => x !== undefined));
   for (const c of calibrations) {
-    const elsewhere = [...new Set(ran.map((r) => r.host).filter((h) => !c.machine.startsWith(`${h},`)))];
+    const elsewhere = [...new Set(ran.flat().map((r) => r.host).filter((h) => !c.machine.startsWith(`${h},`)))];
     if (elsewhere.length > 0) {
-      out.push(`${of([c])} were measured on ${c.machine.split(',')[0]}, the replays ran on ${elsewhere.join(', ')}: the simulated side models another machine`);
+      out.push(`${of(c)} were measured on ${c.machine.split(',')[0]}, the replays ran on ${elsewhere.join(', ')}: the simulated side models another machine`);
     }
   }
-  const at = calibrations.map((c) => Date.parse(c.date)).filter(Number.isFinite);
-  if (at.length > 0 && ran.length > 0) {
-    const minutes = ran.map((r) => Math.min(...at.map((t) => Math.abs(Date.parse(r.startedAt) - t))) / 60_000).filter(Number.isFinite);
-    const furthest = Math.max(...minutes);
+  calibrations.forEach((c, k) => {
+    const at = Date.parse(c.date);
+    // each replay it pairs with, by number, and how far its start was
+    const paired = ran.flatMap((docs, i) => (pairedCalibration(i + 1, calibrations) === c || (k >= ran.length && i === ran.length - 1) ? docs.map((r) => ({ run: i + 1, minutes: Math.abs(Date.parse(r.startedAt) - at) / 60_000 })) : []));
+    const timed = paired.filter((p) => Number.isFinite(p.minutes));
+    if (timed.length === 0) return;
+    const { run, minutes: furthest } = timed.reduce((a, b) => (b.minutes > a.minutes ? b : a));
     if (furthest > CALIBRATION_FRESH_MINUTES) {
+      const from = calibrations.length === 1 ? "a replay's start" : `the start of the replay it pairs with (replay ${run})`;
       out.push(
-        `${of(calibrations)} were measured ${furthest >= 120 ? `${(furthest / 60).toFixed(1)} h` : `${Math.round(furthest)} min`} from a replay's start${calibrations.length > 1 ? ' (the nearest of them)' : ''} (more than ${CALIBRATION_FRESH_MINUTES} min): a shared machine's costs drift within the hour, so a time figure's gap may be the machine's, not the model's; calibrate beside the replays (compare without --calibration does)`,
+        `${of(c)} were measured ${furthest >= 120 ? `${(furthest / 60).toFixed(1)} h` : `${Math.round(furthest)} min`} from ${from} (more than ${CALIBRATION_FRESH_MINUTES} min): a shared machine's costs drift within the hour, so a time figure's gap may be the machine's, not the model's; calibrate beside the replays (compare without --calibration does)`,
       );
     }
-  }
+  });
   return out;
 }

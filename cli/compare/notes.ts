@@ -26,8 +26,14 @@ const msOf = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
  */
 type Each = (f: (sc: Scenario) => string) => string;
 function eachOf(scs: readonly Scenario[]): Each {
-  return (f) => [...new Set(scs.map(f))].join(' / ');
+  return (f) => {
+    const xs = scs.map(f);
+    return xs.every((x) => x === xs[0]) ? xs[0] : xs.join(' / ');
+  };
 }
+
+/** A calibrated cost as each calibration set it (eachOf). */
+const costOf = (each: Each) => (f: (c: Scenario['infrastructure']['costs']) => string) => each((sc) => f(sc.infrastructure.costs));
 
 /**
  * Notes for one policy's figures, from its replay documents and the scenarios the model ran (the
@@ -37,7 +43,7 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
   if (scs.length === 0) throw new RangeError('figureNotes: no scenario the model ran');
   const notes: Partial<Record<FigureId, string>> = {};
   const each = eachOf(scs);
-  const cost = (f: (c: Scenario['infrastructure']['costs']) => number) => each((sc) => ms(f(sc.infrastructure.costs)));
+  const cost = costOf(each);
   const infra = (f: (i: Scenario['infrastructure']) => string) => each((sc) => f(sc.infrastructure));
   const parts = measured.map((r) => r.replay?.fanout).filter((f) => f?.hop !== undefined && f.workers.event !== undefined);
   if (parts.length > 0) {
@@ -46,7 +52,7 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
     const runs = parts.length === measured.length ? '' : ` (${parts.length} of the ${measured.length} runs measured these parts)`;
     const lag =
       `measured${runs}: commit to the event log p50 ${ms(hop('p50'))}, p99 ${ms(hop('p99'))}; a worker's event p50 ${ms(event('p50'))}, p99 ${ms(event('p99'))}. ` +
-      `Modelled: postToLog p50 ${infra((i) => ms(quantileAt(i.postToLog, 0.5)))}, p99 ${infra((i) => ms(quantileAt(i.postToLog, 0.99)))}; the worker's statements p50 ${cost((c) => quantileAt(c.eventStatements, 0.5))} and first follower page ${cost((c) => c.expand)} + ${cost((c) => c.expandPerFollower)} a follower before its writes at ${infra((i) => `${Math.round(i.writesPerSecondPerWorker)}/s`)}`;
+      `Modelled: postToLog p50 ${infra((i) => ms(quantileAt(i.postToLog, 0.5)))}, p99 ${infra((i) => ms(quantileAt(i.postToLog, 0.99)))}; the worker's statements p50 ${cost((c) => ms(quantileAt(c.eventStatements, 0.5)))} and first follower page ${cost((c) => `${ms(c.expand)} + ${ms(c.expandPerFollower)}`)} a follower before its writes at ${infra((i) => `${Math.round(i.writesPerSecondPerWorker)}/s`)}`;
     notes.lag_p50 = lag;
     notes.post_lag_p50 = lag;
     // the per-follower tail is the large posts' writes: their batches (none when every post is pulled)
@@ -56,7 +62,7 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
       const full = (i: Scenario['infrastructure']) => i.costs.rtt + i.costs.batch + i.batchSize / i.writesPerSecondPerWorker;
       const tail =
         `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
-        `(the largest batches are the full ones, ${infra((i) => String(i.batchSize))} timelines); modelled, a full batch ${infra((i) => ms(full(i)))} (${infra((i) => String(Math.round(i.writesPerSecondPerWorker)))} writes/s and ${cost((c) => c.batch)} a batch beyond its round trip, ${infra((i) => String(i.worker.pipelines))} in flight)`;
+        `(the largest batches are the full ones, ${infra((i) => String(i.batchSize))} timelines); modelled, a full batch ${infra((i) => ms(full(i)))} (${infra((i) => String(Math.round(i.writesPerSecondPerWorker)))} writes/s and ${cost((c) => ms(c.batch))} a batch beyond its round trip, ${infra((i) => String(i.worker.pipelines))} in flight)`;
       notes.lag_p99 = tail;
       notes.lag_max = tail;
       // a post's lag ends with its last follower's write: the largest posts' again
@@ -66,7 +72,7 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
   }
   pulledNotes(measured, each, notes);
   const apis = scs.map((sc) => sc.infrastructure.api).filter((a) => a !== null);
-  if (apis.length === scs.length) notes.api_cpu = apiCpuNote(measured, eachOf(scs));
+  if (apis.length === scs.length) notes.api_cpu = apiCpuNote(measured, each);
   Object.assign(notes, stageNotes(measured, scs));
   const server = measured.map((r) => r.replay?.reads.server).filter((s) => s !== undefined && Number.isFinite(s.p50Ms));
   if (server.length > 0) {
@@ -76,7 +82,7 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
     const read =
       `measured${server.length === measured.length ? '' : ` (${server.length} of the ${measured.length} runs)`}: the server's own histogram p50 ${msOf(srv('p50Ms'))}, p99 ${msOf(srv('p99Ms'))} of the client's ${msOf(client('p50'))}, ${msOf(client('p99'))} (the rest is the client and the network)` +
       (apis.length === scs.length
-        ? `. Modelled: ${api((a) => ms(a.cpuPerRead))} of CPU a page + ${api((a) => ms(a.cpuPerList))} a list${apis.some((a) => a.cpuPerListEntry > 0) ? ` and ${api((a) => ms(a.cpuPerListEntry))} an entry it returns` : ''} + ${api((a) => ms(a.cpuPerPost))} a post, ${api((a) => ms(a.idleOverhead))} more on an idle API${apis.some((a) => idleCpuAt(a, 0) > 0) ? ` (${api((a) => ms(idleCpuAt(a, 0)))} of it CPU holding the core)` : ''}, two Redis round trips of ${cost((c) => c.rtt)}, and the calibrated spread of a request one at a time, its stalls (beyond its p${Math.round(STALL_FROM * 100)}) met once more for every reference page's worth of CPU a page has beyond the first`
+        ? `. Modelled: ${api((a) => ms(a.cpuPerRead))} of CPU a page + ${api((a) => ms(a.cpuPerList))} a list${apis.some((a) => a.cpuPerListEntry > 0) ? ` and ${api((a) => ms(a.cpuPerListEntry))} an entry it returns` : ''} + ${api((a) => ms(a.cpuPerPost))} a post, ${api((a) => ms(a.idleOverhead))} more on an idle API${apis.some((a) => idleCpuAt(a, 0) > 0) ? ` (${api((a) => ms(idleCpuAt(a, 0)))} of it CPU holding the core)` : ''}, two Redis round trips of ${cost((c) => ms(c.rtt))}, and the calibrated spread of a request one at a time, its stalls (beyond its p${Math.round(STALL_FROM * 100)}) met once more for every reference page's worth of CPU a page has beyond the first`
         : '');
     // a read that found its followee set missing or stale waited for Postgres: the model has no such wait
     const waits = measured.map((r) => r.replay?.reads.counters).filter((c) => c?.followeeLoadsWaited !== undefined);
@@ -122,10 +128,13 @@ function coreWaits(measured: RunResult[], scs: readonly Scenario[]): string {
       ? 'where the model has no shared cores (infrastructure.cores)'
       : `where the model's ${cores} shared cores add ${load.map((l) => (slowdownAt(cores, l.rho) - 1).toFixed(2)).join(', ')} of a stage's CPU time (an M/M/c station's wait)`;
   // the stages' inputs were measured with calibrate's own waits: the difference is the replays'
-  const cals = scs.map((sc) => sc.calibration?.coreWaits).filter((c) => c !== undefined);
+  const each = eachOf(scs);
   const calParts = groups.flatMap(([name, label]) => {
-    const ws = cals.map((c) => c[name === 'workers' ? 'worker' : name]).filter((w) => w !== undefined); // calibrate runs one worker
-    return ws.length > 0 ? [`${name === 'workers' ? 'the worker' : label} ${ws.map((w) => us(w.perSlice)).join(' / ')} (${ws.map((w) => w.ofCpu.toFixed(2)).join(' / ')})`] : [];
+    const key = name === 'workers' ? 'worker' : name; // calibrate runs one worker
+    const of = (sc: Scenario) => sc.calibration?.coreWaits?.[key];
+    if (!scs.some(of)) return [];
+    const w = (f: (w: NonNullable<ReturnType<typeof of>>) => string) => each((sc) => (of(sc) ? f(of(sc)!) : 'none'));
+    return [`${name === 'workers' ? 'the worker' : label} ${w((x) => us(x.perSlice))} (${w((x) => x.ofCpu.toFixed(2))})`];
   });
   const calibrated = calParts.length > 0 ? `; while calibrate measured its running worker, ${calParts.join(', ')}` : '';
   return (
@@ -241,7 +250,7 @@ function stageNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Re
   const stages = measured.map((r) => r.summary.fanout.stagesSeconds).filter((s) => s !== undefined);
   if (stages.length === 0) return {};
   const each = eachOf(scs);
-  const cost = (f: (c: Scenario['infrastructure']['costs']) => string) => each((sc) => f(sc.infrastructure.costs));
+  const cost = costOf(each);
   /** A clause each calibration sets (", moved by ..."): one where they agree, else each one's after its number. */
   const clause = (f: (c: Scenario['infrastructure']['costs']) => string) => {
     const xs = scs.map((sc) => f(sc.infrastructure.costs));

@@ -25,7 +25,7 @@ import { asInputError, readScenario } from '../prepare-scenario.js';
 import { buildWorld } from '../replay/world.js';
 import { runFeedlab } from './child-command.js';
 import { estimateSide } from './estimate-side.js';
-import { calibrationChecks } from './calibration-checks.js';
+import { calibrationChecks, pairedCalibration } from './calibration-checks.js';
 import { figureNotes } from './notes.js';
 import { readReplays, runReplays, type ReplayRuns } from './replay-side.js';
 import { DEFAULT_RUNS, DEFAULT_SEEDS, type COMPARE_SCENARIO_OPTIONS } from '../spec/live.js';
@@ -38,7 +38,7 @@ const CALIBRATE_SECONDS = Object.values(expectedSeconds(CALIBRATE.samples, true)
 
 export interface ScenarioComparison {
   doc: CompareDocument;
-  /** Files kept beside the report with --out: each replay's document, the calibration used. */
+  /** Files kept beside the report with --out: each replay's document, the calibrations used. */
   files: Record<string, string>;
 }
 
@@ -52,14 +52,18 @@ function calibrationPlan(f: ScenarioModeFlags, runs: number, replaying: boolean)
   }
   // by default one calibration just before each replay: the machine's costs drift within the hour
   const count = numberFlag('calibrations', f.calibrations, replaying ? runs : 1, { min: 1, max: MAX_CALIBRATIONS, integer: true });
-  if (replaying && count > runs) throw new InputError(`compare: --calibrations ${count} is more than the ${runs} replays: each calibration runs just before a replay`);
+  if (replaying && count > runs) throw new InputError(`compare: --calibrations ${count} is more than the ${runs === 1 ? 'one replay' : `${runs} replays`}: each calibration runs just before a replay`);
   return { given, count: given.length > 0 ? given.length : count };
 }
 
 /** Calibrations one comparison takes at most (about five minutes each). */
 const MAX_CALIBRATIONS = 10;
 
-export async function compareScenario(path: string, f: ScenarioModeFlags): Promise<ScenarioComparison> {
+/** The name a calibration's file is kept under beside the report (--out), by its place among `count`. */
+const keptName = (i: number, count: number) => (count === 1 ? 'calibration.yaml' : `calibration-${i}.yaml`);
+
+/** `outDir`: where --out keeps the report and these files (the calibrations measured here are named by their copies there). */
+export async function compareScenario(path: string, f: ScenarioModeFlags, outDir?: string): Promise<ScenarioComparison> {
   const say = (line: string) => {
     if (!f.quiet) process.stderr.write(`feedlab compare: ${line}\n`);
   };
@@ -69,25 +73,30 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
   const plan = calibrationPlan(f, runs, f.replays === undefined);
   const files: Record<string, string> = {};
 
-  // 1. the costs the simulation runs with: files given, the scenario's own, or measured here
+  // 1. the costs the simulation runs with: files given, the scenario's own, or measured here; each
+  // read once, as given or as measured (its path, its scenario)
   const declared = readScenario(path, { calibration: plan.given[0] });
-  for (const file of plan.given.slice(1)) readScenario(path, { calibration: file });
+  const calibrations = plan.given.map((file, i) => ({ file, sc: i === 0 ? declared : readScenario(path, { calibration: file }) }));
   const measureHere = plan.given.length === 0 && !declared.calibration && !f['no-calibrate'];
   if (f.calibrations !== undefined && !measureHere) throw new InputError(`compare: --calibrations runs feedlab calibrate, but the scenario names its own (calibration: ${declared.calibration!.file})`);
   let scratch: string | null = null;
   try {
-    const calibrations: string[] = [...plan.given];
     let calibrate = async (_i: number): Promise<void> => {};
     if (measureHere) {
       scratch = mkdtempSync(join(tmpdir(), 'feedlab-compare-'));
       const dir = scratch;
-      say(`no calibration given: measuring this machine ${plan.count === 1 ? 'first' : `${plan.count === 2 ? 'twice' : `${plan.count} times`}, each time just before a replay`} (feedlab calibrate, about ${Math.round(CALIBRATE_SECONDS / 60)} minutes each); --no-calibrate keeps the scenario's costs`);
+      const times = plan.count === 1 ? 'first' : `${plan.count === 2 ? 'twice' : `${plan.count} times`}, ${f.replays !== undefined ? 'now, one after another' : 'each time just before a replay'}`;
+      say(`no calibration given: measuring this machine ${times} (feedlab calibrate, about ${Math.round(CALIBRATE_SECONDS / 60)} minutes each); --no-calibrate keeps the scenario's costs`);
       calibrate = async (i) => {
-        const out = join(dir, `calibration-${i}.yaml`);
+        const file = join(dir, `calibration-${i}.yaml`);
         const progress = new Progress(plan.count === 1 ? 'calibrate' : `calibrate ${i} of ${plan.count}`, !f.quiet);
-        await runFeedlab(['calibrate', '--out', out, '--quiet'], (s) => progress.update(Math.min(0.99, s / CALIBRATE_SECONDS), `${Math.round(s)} s elapsed`));
-        progress.done(`written to ${out}`);
-        calibrations.push(out);
+        await runFeedlab(['calibrate', '--out', file, '--quiet'], (s) => progress.update(Math.min(0.99, s / CALIBRATE_SECONDS), `${Math.round(s)} s elapsed`));
+        progress.done(`written to ${file}`);
+        const sc = readScenario(path, { calibration: file });
+        // named by its copy beside the report: the scratch file goes at the end
+        const kept = keptName(i, plan.count);
+        sc.calibration!.file = outDir ? join(outDir, kept) : `${kept} (kept with --out)`;
+        calibrations.push({ file, sc });
       };
     }
 
@@ -130,17 +139,18 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
       ];
       const before = async (i: number) => {
         if (measureHere && i <= plan.count) await calibrate(i);
-        // a replay takes the calibration measured just before it (the last one, past the calibrations)
-        const file = calibrations[Math.min(i, calibrations.length) - 1];
-        return file ? ['--calibration', file] : [];
+        const paired = pairedCalibration(i, calibrations);
+        return paired ? ['--calibration', paired.file] : [];
       };
       measured = await runReplays({ scenarioPath: path, policies: policies.map(formatPolicy), runs, pass, windowSeconds: world.mapping.wallSeconds, say, showProgress: !f.quiet }, before);
       measured.texts.forEach((t, i) => (files[`replay-${i + 1}.json`] = t));
     }
-    const scs = calibrations.length > 0 ? calibrations.map((file) => readScenario(path, { calibration: file })) : [declared];
+    // the scenario's own calibration, when it names one, is its file
+    const used = calibrations.length > 0 ? calibrations : declared.calibration ? [{ file: declared.calibration.file, sc: declared }] : [];
+    const scs = used.length > 0 ? used.map((c) => c.sc) : [declared];
+    used.forEach((c, i) => (files[keptName(i + 1, used.length)] = readFileSync(c.file, 'utf8')));
     const calibrationFiles = scs.map((sc) => sc.calibration?.file).filter((x) => x !== undefined);
-    calibrationFiles.forEach((file, i) => (files[calibrationFiles.length === 1 ? 'calibration.yaml' : `calibration-${i + 1}.yaml`] = readFileSync(file, 'utf8')));
-    const warnings = calibrationChecks(scs.map((sc) => sc.calibration).filter((c) => c !== undefined), measured.runs.flat());
+    const warnings = calibrationChecks(scs.map((sc) => sc.calibration).filter((c) => c !== undefined), measured.runs);
     const digests = new Set(measured.runs.flat().map((r) => r.replay?.schedule.digest));
     if (digests.size > 1 || !digests.has(world.digest)) {
       warnings.push(`the replays did not all send the schedule simulated here (schedule digest ${world.digest.slice(0, 12)}): they are of another world, seed or scale, and their figures measure another workload`);
@@ -148,7 +158,8 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
 
     // 4. the simulated side (every calibration, every seed) and the estimate, per policy
     const seedList = Array.from({ length: seeds }, (_, i) => declared.seed + i);
-    const worlds = scs.map((sc) => ({ ...world, mapping: asInputError(() => replayMapping(sc, overrides, cores)) }));
+    // the world with each calibration's scenario: the mapping as the world built it, its costs swapped in
+    const worlds = scs.map((sc) => ({ ...world, mapping: { ...world.mapping, scenario: sc } }));
     const calibrated = (k: number) => (worlds.length === 1 ? '' : `calibration ${k + 1}, `);
     const inputs: PolicyInput[] = [];
     const unmatched: Array<{ policy: string; side: 'simulated' | 'measured' }> = [];
@@ -167,8 +178,8 @@ export async function compareScenario(path: string, f: ScenarioModeFlags): Promi
           return simulateMirror(w, policy, seed, cores, keyPrefix);
         }),
       );
-      // the documents' closed forms with the first calibration's inputs
       const notes = figureNotes(live, worlds.map((w) => mirrorScenario(w.mapping, cores)));
+      // the documents' closed forms with the first calibration's costs (one estimate a policy)
       inputs.push({ policy: spec, estimate: estimateSide(scs[0], world, policy), simulated, measured: live, notes });
     }
     if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);

@@ -115,7 +115,7 @@ export const COMPARE_SCENARIO_OPTIONS = {
   calibration: {
     type: 'string',
     arg: 'A,B',
-    help: "the costs the simulation runs with: a calibration file, or several (each simulated --seeds times, their spread part of the simulated side's); without it (and without the scenario's own calibration: key), feedlab calibrate runs just before each replay (about five minutes each)",
+    help: "the costs the simulation runs with: a calibration file, or several (each simulated --seeds times, their spread part of the simulated side's; paired with the replays in their order, the last with any past them); without it (and without the scenario's own calibration: key), feedlab calibrate runs just before each replay (about five minutes each)",
   },
   calibrations: { type: 'string', arg: 'N', help: 'without --calibration: how many times feedlab calibrate runs, each just before a replay (default: one a replay, --runs; with --replays, 1, run now)' },
   'no-calibrate': { type: 'boolean', help: "simulate with the scenario's costs as they are" },

@@ -375,18 +375,21 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
   if (!refuse(['costs.mgetPerKey'], unsoundCost('Redis time of MGET per key', m.mgetPerKey))) costs.mgetPerKey = durationText(m.mgetPerKey.median);
   // likewise a running worker's first page (its pooled connections' plans), else calibrate's reads
   const pageKeys: CalibratedKey[] = ['costs.expand', 'costs.expandPerFollower'];
-  const pageWhy = bySize && soundLine("a running worker's first page against a post's followers", bySize.firstPage, 'follower');
+  const pageWhat = "a running worker's first page against a post's followers";
+  const pageWhy = bySize && soundLine(pageWhat, bySize.firstPage, 'follower');
   const processWhy = soundLine('follower pages against rows', m.expansion, 'follower');
   let pageFit: { intercept: number; slope: number } = m.expansion;
   if (bySize && pageWhy === null) pageFit = bySize.firstPage;
   else if (bySize && pageWhy !== null) {
-    // The worker's small posts' pages are flat within their scatter, and calibrate's process's line
-    // alone put the page at a third of the worker's (0.35 ms + 0.94 us against 0.95 ms + 1.29 us in
-    // a calibration ten minutes before, 2026-12-05): the worker's level is kept, on that slope.
-    const level = processWhy === null ? levelOn(bySize.firstPage, m.expansion.slope) : NaN;
+    // The worker's small posts' pages flat within their scatter (the line itself unsound, not only
+    // its intercept below zero), where calibrate's process's line alone put the page at a third of
+    // the worker's (0.35 ms + 0.94 us against 0.95 ms + 1.29 us in a calibration ten minutes
+    // before, 2026-12-05): the worker's level is kept, on that slope.
+    const scattered = unsoundFit(pageWhat, bySize.firstPage, 'follower') !== null;
+    const level = scattered && processWhy === null ? levelOn(bySize.firstPage, m.expansion.slope) : NaN;
     if (level > 0) {
       pageFit = { intercept: level, slope: m.expansion.slope };
-      fellBack.push({ keys: ['costs.expandPerFollower'], why: `${pageWhy}; its level is kept on calibrate's own slope`, levelled: { key: 'costs.expand', value: level } });
+      fellBack.push({ keys: ['costs.expandPerFollower'], why: pageWhy, levelled: { key: 'costs.expand', value: level } });
     } else fellBack.push({ keys: pageKeys, why: pageWhy });
   }
   if (!refuse(pageKeys, pageFit === m.expansion ? processWhy : null)) {

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { CALIBRATED_KEYS, type CalibratedKey } from '../scenario/calibration.js';
 import { formatBytes } from '../scenario/units.js';
 import { waitPerRun, waitPerSlice, type CoreWait } from '../replay/core-wait.js';
-import { durationText, MIN_R_SQUARED, quantileKey, type CalibrationDocument, type Distribution } from './document.js';
+import { durationText, MIN_R_SQUARED, quantileKey, type CalibrationDocument, type Distribution, type FellBack } from './document.js';
 import type { Fit, Spread } from './figures.js';
 
 /** What each key of the block is, as its comment says. */
@@ -141,8 +141,14 @@ function provenanceBlock(doc: CalibrationDocument): object {
         : {}),
     },
     refused: c.refused.map((r) => `${r.key}: ${r.why}`),
-    ...(c.fellBack.length > 0 ? { fellBack: c.fellBack.map((f) => `${f.keys.join(', ')}: ${f.why}`) } : {}),
+    ...(c.fellBack.length > 0 ? { fellBack: c.fellBack.map(fellBackLine) } : {}),
   };
+}
+
+/** A key taken from calibrate's own measurement, and why; with the running worker's level kept beside it. */
+function fellBackLine(f: FellBack): string {
+  const kept = f.levelled ? ` (${f.levelled.key} ${durationText(f.levelled.value)}: the running worker's level on it)` : '';
+  return `${f.keys.join(', ')}${kept}: ${f.why}`;
 }
 
 function indent(text: string, by: string): string {
@@ -187,7 +193,7 @@ export function calibrationYaml(doc: CalibrationDocument, command: string): stri
     `Every figure is the median of ${c.samples} samples after a warm-up, with the p10-p90 of the samples; a cost`,
     `that grows with a size is a straight line, a + b x size, through the medians (refused below r² ${MIN_R_SQUARED}).`,
     ...(c.refused.length > 0 ? ['Refused (not written; the scenario\'s own value or the default applies):', ...c.refused.map((r) => `  ${r.key}: ${r.why}`)] : []),
-    ...(c.fellBack.length > 0 ? ["From calibrate's own measurement, the running worker's being unsound:", ...c.fellBack.map((f) => `  ${f.keys.join(', ')}: ${f.why}`)] : []),
+    ...(c.fellBack.length > 0 ? ["From calibrate's own measurement, the running worker's being unsound:", ...c.fellBack.map((f) => `  ${fellBackLine(f)}`)] : []),
   ];
   return [
     ...header.map((l) => `# ${l}`),

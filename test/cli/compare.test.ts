@@ -183,6 +183,15 @@ describe('feedlab compare SCENARIO', () => {
     expect(r.stderr).toMatch(/simulating threshold:100000:skip-dormant, seed 10/);
   });
 
+  /** The scenario with a calibration: key of its own (a quiet calibration of the replays' hour). */
+  const ownCalibration = () => {
+    const cal = join(dir, 'own-cal.yaml');
+    writeFileSync(cal, `calibration:\n  machine: { hostname: vm, cpu: Test CPU, cores: 2, memory: 24GB }\n  date: 2026-12-04T03:10:00.000Z\n  contention: { otherShare: 0.04, contended: false, over: 150s }\ninfrastructure:\n  costs: { rtt: 100us }\n`);
+    const path = join(dir, 'own-calibration.yaml');
+    writeFileSync(path, `${EVENTS_YAML}calibration: ${cal}\n`);
+    return path;
+  };
+
   it('refuses what it cannot compare in one line, exit 2', () => {
     expectInputErrors([
       [['compare', scenario, ...saved, '--runs', '2'], /^feedlab: compare: --replays gives the measured side; --runs would replay it again: give one of them$/],
@@ -192,6 +201,8 @@ describe('feedlab compare SCENARIO', () => {
       [['compare', scenario, '--calibrations', '2', '--no-calibrate'], /^feedlab: compare: --calibrations is how many times feedlab calibrate runs here; --no-calibrate says not to: give one of them$/],
       [['compare', scenario, '--calibrations', '3', '--runs', '2'], /^feedlab: compare: --calibrations 3 is more than the 2 replays: each calibration runs just before a replay$/],
       [['compare', scenario, '--calibrations', '0'], /^feedlab: --calibrations must be at least 1, got 0$/],
+      [['compare', scenario, '--calibrations', '2', '--runs', '1'], /^feedlab: compare: --calibrations 2 is more than the one replay: each calibration runs just before a replay$/],
+      [['compare', ownCalibration(), '--calibrations', '2'], /^feedlab: compare: --calibrations runs feedlab calibrate, but the scenario names its own \(calibration: .*own-cal\.yaml\)$/],
       [['compare', scenario, '--calibration', join(dir, 'none.yaml'), ...saved.slice(0, 2)], /^feedlab: cannot read calibration file ".*none\.yaml": no such file$/],
       [['compare', scenario, ...saved, '--policies', 'rate'], /^feedlab: compare: cannot replay it: the rate policy decides per \(author, reader\) pair/],
       [['compare', scenario, ...saved, '--policies', 'push'], /^feedlab: compare: the replay documents hold none of the policies compared \(push:skip-dormant\)$/],
@@ -245,8 +256,8 @@ infrastructure:
     expect(doc.sides.simulated.label).toBe('simulate (2 calibrations, seeds 9-10 each)');
     expect(doc.sides.simulated.sources).toEqual([`the replay's world simulated (sim/replay/mirror.ts), costs from ${a}, ${b}`]);
     expect(doc.policies[0].documents.simulated.map((d) => d.label)).toEqual(['calibration 1, seed 9', 'calibration 1, seed 10', 'calibration 2, seed 9', 'calibration 2, seed 10']);
-    // each replay is held to the calibration nearest it: no doubt
-    expect(doc.warnings).toEqual([]);
+    // each calibration is held to the replay it pairs with: the first, two hours before replay 1, is named
+    expect(doc.warnings).toEqual([expect.stringMatching(new RegExp(`^the costs \\(${a.replace(/[.]/g, '\\.')}, 2026-12-04T01:10:00\\.000Z\\) were measured 2\\.1 h from the start of the replay it pairs with \\(replay 1\\)`))]);
     // each calibration's costs simulated: two round trips a read, 300 us apart
     const read = doc.figures.find((f) => f.id === 'read_p50')!;
     const [a9, a10, b9, b10] = read.values.simulated as number[];
@@ -257,9 +268,9 @@ infrastructure:
     expect(readFileSync(join(out, 'calibration-1.yaml'), 'utf8')).toBe(readFileSync(a, 'utf8'));
     expect(readFileSync(join(out, 'calibration-2.yaml'), 'utf8')).toBe(readFileSync(b, 'utf8'));
     expect(readdirSync(out)).not.toContain('calibration.yaml');
-    // the first alone is of another hour
-    const one = feedlab(['compare', scenario, '--replays', REPLAY_RUNS.join(','), '--calibration', a, '--seeds', '1', '--json']);
-    expect((JSON.parse(one.stdout) as CompareDocument).warnings).toEqual([expect.stringMatching(/^the costs \(.*cal-a\.yaml, 2026-12-04T01:10:00\.000Z\) were measured 2\.1 h from a replay's start/)]);
+    // the second alone is of their hour
+    const one = feedlab(['compare', scenario, '--replays', REPLAY_RUNS.join(','), '--calibration', b, '--seeds', '1', '--json']);
+    expect((JSON.parse(one.stdout) as CompareDocument).warnings).toEqual([]);
   });
 
   it('warns when the saved replays sent another schedule than the one simulated', () => {

@@ -266,7 +266,10 @@ describe('compare notes', () => {
     expect(notes.stage_first_page_p50).toBe(
       `${from} 0.68 ms + 2.10 us / 0.35 ms + 2.10 us a follower (at least a round trip); calibration 1, none; calibration 2, moved by the worker's idle time before it (measured at 56.0 ms; median 0.90 ms after 56.0 ms, 1.40 ms after 225.0 ms); the replays' 1.00 ms, 2.00 ms`,
     );
-    expect(notes.lag_p50).toContain('first follower page 0.68 ms / 0.35 ms + 2.10 us a follower before its writes at 32200/s');
+    expect(notes.lag_p50).toContain('first follower page 0.68 ms + 2.10 us / 0.35 ms + 2.10 us a follower before its writes at 32200/s');
+    // three calibrations, the first and the third alike: each one's in its place
+    const c = scenario();
+    expect(figureNotes(runs, [a, b, c]).stage_pickup_mean).toContain('pickup 1.00 ms / 0.80 ms / 1.00 ms to an idle worker');
     // one scenario: nothing of calibrations
     expect(figureNotes(runs, [a]).stage_pickup_mean).toBe("calibrated (a.yaml, 2026-12-05T16:43:12.106Z) pickup 1.00 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
     expect(() => figureNotes(runs, [])).toThrow(/no scenario the model ran/);

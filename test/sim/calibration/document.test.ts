@@ -285,15 +285,22 @@ describe('the infrastructure block', () => {
     expect(f.keys).toEqual(['costs.expandPerFollower']);
     expect(f.levelled!.key).toBe('costs.expand');
     expect(f.levelled!.value).toBeCloseTo(1.05888e-3, 8);
-    expect(f.why).toMatch(/^a running worker's first page against a post's followers: the fit's r² is 0\.892, under 0\.9, .*; its level is kept on calibrate's own slope$/);
+    expect(f.why).toMatch(/^a running worker's first page against a post's followers: the fit's r² is 0\.892, under 0\.9, and the line leaves a size's own spread/);
     expect(doc.calibration.refused).toEqual([]);
     // the table says where each came from
     const table = calibrationTable(doc, null);
-    expect(table).toMatch(/costs\.expand +1\.059ms +a running worker's first page, its level 1\.06 ms \(its sizes' medians less b x followers, their median\) on calibrate's process's a 365 us \+ b 1 us x rows/);
-    // a level that is not a positive duration falls back whole, as does an unsound process line
+    expect(table).toMatch(/costs\.expand +1\.059ms +a running worker's first page, its level 1\.06 ms \(its sizes' medians less b x followers, their median\) on calibrate's process's b; its own line a /);
+    expect(table).toMatch(/costs\.expandPerFollower +1\.004us +b of calibrate's process's a 365 us \+ b 1 us x rows, r² 1\.0000 over 10\/30\/100\/300\/1000\/3000\/10000 \(the running worker's level kept as costs\.expand\)/);
+    // the file names the level beside the key that fell back
+    expect(calibrationYaml(doc, 'feedlab calibrate')).toContain("#   costs.expandPerFollower (costs.expand 1.059ms: the running worker's level on it): a running worker's first page");
+    // a level that is not a positive duration falls back whole (pages of 9-15 us less 1 us a follower: -91 us)
     const low = measurements();
-    low.workerBySize = { ...m.workerBySize, firstPage: line(-50e-6, 1.5e-6, xs) };
-    expect(calibrationDocument(provenance, low, []).calibration.fellBack.map((x) => x.keys)).toEqual([['costs.expand', 'costs.expandPerFollower']]);
+    low.workerBySize = { ...m.workerBySize, firstPage: line(0, 0, xs, (i) => [10e-6, 14e-6, 9e-6, 15e-6, 12e-6][i]) };
+    expect(calibrationDocument(provenance, low, []).calibration.fellBack).toEqual([{ keys: ['costs.expand', 'costs.expandPerFollower'], why: expect.stringMatching(/r² .* under 0\.9/) }]);
+    // as does a straight line that only crosses zero: its slope is sound, calibrate's whole line is taken
+    const steep = measurements();
+    steep.workerBySize = { ...m.workerBySize, firstPage: line(-50e-6, 3e-6, xs) };
+    expect(calibrationDocument(provenance, steep, []).calibration.fellBack).toEqual([{ keys: ['costs.expand', 'costs.expandPerFollower'], why: "a running worker's first page against a post's followers: the fit's intercept is -50 us, negative" }]);
     const noisy = measurements();
     noisy.workerBySize = m.workerBySize;
     noisy.expansion = line(365e-6, 1e-6, [10, 100, 1000, 10000], (i) => [400e-6, -3e-3, 4e-3, -2e-3][i]);
