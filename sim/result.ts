@@ -13,9 +13,17 @@ export const FEEDLAB_VERSION = '0.1.0';
 
 export type LatencySummary = Omit<DurationSummary, 'count'>;
 
-/** The stages of a post event, in the order a post goes through them. */
-export const STAGE_IDS = ['postToLog', 'pickup', 'statements', 'firstPage', 'writes'] as const;
+/**
+ * The stages of a post event, in the order a post goes through them, then a large post's writes
+ * per timeline (core/fanout-worker.ts LARGE_POST_TIMELINES: where the per-follower tail is made).
+ */
+export const STAGE_IDS = ['postToLog', 'pickup', 'statements', 'firstPage', 'writes', 'largeWritesPerTimeline'] as const;
 export type StageId = (typeof STAGE_IDS)[number];
+
+/** A large post's writes kept per 1,000 timelines (microsecond histograms keep 3 digits of them), per timeline. */
+export function perTimelineOfThousand<T extends LatencySummary>(s: T): T {
+  return { ...s, mean: s.mean / 1_000, p50: s.p50 / 1_000, p90: s.p90 / 1_000, p99: s.p99 / 1_000, p999: s.p999 / 1_000, max: s.max / 1_000 };
+}
 
 export interface RunResult {
   schema: typeof RESULT_SCHEMA;
@@ -61,7 +69,8 @@ export interface RunResult {
        * starting on it (pickup), the worker's statements, its first follower page and its timeline
        * writes (pushed posts). A replay's come from the workers' own histograms; absent from older documents.
        */
-      stagesSeconds?: Record<StageId, LatencySummary>;
+      /** Older documents have none, or none of a large post's writes per timeline. */
+      stagesSeconds?: Record<Exclude<StageId, 'largeWritesPerTimeline'>, LatencySummary> & { largeWritesPerTimeline?: LatencySummary };
     };
     redis: {
       memoryBytes: { peak: number; end: number };

@@ -6,7 +6,9 @@
 // note.
 import type { FigureId } from '../../sim/compare/figures.js';
 import type { RunResult } from '../../sim/result.js';
+import { LARGE_POST_TIMELINES } from '../../core/fanout-worker.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
+import { CALIBRATE } from '../calibrate/settings.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
 import { cpuSecondsOf, type CpuShare } from '../../sim/replay/cpu.js';
 import { addWaits, NO_WAIT, waitPerRun, waitPerSlice, type CoreWait } from '../../sim/replay/core-wait.js';
@@ -60,9 +62,14 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
     if (batched.length > 0) {
       const batch = (k: 'p50' | 'p99') => mean(batched.map((f) => f!.workers.batch[k]));
       const full = (i: Scenario['infrastructure']) => i.costs.rtt + i.costs.batch + i.batchSize / i.writesPerSecondPerWorker;
-      const tail =
+      let tail =
         `the tail is the large posts' writes: measured${runs}, a worker's batch of timeline writes p50 ${ms(batch('p50'))}, p99 ${ms(batch('p99'))} ` +
         `(the largest batches are the full ones, ${infra((i) => String(i.batchSize))} timelines); modelled, a full batch ${infra((i) => ms(full(i)))} (${infra((i) => String(Math.round(i.writesPerSecondPerWorker)))} writes/s and ${cost((c) => ms(c.batch))} a batch beyond its round trip, ${infra((i) => String(i.worker.pipelines))} in flight)`;
+      // where the tail's posts spend it: their writes per timeline, beside the line the model draws them from
+      const large = measured.map((r) => r.summary.fanout.stagesSeconds?.largeWritesPerTimeline?.p50).filter((x): x is number => x !== undefined && Number.isFinite(x));
+      if (large.length > 0) {
+        tail += `; its posts of ${LARGE_POST_TIMELINES} timelines or more wrote them at p50 ${large.map(ms).join(', ')} a timeline measured, against the model's ${infra((i) => ms(1 / i.writesPerSecondPerWorker))} a follower and its batches' share (stage_large_writes_per_timeline_p50)`;
+      }
       notes.lag_p99 = tail;
       notes.lag_max = tail;
       // a post's lag ends with its last follower's write: the largest posts' again
@@ -96,7 +103,7 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
 }
 
 /** The figures whose time crosses processes (a request or an event waking the next service), where waits for a core add up. */
-const CROSSING_PROCESSES: FigureId[] = ['stage_statements_p50', 'stage_statements_p99', 'stage_first_page_p50', 'stage_writes_p50', 'read_p50', 'read_p99'];
+const CROSSING_PROCESSES: FigureId[] = ['stage_statements_p50', 'stage_statements_p99', 'stage_first_page_p50', 'stage_writes_p50', 'stage_large_writes_per_timeline_p50', 'read_p50', 'read_p99'];
 
 /**
  * How long the replays' processes waited for a core each time they woke (their main threads'
@@ -295,11 +302,13 @@ function stageNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Re
   // every post pulled in every replay (pull): no first page or writes measured to set beside the line
   const pushed = stages.some((s) => s!.firstPage.max > 0 || s!.writes.max > 0);
   const pickup = cost((c) => ms(c.pickup));
+  const largeRuns = `the replays' ${stages.map((s) => (s!.largeWritesPerTimeline && Number.isFinite(s!.largeWritesPerTimeline.p50) ? ms(s!.largeWritesPerTimeline.p50) : 'none')).join(', ')}`;
   const pushedStages = pushed
     ? {
         stage_first_page_p50: `${from} ${cost((c) => `${ms(c.expand)} + ${ms(c.expandPerFollower)}`)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
         stage_writes_p50: `${from} ${cost((c) => ms(c.rtt + c.batch))} a batch (up to ${each((sc) => String(sc.infrastructure.batchSize))} followers, ${each((sc) => String(sc.infrastructure.worker.pipelines))} in flight) + ${each((sc) => ms(1 / sc.infrastructure.writesPerSecondPerWorker))} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
         stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redisPerWrite(measured, cost((c) => us(c.zadd)))}`,
+        stage_large_writes_per_timeline_p50: `the same line over a large post's timelines: ${each((sc) => ms(1 / sc.infrastructure.writesPerSecondPerWorker))} a follower (${from}${files.length > 0 ? `: a running worker's posts of ${CALIBRATE.workerBySize.followers.join(', ')} followers, one at a time` : ''}) and ${cost((c) => ms(c.rtt + c.batch))} a batch of up to ${each((sc) => String(sc.infrastructure.batchSize))}${spread}; ${largeRuns}${redisPerWrite(measured, cost((c) => us(c.zadd)))}`,
       }
     : {};
   return {

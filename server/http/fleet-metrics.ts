@@ -15,7 +15,9 @@
 //   feedlab_fanout_batch_seconds                     histogram: one pipelined round trip of writes
 //   feedlab_fanout_event_seconds                     histogram: handling one post event
 //   feedlab_fanout_event_stage_seconds{stage=...}    histogram: an event's stages: pickup (log to
-//                                                    worker), statements, first_page, writes
+//                                                    worker), statements, first_page, writes, and
+//                                                    large_writes_per_1000_timelines (a large post's
+//                                                    writes scaled to 1,000 of its timelines)
 //   feedlab_fanout_<counter>_total                   the workers' counters (events, timeline writes...)
 //   feedlab_fanout_workers                           worker processes in these figures
 //   feedlab_fanout_metrics_read_failures_total       scrapes that could not read the hash
@@ -78,6 +80,7 @@ const SERIES: Record<HistogramName, { metric: string; labels?: Record<string, st
   eventStatementsMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'statements' } },
   eventFirstPageMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'first_page' } },
   eventWritesMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'writes' } },
+  largeWritesPerThousandMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'large_writes_per_1000_timelines' } },
   eventLoopDelayMs: { metric: METRIC_FANOUT_LOOP_DELAY },
 };
 

@@ -36,7 +36,8 @@
 // Measuring. An event's stages as the simulator charges them (core/worker-metrics.ts): the pickup
 // (the log taking it to a worker starting on it), the statement (the author's follower count), the
 // first follower page with the list add and the pulled-mark lookup sent beside it (a push), the
-// writes. Besides the per-post lag, every pushed batch records its lag (post creation to its
+// writes, and a large post's writes again per timeline it wrote (where the per-follower tail is
+// made). Besides the per-post lag, every pushed batch records its lag (post creation to its
 // replies) once per timeline it wrote, and a pulled post its list write once per follower (readers
 // see it once it is in the list, as the simulator counts it): the per-follower lag. Each batch also
 // adds its writes to a per-second count in Redis (core/keys.ts TIMELINE_WRITES_KEY), so that writes
@@ -45,7 +46,7 @@
 // (onCounterError) and costs the count, never the event.
 import { ADAPTIVE_RECHECK_SECONDS, keepForReader, nextAdaptiveThreshold, postSalt, pullsAuthor, readerDraw, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { FeedPosition } from '../../core/cursor.js';
-import { DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES } from '../../core/fanout-worker.js';
+import { DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES, LARGE_POST_TIMELINES } from '../../core/fanout-worker.js';
 import { TIMELINE_WRITES_KEY, TIMELINE_WRITES_RETENTION_MS } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
@@ -396,9 +397,11 @@ export class FanoutWorker {
       await this.pulled.clear(e.authorId, wasPulled);
       this.metrics.count('pathTransitions');
     }
-    this.metrics.observe('eventWritesMs', performance.now() - writing);
+    const writesMs = performance.now() - writing;
+    this.metrics.observe('eventWritesMs', writesMs);
 
     const wrote = totals.written + totals.pending;
+    if (wrote >= LARGE_POST_TIMELINES) this.metrics.observe('largeWritesPerThousandMs', (writesMs * 1_000) / wrote);
     const lagMs = wrote > 0 || totals.duplicates === 0 ? this.clock() - e.createdAt : null;
     const m = this.metrics;
     m.count('postsPushed');

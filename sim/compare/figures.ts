@@ -5,6 +5,7 @@
 // A figure a document does not have stays null, never a made-up number: a replay leaves what it
 // does not measure NaN (null in the JSON), and a simulation does not model every key class a replay
 // finds in Redis. Which of the two it is, is said ("not measured", "not modelled").
+import { LARGE_POST_TIMELINES } from '../../core/fanout-worker.js';
 import type { RunResult, StageId } from '../result.js';
 
 export type FigureUnit = 's' | 'ms' | 'bytes' | 'writes/s' | 'commands' | 'writes' | 'cores';
@@ -40,6 +41,7 @@ export const FIGURE_IDS = [
   'stage_first_page_p50',
   'stage_writes_p50',
   'stage_writes_p99',
+  'stage_large_writes_per_timeline_p50',
 ] as const;
 
 export type FigureId = (typeof FIGURE_IDS)[number];
@@ -209,11 +211,18 @@ export const FIGURES: readonly FigureDef[] = [
   stage('stage_first_page_p50', 'firstPage', 'p50', "stage: a pushed post's first follower page, p50", 'the first page of followers, with the list add and the pulled-mark lookup sent beside it'),
   stage('stage_writes_p50', 'writes', 'p50', "stage: a pushed post's timeline writes, p50", 'its first follower page in hand to its last batch answered'),
   stage('stage_writes_p99', 'writes', 'p99', "stage: a pushed post's timeline writes, p99", 'the same, p99: the large posts'),
+  stage(
+    'stage_large_writes_per_timeline_p50',
+    'largeWritesPerTimeline',
+    'p50',
+    `stage: a large post's writes per timeline, p50`,
+    `a pushed post of ${LARGE_POST_TIMELINES} timelines or more: its writes over the timelines it wrote (the per-follower lag's tail is made of such posts; older documents have none)`,
+  ),
 ];
 
 /** A post event's stage, per event, from `summary.fanout.stagesSeconds` (older documents have none). */
 function stage(id: FigureId, of: StageId, pick: 'p50' | 'p99' | 'mean', label: string, about: string): FigureDef {
-  return { id, label, unit: 's', group: 'fan-out stages', about, read: (r) => r.summary.fanout.stagesSeconds?.[of][pick] ?? null };
+  return { id, label, unit: 's', group: 'fan-out stages', about, read: (r) => r.summary.fanout.stagesSeconds?.[of]?.[pick] ?? null };
 }
 
 const BY_ID = new Map<string, FigureDef>(FIGURES.map((f) => [f.id, f]));

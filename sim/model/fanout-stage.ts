@@ -11,8 +11,10 @@
 //    of an event is slower the longer its consumer was idle before it (idle-wake.ts).
 // A pulled post is one write into its author's recent list. Fan-out lag counts from the post's
 // commit, as the reference server's does. Each post's stages (its wait to be taken, statements,
-// first page, writes) are recorded as the server's workers record theirs.
+// first page, writes, and a large post's writes per timeline) are recorded as the server's workers
+// record theirs.
 import { ADAPTIVE_RECHECK_SECONDS, nextAdaptiveThreshold } from '../../core/fanout-policy.js';
+import { LARGE_POST_TIMELINES } from '../../core/fanout-worker.js';
 import { authorPartition } from '../../core/partition.js';
 import { isDormant } from '../../core/timeline-rules.js';
 import { DurationRecorder } from '../metrics/recorder.js';
@@ -43,6 +45,8 @@ export interface StageRecorders {
   firstPage: DurationRecorder;
   /** The first page in hand to the last batch written (pushed posts). */
   writes: DurationRecorder;
+  /** A large post's writes (LARGE_POST_TIMELINES or more; the reference worker's shape) scaled to 1,000 of the timelines it wrote. */
+  largeWritesPerThousand: DurationRecorder;
 }
 
 export class FanoutStage {
@@ -53,7 +57,7 @@ export class FanoutStage {
   readonly largeConsumers: ConsumerFleet | null;
   readonly fluid: FluidLoad;
   readonly groups = new WriteGroups();
-  readonly stages: StageRecorders = { postToLog: new DurationRecorder(), pickup: new DurationRecorder(), statements: new DurationRecorder(), firstPage: new DurationRecorder(), writes: new DurationRecorder() };
+  readonly stages: StageRecorders = { postToLog: new DurationRecorder(), pickup: new DurationRecorder(), statements: new DurationRecorder(), firstPage: new DurationRecorder(), writes: new DurationRecorder(), largeWritesPerThousand: new DurationRecorder() };
   private readonly loggedPosts = new LoggedPosts();
   private readonly partitionFree: Float64Array;
   private readonly partitionFluidAt: Float64Array;
@@ -386,6 +390,8 @@ export class FanoutStage {
       if (batched > 0) emit(o1);
       flush();
       if (pushed) stages.writes.record(workerDone - ready, stands);
+      const wrote = liveCount * workPerFollower;
+      if (pushed && whole && wrote >= LARGE_POST_TIMELINES) stages.largeWritesPerThousand.record(((workerDone - ready) * 1_000) / wrote, stands);
     }
 
     if (pushed) count.pushedPosts += stands;

@@ -48,6 +48,19 @@ describe("a post's writes about the line", () => {
     expect(twice.fanout.postLag.max).toBeGreaterThan(3 * on.fanout.postLag.max);
   });
 
+  it("gives a large post's writes per timeline: 1 ms + 300 x 0.2 ms over 300, and none below 300 timelines", () => {
+    const large = starBurst('rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: 1', { followers: 300, seed: 3 });
+    expect(large.fanout.stages.writes.mean).toBeCloseTo(0.001 + 0.06, 9);
+    const per = large.fanout.stages.largeWritesPerTimeline;
+    expect(per.count).toBe(1);
+    // 61 ms over 300 timelines: the mean exact, the p50 to the histogram's 3 digits of 203.333 ms a 1,000
+    expect(per.mean).toBeCloseTo(0.061 / 300, 12);
+    expect(Math.abs(per.p50 / (0.061 / 300) - 1)).toBeLessThan(1e-3);
+    const small = starBurst('rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: 1', { followers: 299, seed: 3 });
+    expect(small.fanout.stages.writes.count).toBe(1);
+    expect(small.fanout.stages.largeWritesPerTimeline.count).toBe(0);
+  });
+
   it('refuses a spread that is not a distribution of ratios, at its key', () => {
     const costs = (spread: string) => () => scenarioFrom(`infrastructure:\n  costs: { eventWritesSpread: ${spread} }\n`, 10);
     expect(costs('{ p10: 1.2, p50: 1 }')).toThrow(/eventWritesSpread.*p50 is below p10 \(quantiles must not decrease\)/);

@@ -52,6 +52,22 @@ describe('compare notes', () => {
     );
   });
 
+  it("puts a large post's writes per timeline beside the model's line, in its figure and the tail's", () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    runs[0].summary.fanout.stagesSeconds!.largeWritesPerTimeline = stage(31.4e-6, 44e-6);
+    runs[0].replay!.fanout.writes.redisSecondsPerScript = 20.2e-6;
+    const sc = scenario();
+    sc.infrastructure.costs.zadd = 10.1e-6;
+    const notes = figureNotes(runs, [sc]);
+    // 1 / 32,200 s a write, a round trip and the batch's overhead; the second document older, without the figure
+    expect(notes.stage_large_writes_per_timeline_p50).toMatch(
+      /^the same line over a large post's timelines: 31\.06 us a follower \(the scenario's\) and 0\.44 ms a batch of up to \d+; the replays' 31\.40 us, none; Redis's own time a timeline write 10\.1 us as calibrated \(costs\.zadd\), the replays' 20\.2 us \(their scripts' commandstats over the window\)$/,
+    );
+    expect(notes.lag_p99).toMatch(/; its posts of 300 timelines or more wrote them at p50 31\.40 us a timeline measured, against the model's 31\.06 us a follower and its batches' share \(stage_large_writes_per_timeline_p50\)$/);
+    // no document with the figure: the tail's note says nothing of it
+    expect(figureNotes([measured(0, 1, 0)], [sc]).lag_p99).not.toMatch(/timelines or more/);
+  });
+
   it("puts each stage's calibrated input beside each replay's own figure", () => {
     const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], [scenario()]);
     expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms, 1.50x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");

@@ -193,6 +193,22 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     expect(outcome.batches).toBeGreaterThanOrEqual(3);
   });
 
+  it("records a large post's writes per 1,000 timelines it wrote: 300 written, not 297", async () => {
+    const big = await audience(300);
+    const metrics = new MemoryMetrics();
+    await worker({ metrics }).handleBatch([await post(big.author)]);
+    const per = metrics.summary('largeWritesPerThousandMs');
+    expect(per.count).toBe(1);
+    expect(per.mean).toBeCloseTo((metrics.summary('eventWritesMs').mean * 1_000) / 300, 6);
+    // three of the 300 without a timeline: 297 written, under the line
+    const fewer = await audience(300, { uncachedEvery: 100 });
+    const under = new MemoryMetrics();
+    const [outcome] = await worker({ metrics: under }).handleBatch([await post(fewer.author)]);
+    expect(outcome).toMatchObject({ path: 'push', written: 297, missing: 3 });
+    expect(under.summary('eventWritesMs').count).toBe(1);
+    expect(under.summary('largeWritesPerThousandMs').count).toBe(0);
+  });
+
   it("records an event's stages: the pickup of a first delivery from the log's ms, statements, first page and writes that add up to the event", async () => {
     const a = await audience(300);
     const metrics = new MemoryMetrics();

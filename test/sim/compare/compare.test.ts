@@ -86,8 +86,8 @@ describe('the verdict', () => {
     expect(bodies.why).toBe('simulate, seed 1: not modelled');
     // lag p99, the classes only a replay has (bodies, event log, other) and its every-key total;
     // a hand-made simulation without the usage figures has no own lists, so no feeds' total either;
-    // the nine stages of a post event and the API's CPU, which neither hand-made document has
-    expect(nan.counts['n/a']).toBe(17);
+    // the ten stage figures of a post event and the API's CPU, which neither hand-made document has
+    expect(nan.counts['n/a']).toBe(18);
   });
 
   it('means over the documents that have the figure when only some do', () => {

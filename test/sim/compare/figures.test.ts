@@ -36,6 +36,16 @@ describe('figures of a simulation', () => {
     for (const id of ['lag_p99', 'writes_per_second_mean', 'read_p99', 'commands_per_read', 'api_cpu'] as FigureId[]) expect(value(id, sim).value).toBeGreaterThan(0);
   });
 
+  it("reads a large post's writes per timeline from the stages, and none from a document older than it", () => {
+    const stages = s.fanout.stagesSeconds!;
+    const doc = structuredClone(sim);
+    doc.summary.fanout.stagesSeconds = { ...stages, largeWritesPerTimeline: { mean: 3.2e-5, p50: 3.1e-5, p90: 4e-5, p99: 4.4e-5, p999: 4.4e-5, max: 4.4e-5 } };
+    expect(value('stage_large_writes_per_timeline_p50', doc)).toEqual({ value: 3.1e-5 });
+    const older = structuredClone(sim);
+    delete older.summary.fanout.stagesSeconds!.largeWritesPerTimeline;
+    expect(value('stage_large_writes_per_timeline_p50', older)).toEqual({ value: null, why: 'not in the document' });
+  });
+
   it('reads timelines and lists as a replay counts its keys (MEMORY USAGE); the other key classes are not modelled', () => {
     const timelines = value('memory_timelines_bytes', sim).value!;
     const lists = value('memory_lists_bytes', sim).value!;
