@@ -20,9 +20,13 @@ export type LatencySummary = Omit<DurationSummary, 'count'>;
 export const STAGE_IDS = ['postToLog', 'pickup', 'statements', 'firstPage', 'writes', 'largeWritesPerTimeline'] as const;
 export type StageId = (typeof STAGE_IDS)[number];
 
-/** A large post's writes kept per 1,000 timelines (microsecond histograms keep 3 digits of them), per timeline. */
-export function perTimelineOfThousand<T extends LatencySummary>(s: T): T {
-  return { ...s, mean: s.mean / 1_000, p50: s.p50 / 1_000, p90: s.p90 / 1_000, p99: s.p99 / 1_000, p999: s.p999 / 1_000, max: s.max / 1_000 };
+/**
+ * A large post's writes kept per 1,000 timelines (microsecond histograms keep 3 digits of them), per
+ * timeline; NaN (null in the JSON) without a large post, never a made-up 0.
+ */
+export function perTimelineOfThousand<T extends LatencySummary & { count?: number }>(s: T): T {
+  const k = s.count === 0 ? NaN : 1_000;
+  return { ...s, mean: s.mean / k, p50: s.p50 / k, p90: s.p90 / k, p99: s.p99 / k, p999: s.p999 / k, max: s.max / k };
 }
 
 export interface RunResult {

@@ -61,6 +61,8 @@ export interface FigureDef {
   read(r: RunResult): number | null;
   /** Sources that do not model or measure the figure at all: null there, with this reason. */
   absentFrom?: Partial<Record<RunResult['source'], string>>;
+  /** Why a document that has the figure's section reads null (else "not measured" / "not in the document"). */
+  whyNone?(r: RunResult): string | undefined;
 }
 
 type KeyClass = 'timelines' | 'pulledLists' | 'ownLists' | 'bodies' | 'eventLog' | 'other';
@@ -211,13 +213,16 @@ export const FIGURES: readonly FigureDef[] = [
   stage('stage_first_page_p50', 'firstPage', 'p50', "stage: a pushed post's first follower page, p50", 'the first page of followers, with the list add and the pulled-mark lookup sent beside it'),
   stage('stage_writes_p50', 'writes', 'p50', "stage: a pushed post's timeline writes, p50", 'its first follower page in hand to its last batch answered'),
   stage('stage_writes_p99', 'writes', 'p99', "stage: a pushed post's timeline writes, p99", 'the same, p99: the large posts'),
-  stage(
-    'stage_large_writes_per_timeline_p50',
-    'largeWritesPerTimeline',
-    'p50',
-    `stage: a large post's writes per timeline, p50`,
-    `a pushed post of ${LARGE_POST_TIMELINES} timelines or more: its writes over the timelines it wrote (the per-follower lag's tail is made of such posts; older documents have none)`,
-  ),
+  {
+    ...stage(
+      'stage_large_writes_per_timeline_p50',
+      'largeWritesPerTimeline',
+      'p50',
+      `stage: a large post's writes per timeline, p50`,
+      `a pushed post of ${LARGE_POST_TIMELINES} timelines or more: its writes over the timelines it wrote (the per-follower lag's tail is made of such posts; older documents have none)`,
+    ),
+    whyNone: (r) => (r.summary.fanout.stagesSeconds?.largeWritesPerTimeline ? `no post of ${LARGE_POST_TIMELINES} timelines or more` : undefined),
+  },
 ];
 
 /** A post event's stage, per event, from `summary.fanout.stagesSeconds` (older documents have none). */
@@ -244,5 +249,5 @@ export function readFigure(def: FigureDef, r: RunResult): FigureReading {
   } catch {
     v = null;
   }
-  return typeof v === 'number' && Number.isFinite(v) ? { value: v } : { value: null, why: noValue(r) };
+  return typeof v === 'number' && Number.isFinite(v) ? { value: v } : { value: null, why: def.whyNone?.(r) ?? noValue(r) };
 }

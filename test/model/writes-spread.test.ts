@@ -59,6 +59,7 @@ describe("a post's writes about the line", () => {
     const small = starBurst('rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: 1', { followers: 299, seed: 3 });
     expect(small.fanout.stages.writes.count).toBe(1);
     expect(small.fanout.stages.largeWritesPerTimeline.count).toBe(0);
+    expect(small.fanout.stages.largeWritesPerTimeline.p50).toBeNaN();
   });
 
   it('refuses a spread that is not a distribution of ratios, at its key', () => {

@@ -41,6 +41,9 @@ describe('figures of a simulation', () => {
     const doc = structuredClone(sim);
     doc.summary.fanout.stagesSeconds = { ...stages, largeWritesPerTimeline: { mean: 3.2e-5, p50: 3.1e-5, p90: 4e-5, p99: 4.4e-5, p999: 4.4e-5, max: 4.4e-5 } };
     expect(value('stage_large_writes_per_timeline_p50', doc)).toEqual({ value: 3.1e-5 });
+    // a run without a post of 300 timelines: none, and said so (this small world has none)
+    expect(stages.largeWritesPerTimeline!.p50).toBeNaN();
+    expect(value('stage_large_writes_per_timeline_p50', sim)).toEqual({ value: null, why: 'no post of 300 timelines or more' });
     const older = structuredClone(sim);
     delete older.summary.fanout.stagesSeconds!.largeWritesPerTimeline;
     expect(value('stage_large_writes_per_timeline_p50', older)).toEqual({ value: null, why: 'not in the document' });
