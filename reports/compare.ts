@@ -125,7 +125,7 @@ export function compareTerminal(doc: CompareDocument): string {
     out.push('');
   }
   out.push(`verdicts: ${countsLine(doc)}`);
-  out.push('ratio = simulated / measured; noise = the spread of the simulated side + that of the measured side ((max - min) / mean, 0 for one document); inside the noise: outside 15% but |ratio - 1| <= noise');
+  out.push('ratio = simulated / measured; noise = the spread of the simulated side + that of the measured side ((max - min) / mean, 0 for one document), + the clock step of a side over its mean where it read whole milliseconds (the lags, hop and pickup p99 of a replay); inside the noise: outside 15% but |ratio - 1| <= noise');
   return out.join('\n') + '\n';
 }
 

@@ -165,7 +165,7 @@ export function compareHtml(doc: CompareDocument): string {
     `<p>${esc(`${c.within} within 15%, ${c.noise} inside the noise, ${c.outside} outside, ${c['n/a']} n/a (a side without the figure), over ${doc.policies.length} ${doc.policies.length === 1 ? 'policy' : 'policies'}.`)}</p>`,
     '<h2>Verdicts</h2>',
     overviewTable(doc),
-    `<p class="lead">${esc(`ratio = simulated / measured, each the mean over its side's documents; within 15%: |ratio - 1| <= ${doc.agreement}. A side's spread is (max - min) / mean over its documents (0 for one); noise = the simulated spread + the measured spread, and a difference outside 15% but within the noise is "inside the noise". n/a: a side has no such figure (not measured by a replay, not modelled by the simulator), never a made-up number.`)}</p>`,
+    `<p class="lead">${esc(`ratio = simulated / measured, each the mean over its side's documents; within 15%: |ratio - 1| <= ${doc.agreement}. A side's spread is (max - min) / mean over its documents (0 for one); noise = the simulated spread + the measured spread (+ a side's clock step over its mean where it read whole milliseconds: a replay's lags, hop and pickup p99), and a difference outside 15% but within the noise is "inside the noise". n/a: a side has no such figure (not measured by a replay, not modelled by the simulator), never a made-up number.`)}</p>`,
   );
   let group = '';
   for (const def of FIGURES) {

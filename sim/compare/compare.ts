@@ -9,7 +9,10 @@
 //                        with nothing wrong beyond what each already varies by on its own. The full
 //                        ranges are added (not their half-widths, nor in quadrature) because two or
 //                        three documents a side under-state their spread: two draws of a normal
-//                        variable are on average 1.13 sigma apart, three span 1.69 sigma.
+//                        variable are on average 1.13 sigma apart, three span 1.69 sigma. Plus each
+//                        side's clock step over its mean (`resolution`) where its documents read
+//                        the figure as a difference of whole-millisecond stamps (a replay's lags):
+//                        a quantile of them is within a step of the true one.
 //   ratio                simulated / measured
 //   verdict              within   |ratio - 1| <= 0.15
 //                        noise    outside 15%, but |ratio - 1| <= noise: the difference is inside the noise
@@ -66,6 +69,8 @@ export interface FigureComparison {
   measured: number | null;
   ratio: number | null;
   noise: number | null;
+  /** Present where a side read the figure with a coarse clock: each such side's step over its mean, added (part of `noise`). */
+  resolution?: number;
   verdict: Verdict;
   spread: Record<Side, number | null>;
   /** Each document's value, in the order of the side's documents (null where it has none). */
@@ -111,6 +116,18 @@ export function spreadOf(xs: number[]): number | null {
   if (hi === lo) return 0;
   const m = Math.abs(mean(xs));
   return m > 0 ? (hi - lo) / m : null;
+}
+
+/** Each side's coarsest clock step (the documents' resolution) over its mean, added; 0 where none is coarse. */
+function resolutionOf(def: (typeof FIGURES)[number], p: PolicyInput, means: Record<Side, number | null>): number {
+  if (!def.resolution) return 0;
+  let sum = 0;
+  for (const side of SIDES) {
+    const step = Math.max(0, ...p[side].map((d) => def.resolution!(d) ?? 0));
+    const m = Math.abs(means[side] ?? 0);
+    if (step > 0 && m > 0) sum += step / m;
+  }
+  return sum;
 }
 
 export function verdictOf(ratio: number, noise: number): Exclude<Verdict, 'n/a'> {
@@ -180,7 +197,9 @@ function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Re
   const s = means.simulated;
   const m = means.measured;
   if (s !== null && m !== null) {
-    const noise = (spread.simulated ?? 0) + (spread.measured ?? 0);
+    const steps = resolutionOf(def, p, means);
+    if (steps > 0) out.resolution = steps;
+    const noise = (spread.simulated ?? 0) + (spread.measured ?? 0) + steps;
     const spreadUnknown = spread.simulated === null || spread.measured === null;
     out.noise = spreadUnknown ? null : noise;
     if (m !== 0) {

@@ -63,7 +63,16 @@ export interface FigureDef {
   absentFrom?: Partial<Record<RunResult['source'], string>>;
   /** Why a document that has the figure's section reads null (else "not measured" / "not in the document"). */
   whyNone?(r: RunResult): string | undefined;
+  /**
+   * The step of the clocks a document read the figure with, in its unit (a replay's workers and
+   * event log stamp whole milliseconds), or null where its clock is finer: a quantile of such
+   * differences is within one step of the true one, so the step is part of the noise.
+   */
+  resolution?(r: RunResult): number | null;
 }
+
+/** A replay's fan-out lags and its hop and pickup are differences of two millisecond stamps. */
+const MS_CLOCKS = (r: RunResult): number | null => (r.source === 'replay' ? 0.001 : null);
 
 type KeyClass = 'timelines' | 'pulledLists' | 'ownLists' | 'bodies' | 'eventLog' | 'other';
 
@@ -89,17 +98,27 @@ const ownLists = (r: RunResult): number | null => (r.source === 'replay' ? repla
 
 const lag = (pick: 'p50' | 'p99' | 'max', perPost: boolean): ((r: RunResult) => number) =>
   perPost ? (r) => r.summary.fanout.lagSeconds[pick] : (r) => r.summary.fanout.followerLagSeconds[pick];
+/** A lag figure: read in whole milliseconds by a replay's workers (its probes of pulled posts finer: a replay that pushed nothing is not coarse). */
+const lagFigure = (id: FigureId, label: string, about: string, pick: 'p50' | 'p99' | 'max', perPost: boolean): FigureDef => ({
+  id,
+  label,
+  unit: 's',
+  group: 'fan-out lag',
+  about,
+  read: lag(pick, perPost),
+  resolution: (r) => ((r.summary.posts?.pushed ?? 0) > 0 ? MS_CLOCKS(r) : null),
+});
 
 const FOLLOWER_LAG = 'per follower: from a post to each follower\'s timeline write, weighted by deliveries (the SLO\'s figure); a replay takes it from the workers\' histograms and its probes of pulled posts';
 const POST_LAG = 'per post: from a post to its last follower\'s timeline write';
 
 export const FIGURES: readonly FigureDef[] = [
-  { id: 'lag_p50', label: 'fan-out lag p50, per follower', unit: 's', group: 'fan-out lag', about: FOLLOWER_LAG, read: lag('p50', false) },
-  { id: 'lag_p99', label: 'fan-out lag p99, per follower', unit: 's', group: 'fan-out lag', about: FOLLOWER_LAG, read: lag('p99', false) },
-  { id: 'lag_max', label: 'fan-out lag max, per follower', unit: 's', group: 'fan-out lag', about: FOLLOWER_LAG, read: lag('max', false) },
-  { id: 'post_lag_p50', label: 'fan-out lag p50, per post', unit: 's', group: 'fan-out lag', about: POST_LAG, read: lag('p50', true) },
-  { id: 'post_lag_p99', label: 'fan-out lag p99, per post', unit: 's', group: 'fan-out lag', about: POST_LAG, read: lag('p99', true) },
-  { id: 'post_lag_max', label: 'fan-out lag max, per post', unit: 's', group: 'fan-out lag', about: POST_LAG, read: lag('max', true) },
+  lagFigure('lag_p50', 'fan-out lag p50, per follower', FOLLOWER_LAG, 'p50', false),
+  lagFigure('lag_p99', 'fan-out lag p99, per follower', FOLLOWER_LAG, 'p99', false),
+  lagFigure('lag_max', 'fan-out lag max, per follower', FOLLOWER_LAG, 'max', false),
+  lagFigure('post_lag_p50', 'fan-out lag p50, per post', POST_LAG, 'p50', true),
+  lagFigure('post_lag_p99', 'fan-out lag p99, per post', POST_LAG, 'p99', true),
+  lagFigure('post_lag_max', 'fan-out lag max, per post', POST_LAG, 'max', true),
   {
     id: 'writes_per_second_mean',
     label: 'timeline writes/s, mean',
@@ -204,10 +223,11 @@ export const FIGURES: readonly FigureDef[] = [
     about: "the API tier's CPU over the run: a simulation's, before shared cores stretch it (older documents have none); a replay's `feedlab serve` process from /proc (its outbox relay and timers included)",
     read: (r) => (r.source === 'replay' ? (r.replay?.cpu.share ? r.replay.cpu.share.server / 100 : null) : (r.summary.api?.cpuCores ?? null)),
   },
-  stage('stage_post_to_log_p50', 'postToLog', 'p50', "stage: a post's commit to its event in the log, p50", "the outbox relay and the event log: a post's createdAt to its stream entry's ms (a simulation: its postToLog draws)"),
-  stage('stage_post_to_log_p99', 'postToLog', 'p99', "stage: a post's commit to its event in the log, p99", "the same, p99"),
+  { ...stage('stage_post_to_log_p50', 'postToLog', 'p50', "stage: a post's commit to its event in the log, p50", "the outbox relay and the event log: a post's createdAt to its stream entry's ms (a simulation: its postToLog draws)"), resolution: MS_CLOCKS },
+  { ...stage('stage_post_to_log_p99', 'postToLog', 'p99', "stage: a post's commit to its event in the log, p99", "the same, p99"), resolution: MS_CLOCKS },
+  // a mean of whole-ms differences is not off by a step (the stamps fall anywhere in their ms): no resolution
   stage('stage_pickup_mean', 'pickup', 'mean', 'stage: the log to a worker starting on the event, mean', "the event's wait for a worker (a replay's workers read both clocks to the ms, so the mean, not the p50)"),
-  stage('stage_pickup_p99', 'pickup', 'p99', 'stage: the log to a worker starting on the event, p99', 'the same, p99: a busy worker, a blocked event loop'),
+  { ...stage('stage_pickup_p99', 'pickup', 'p99', 'stage: the log to a worker starting on the event, p99', 'the same, p99: a busy worker, a blocked event loop'), resolution: MS_CLOCKS },
   stage('stage_statements_p50', 'statements', 'p50', "stage: a worker's statement for an event, p50", "the author's follower count, from Postgres"),
   stage('stage_statements_p99', 'statements', 'p99', "stage: a worker's statement for an event, p99", 'the same, p99'),
   stage('stage_first_page_p50', 'firstPage', 'p50', "stage: a pushed post's first follower page, p50", 'the first page of followers, with the list add and the pulled-mark lookup sent beside it'),

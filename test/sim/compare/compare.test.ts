@@ -35,6 +35,35 @@ describe('ratio, spread, noise', () => {
     expect(f.verdict).toBe('noise'); // 60% off, and the noise is 60%
   });
 
+  it("adds a replay's millisecond step over its mean to the noise where it pushed posts, and nothing for a simulation's clock", () => {
+    const pushed = (doc: ReturnType<typeof handMade>, n: number) => Object.assign(doc.summary, { posts: { total: n, perSecond: { mean: 1, peak: 1 }, pushed: n, pulled: 0, withoutAudience: 0 } }) && doc;
+    const compare = (measuredPushed: number) =>
+      one(
+        buildComparison({
+          scenario: 'hand',
+          policies: [{ policy: 'push', simulated: [handMade({ followerLagP99: 0.0039 })], measured: [pushed(handMade({ source: 'replay', followerLagP99: 0.005, seed: 7 }), measuredPushed)] }],
+        }),
+        'lag_p99',
+      );
+    // 3.9 ms against 5 ms read in whole ms: 22% off, beyond the 20% that a 1 ms step is of 5 ms: outside
+    const f = compare(10);
+    expect(f.resolution).toBeCloseTo(0.2, 12);
+    expect(f.noise).toBeCloseTo(0.2, 12);
+    expect(f.verdict).toBe('outside');
+    // at 4.2 ms, 16% off: inside the step
+    const near = buildComparison({
+      scenario: 'hand',
+      policies: [{ policy: 'push', simulated: [handMade({ followerLagP99: 0.0042 })], measured: [pushed(handMade({ source: 'replay', followerLagP99: 0.005, seed: 7 }), 10)] }],
+    });
+    expect(one(near, 'lag_p99').verdict).toBe('noise');
+    // a replay that pushed nothing read its lags from the probes, finer than a ms: no step
+    const pulled = compare(0);
+    expect(pulled.resolution).toBeUndefined();
+    expect(pulled.noise).toBe(0);
+    // figures read with fine clocks (the reads) never carry one
+    expect(one(buildComparison({ scenario: 'hand', policies: [{ policy: 'push', simulated: [handMade()], measured: [pushed(handMade({ source: 'replay', readP99Ms: 2 }), 10)] }] }), 'read_p99').resolution).toBeUndefined();
+  });
+
   it('a side of one document has no spread', () => {
     const f = one(lagP99([3], [2]), 'lag_p99');
     expect(f.spread).toEqual({ simulated: 0, measured: 0 });
