@@ -17,6 +17,9 @@ export const DEFAULT_PARTITIONS = 16;
 /**
  * A pushed post of this many timelines or more is a large post: its writes are almost all per
  * timeline (300 at about 18 us against a batch's 0.3 ms), and the per-follower lag's tail is made of
- * such posts, so both worker and model report their writes per timeline (largeWritesPerTimeline).
+ * such posts, so worker and model both record a large post's writes, scaled to
+ * LARGE_WRITES_PER_TIMELINES of its timelines (a microsecond histogram then keeps 3 digits of a few
+ * microseconds a timeline); result documents give them per timeline (largeWritesPerTimeline).
  */
 export const LARGE_POST_TIMELINES = 300;
+export const LARGE_WRITES_PER_TIMELINES = 1_000;

@@ -27,8 +27,7 @@ export const HISTOGRAMS = {
   eventStatementsMs: "a post event's statement before its fan-out: the author's follower count, ms",
   eventFirstPageMs: "a pushed post's first page of followers, with its list add and pulled-mark lookup sent beside it, ms",
   eventWritesMs: "a pushed post's timeline writes: its first follower page in hand to its last batch answered, ms",
-  // per 1,000 timelines, so that the microsecond histogram keeps 3 digits of a few microseconds a timeline
-  largeWritesPerThousandMs: "a large pushed post's timeline writes (core/fanout-worker.ts LARGE_POST_TIMELINES or more) scaled to 1,000 of the timelines it wrote, ms",
+  largeWritesPerThousandMs: "a large pushed post's timeline writes (core/fanout-worker.ts LARGE_POST_TIMELINES or more) scaled to LARGE_WRITES_PER_TIMELINES (1,000) of the timelines it wrote, ms",
   eventLoopDelayMs: "how late the worker's event loop ran a timer due every 10 ms (an event arriving then waited as long), ms",
 } as const;
 

@@ -20,14 +20,6 @@ export type LatencySummary = Omit<DurationSummary, 'count'>;
 export const STAGE_IDS = ['postToLog', 'pickup', 'statements', 'firstPage', 'writes', 'largeWritesPerTimeline'] as const;
 export type StageId = (typeof STAGE_IDS)[number];
 
-/**
- * A large post's writes kept per 1,000 timelines (microsecond histograms keep 3 digits of them), per
- * timeline; NaN (null in the JSON) without a large post, never a made-up 0.
- */
-export function perTimelineOfThousand<T extends LatencySummary & { count?: number }>(s: T): T {
-  const k = s.count === 0 ? NaN : 1_000;
-  return { ...s, mean: s.mean / k, p50: s.p50 / k, p90: s.p90 / k, p99: s.p99 / k, p999: s.p999 / k, max: s.max / k };
-}
 
 export interface RunResult {
   schema: typeof RESULT_SCHEMA;
@@ -71,9 +63,9 @@ export interface RunResult {
       /**
        * A post event's stages, per post: its commit to the event log (postToLog), the log to a worker
        * starting on it (pickup), the worker's statements, its first follower page and its timeline
-       * writes (pushed posts). A replay's come from the workers' own histograms; absent from older documents.
+       * writes (pushed posts), and a large post's writes per timeline it wrote. A replay's come from
+       * the workers' own histograms; absent from older documents (the large posts' from some more).
        */
-      /** Older documents have none, or none of a large post's writes per timeline. */
       stagesSeconds?: Record<Exclude<StageId, 'largeWritesPerTimeline'>, LatencySummary> & { largeWritesPerTimeline?: LatencySummary };
     };
     redis: {

@@ -32,6 +32,7 @@
 import * as hdr from 'hdr-histogram-js';
 import type { Keyspace } from '../cache/redis.js';
 import type { RedisLike } from '../cache/redis-like.js';
+import { LARGE_WRITES_PER_TIMELINES } from '../../core/fanout-worker.js';
 import { WORKER_METRICS_KEY } from '../../core/keys.js';
 import { COUNTERS, HISTOGRAMS, parseExportedMetrics, type CounterName, type HistogramName } from '../../core/worker-metrics.js';
 import { METRICS_INTERVAL_MS } from '../worker/process.js';
@@ -80,7 +81,7 @@ const SERIES: Record<HistogramName, { metric: string; labels?: Record<string, st
   eventStatementsMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'statements' } },
   eventFirstPageMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'first_page' } },
   eventWritesMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'writes' } },
-  largeWritesPerThousandMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'large_writes_per_1000_timelines' } },
+  largeWritesPerThousandMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: `large_writes_per_${LARGE_WRITES_PER_TIMELINES}_timelines` } },
   eventLoopDelayMs: { metric: METRIC_FANOUT_LOOP_DELAY },
 };
 

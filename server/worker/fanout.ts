@@ -46,7 +46,7 @@
 // (onCounterError) and costs the count, never the event.
 import { ADAPTIVE_RECHECK_SECONDS, keepForReader, nextAdaptiveThreshold, postSalt, pullsAuthor, readerDraw, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { FeedPosition } from '../../core/cursor.js';
-import { DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES, LARGE_POST_TIMELINES } from '../../core/fanout-worker.js';
+import { DEFAULT_EVENT_CONCURRENCY, DEFAULT_FOLLOWER_PAGE, DEFAULT_PIPELINES, LARGE_POST_TIMELINES, LARGE_WRITES_PER_TIMELINES } from '../../core/fanout-worker.js';
 import { TIMELINE_WRITES_KEY, TIMELINE_WRITES_RETENTION_MS } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import type { AuthorPostsCache } from '../cache/author-posts.js';
@@ -401,7 +401,7 @@ export class FanoutWorker {
     this.metrics.observe('eventWritesMs', writesMs);
 
     const wrote = totals.written + totals.pending;
-    if (wrote >= LARGE_POST_TIMELINES) this.metrics.observe('largeWritesPerThousandMs', (writesMs * 1_000) / wrote);
+    if (wrote >= LARGE_POST_TIMELINES) this.metrics.observe('largeWritesPerThousandMs', (writesMs * LARGE_WRITES_PER_TIMELINES) / wrote);
     const lagMs = wrote > 0 || totals.duplicates === 0 ? this.clock() - e.createdAt : null;
     const m = this.metrics;
     m.count('postsPushed');

@@ -118,12 +118,20 @@ export function spreadOf(xs: number[]): number | null {
   return m > 0 ? (hi - lo) / m : null;
 }
 
-/** Each side's coarsest clock step (the documents' resolution) over its mean, added; 0 where none is coarse. */
+/** The coarsest clock step a side's documents read the figure with (their resolution), 0 where none is coarse. */
+function stepOf(def: (typeof FIGURES)[number], docs: readonly RunResult[]): number {
+  return def.resolution ? Math.max(0, ...docs.map((d) => def.resolution!(d) ?? 0)) : 0;
+}
+
+function measuredStep(def: (typeof FIGURES)[number], p: PolicyInput): number {
+  return stepOf(def, p.measured);
+}
+
+/** Each side's coarsest clock step over its mean, added; 0 where none is coarse. */
 function resolutionOf(def: (typeof FIGURES)[number], p: PolicyInput, means: Record<Side, number | null>): number {
-  if (!def.resolution) return 0;
   let sum = 0;
   for (const side of SIDES) {
-    const step = Math.max(0, ...p[side].map((d) => def.resolution!(d) ?? 0));
+    const step = stepOf(def, p[side]);
     const m = Math.abs(means[side] ?? 0);
     if (step > 0 && m > 0) sum += step / m;
   }
@@ -208,6 +216,10 @@ function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Re
     } else if (s === 0) {
       out.ratio = 1; // both zero: nothing of it on either side (no list memory under push)
       out.verdict = 'within';
+    } else if (Math.abs(s) <= measuredStep(def, p)) {
+      // a whole-ms clock read 0 where the model has less than its step (a 0.28 ms pickup): no ratio, inside the noise
+      out.verdict = 'noise';
+      whys.push(`${labels.measured}: 0 on a clock of ${measuredStep(def, p) * 1000} ms steps, the simulated value under one`);
     } else {
       out.verdict = 'outside';
       whys.push(`${labels.measured}: 0, so no ratio`);

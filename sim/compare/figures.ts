@@ -98,7 +98,19 @@ const ownLists = (r: RunResult): number | null => (r.source === 'replay' ? repla
 
 const lag = (pick: 'p50' | 'p99' | 'max', perPost: boolean): ((r: RunResult) => number) =>
   perPost ? (r) => r.summary.fanout.lagSeconds[pick] : (r) => r.summary.fanout.followerLagSeconds[pick];
-/** A lag figure: read in whole milliseconds by a replay's workers (its probes of pulled posts finer: a replay that pushed nothing is not coarse). */
+/**
+ * A replay's lags: its workers' in whole milliseconds (pushed posts); its probes' of pulled posts to
+ * the server's own sub-millisecond Server-Timing, or, for one it did not time, the middle of the poll
+ * that found it (within half a poll).
+ */
+function lagStep(r: RunResult): number | null {
+  if (r.source !== 'replay') return null;
+  const probes = r.replay?.fanout?.probes;
+  const untimed = probes ? probes.pulledPosts - (probes.pulledTimed ?? 0) : 0;
+  const step = Math.max((r.summary.posts?.pushed ?? 0) > 0 ? 0.001 : 0, untimed > 0 ? probes!.pollMs / 2000 : 0);
+  return step > 0 ? step : null;
+}
+
 const lagFigure = (id: FigureId, label: string, about: string, pick: 'p50' | 'p99' | 'max', perPost: boolean): FigureDef => ({
   id,
   label,
@@ -106,7 +118,7 @@ const lagFigure = (id: FigureId, label: string, about: string, pick: 'p50' | 'p9
   group: 'fan-out lag',
   about,
   read: lag(pick, perPost),
-  resolution: (r) => ((r.summary.posts?.pushed ?? 0) > 0 ? MS_CLOCKS(r) : null),
+  resolution: lagStep,
 });
 
 const FOLLOWER_LAG = 'per follower: from a post to each follower\'s timeline write, weighted by deliveries (the SLO\'s figure); a replay takes it from the workers\' histograms and its probes of pulled posts';

@@ -1,6 +1,7 @@
 // Durations recorded into an HDR histogram (microseconds, 3 significant digits), with exact sums
 // for the mean so that results can be held against closed forms.
 import * as hdr from 'hdr-histogram-js';
+import { LARGE_WRITES_PER_TIMELINES } from '../../core/fanout-worker.js';
 
 export interface DurationSummary {
   count: number;
@@ -87,4 +88,14 @@ export class IntervalHistograms {
     }
     return Math.pow(2, (IntervalHistograms.BUCKETS - 1) / 8) / 1e6;
   }
+}
+
+/**
+ * A large post's writes as worker and model record them, scaled to LARGE_WRITES_PER_TIMELINES of its
+ * timelines (core/fanout-worker.ts), per timeline; NaN (null in the JSON) without a large post,
+ * never a made-up 0.
+ */
+export function perTimeline<T extends Omit<DurationSummary, 'count'> & { count?: number }>(s: T): T {
+  const k = s.count === 0 ? NaN : LARGE_WRITES_PER_TIMELINES;
+  return { ...s, mean: s.mean / k, p50: s.p50 / k, p90: s.p90 / k, p99: s.p99 / k, p999: s.p999 / k, max: s.max / k };
 }

@@ -14,7 +14,7 @@
 // first page, writes, and a large post's writes per timeline) are recorded as the server's workers
 // record theirs.
 import { ADAPTIVE_RECHECK_SECONDS, nextAdaptiveThreshold } from '../../core/fanout-policy.js';
-import { LARGE_POST_TIMELINES } from '../../core/fanout-worker.js';
+import { LARGE_POST_TIMELINES, LARGE_WRITES_PER_TIMELINES } from '../../core/fanout-worker.js';
 import { authorPartition } from '../../core/partition.js';
 import { isDormant } from '../../core/timeline-rules.js';
 import { DurationRecorder } from '../metrics/recorder.js';
@@ -45,7 +45,7 @@ export interface StageRecorders {
   firstPage: DurationRecorder;
   /** The first page in hand to the last batch written (pushed posts). */
   writes: DurationRecorder;
-  /** A large post's writes (LARGE_POST_TIMELINES or more; the reference worker's shape) scaled to 1,000 of the timelines it wrote. */
+  /** A large post's writes (LARGE_POST_TIMELINES or more) scaled to LARGE_WRITES_PER_TIMELINES of the timelines it wrote. */
   largeWritesPerThousand: DurationRecorder;
 }
 
@@ -342,6 +342,7 @@ export class FanoutStage {
       let batchIndex = 0;
       let batched = 0;
       let landed = 0;
+      let landedAll = 0;
       let batchStart = o0;
       let groupStart = -1;
       let groupEnd = 0;
@@ -360,6 +361,7 @@ export class FanoutStage {
         pushed = true;
         if (done > workerDone) workerDone = done;
         count.deliveries += landed * perFollower;
+        landedAll += landed;
         if (landed > 0) record(done, landed * perFollower);
         else if (done > lastDone) lastDone = done;
         if (groupStart >= 0 && done - groupFirst <= APPLY_RESOLUTION) {
@@ -390,8 +392,9 @@ export class FanoutStage {
       if (batched > 0) emit(o1);
       flush();
       if (pushed) stages.writes.record(workerDone - ready, stands);
-      const wrote = liveCount * workPerFollower;
-      if (pushed && whole && wrote >= LARGE_POST_TIMELINES) stages.largeWritesPerThousand.record(((workerDone - ready) * 1_000) / wrote, stands);
+      // the timelines written (a missing one costs its command and is not one), as the worker counts them
+      const wrote = landedAll * workPerFollower;
+      if (pushed && wrote >= LARGE_POST_TIMELINES) stages.largeWritesPerThousand.record(((workerDone - ready) * LARGE_WRITES_PER_TIMELINES) / wrote, stands);
     }
 
     if (pushed) count.pushedPosts += stands;

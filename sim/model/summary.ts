@@ -2,7 +2,7 @@
 // figures every result document carries, from the shared context and the stages.
 import { formatPolicy } from '../../core/fanout-policy.js';
 import { maxOf } from '../metrics/series.js';
-import { perTimelineOfThousand } from '../result.js';
+import { perTimeline } from '../metrics/recorder.js';
 import type { ApiStage } from './api-tier.js';
 import type { ModelContext } from './context.js';
 import { SERIES_INTERVAL } from './context.js';
@@ -62,7 +62,7 @@ export function summarize(ctx: ModelContext, fanout: FanoutStage, reads: ReadSta
         statements: fanout.stages.statements.summary(),
         firstPage: fanout.stages.firstPage.summary(),
         writes: fanout.stages.writes.summary(),
-        largeWritesPerTimeline: perTimelineOfThousand(fanout.stages.largeWritesPerThousand.summary()),
+        largeWritesPerTimeline: perTimeline(fanout.stages.largeWritesPerThousand.summary()),
       },
     },
     redis: {

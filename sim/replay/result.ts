@@ -14,7 +14,8 @@ import type { FollowerGraph } from '../graph/graph.js';
 import { followerDistribution } from '../graph/follower-distribution.js';
 import type { FiredEvent } from '../model/metrics.js';
 import type { Population } from '../model/population.js';
-import { backlogDrainSeconds, FEEDLAB_VERSION, perTimelineOfThousand, RESULT_SCHEMA, type LatencySummary, type RunResult } from '../result.js';
+import { backlogDrainSeconds, FEEDLAB_VERSION, RESULT_SCHEMA, type LatencySummary, type RunResult } from '../result.js';
+import { perTimeline } from '../metrics/recorder.js';
 import type { Scenario } from '../scenario/types.js';
 import { sloVerdict } from '../slo.js';
 import type { MaterializedSchedule } from '../workload/schedule.js';
@@ -470,7 +471,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           statements: toLatency(latencySeconds(m.fleet.histograms.get('eventStatementsMs'))),
           firstPage: toLatency(latencySeconds(m.fleet.histograms.get('eventFirstPageMs'))),
           writes: toLatency(latencySeconds(m.fleet.histograms.get('eventWritesMs'))),
-          largeWritesPerTimeline: perTimelineOfThousand(toLatency(latencySeconds(m.fleet.histograms.get('largeWritesPerThousandMs')))),
+          largeWritesPerTimeline: perTimeline(toLatency(latencySeconds(m.fleet.histograms.get('largeWritesPerThousandMs')))),
         },
       },
       redis: {

@@ -56,7 +56,7 @@ export function scenarioFrom(yaml: string, users: number): Scenario {
  * happening, on one consumer of the reference worker (push, no dormancy, no API tier, no hop):
  * `costs` is the inside of the costs map. Returns the simulation's figures.
  */
-export function starBurst(costs: string, o: { followers?: number; posts?: number; window?: string; duration?: string; seed?: number } = {}) {
+export function starBurst(costs: string, o: { followers?: number; posts?: number; window?: string; duration?: string; seed?: number; splitPosts?: boolean } = {}) {
   const followers = o.followers ?? 100;
   const sc = scenarioFrom(`seed: ${o.seed ?? 42}
 duration: ${o.duration ?? '1m'}
@@ -74,7 +74,7 @@ infrastructure:
   api: none
   costs: { ${costs} }
   postToLog: 0s
-  worker: { splitPosts: false }
+  worker: { splitPosts: ${o.splitPosts ?? false} }
 policy: { kind: push, skipDormant: false }
 `, followers + 1);
   return simulate({ scenario: sc, population: buildPopulation(starGraph(followers), sc), policy: basePolicy(sc) });

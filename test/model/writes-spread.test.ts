@@ -56,6 +56,10 @@ describe("a post's writes about the line", () => {
     // 61 ms over 300 timelines: the mean exact, the p50 to the histogram's 3 digits of 203.333 ms a 1,000
     expect(per.mean).toBeCloseTo(0.061 / 300, 12);
     expect(Math.abs(per.p50 / (0.061 / 300) - 1)).toBeLessThan(1e-3);
+    // the documents' fleet, sharing a post's batches: the same post recorded the same way
+    const split = starBurst('rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: 1', { followers: 300, seed: 3, splitPosts: true });
+    expect(split.fanout.stages.largeWritesPerTimeline.count).toBe(1);
+    expect(split.fanout.stages.largeWritesPerTimeline.mean).toBeCloseTo(split.fanout.stages.writes.mean / 300, 12);
     const small = starBurst('rtt: 1ms, expand: 2ms, expandPerFollower: 0s, eventStatements: 3ms, pickup: 0s, eventWritesSpread: 1', { followers: 299, seed: 3 });
     expect(small.fanout.stages.writes.count).toBe(1);
     expect(small.fanout.stages.largeWritesPerTimeline.count).toBe(0);

@@ -37,11 +37,12 @@ describe('ratio, spread, noise', () => {
 
   it("adds a replay's millisecond step over its mean to the noise where it pushed posts, and nothing for a simulation's clock", () => {
     const pushed = (doc: ReturnType<typeof handMade>, n: number) => Object.assign(doc.summary, { posts: { total: n, perSecond: { mean: 1, peak: 1 }, pushed: n, pulled: 0, withoutAudience: 0 } }) && doc;
+    // the simulation pushed posts too: its clock adds nothing
     const compare = (measuredPushed: number) =>
       one(
         buildComparison({
           scenario: 'hand',
-          policies: [{ policy: 'push', simulated: [handMade({ followerLagP99: 0.0039 })], measured: [pushed(handMade({ source: 'replay', followerLagP99: 0.005, seed: 7 }), measuredPushed)] }],
+          policies: [{ policy: 'push', simulated: [pushed(handMade({ followerLagP99: 0.0039 }), 10)], measured: [pushed(handMade({ source: 'replay', followerLagP99: 0.005, seed: 7 }), measuredPushed)] }],
         }),
         'lag_p99',
       );
@@ -60,8 +61,12 @@ describe('ratio, spread, noise', () => {
     const pulled = compare(0);
     expect(pulled.resolution).toBeUndefined();
     expect(pulled.noise).toBe(0);
-    // figures read with fine clocks (the reads) never carry one
-    expect(one(buildComparison({ scenario: 'hand', policies: [{ policy: 'push', simulated: [handMade()], measured: [pushed(handMade({ source: 'replay', readP99Ms: 2 }), 10)] }] }), 'read_p99').resolution).toBeUndefined();
+    // a measured 0 on that clock against less than a step: no ratio, inside the noise; a step or more: outside
+    const zero = (sim: number) =>
+      one(buildComparison({ scenario: 'hand', policies: [{ policy: 'push', simulated: [pushed(handMade({ followerLagP99: sim }), 10)], measured: [pushed(handMade({ source: 'replay', followerLagP99: 0, seed: 7 }), 10)] }] }), 'lag_p99');
+    expect(zero(0.00028)).toMatchObject({ ratio: null, verdict: 'noise' });
+    expect(zero(0.00028).why).toBe('replay, seed 7: 0 on a clock of 1 ms steps, the simulated value under one');
+    expect(zero(0.0011)).toMatchObject({ ratio: null, verdict: 'outside' });
   });
 
   it('a side of one document has no spread', () => {

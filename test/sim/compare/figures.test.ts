@@ -87,6 +87,23 @@ describe('figures of a replay', () => {
   const m = replay.replay!.memory;
   const withKeyspace = (c: keyof typeof m.classes) => m.classes[c].bytes + m.classes[c].keys * m.keyspaceBytesPerKey;
 
+  it("reads its lags, hop and pickup p99 on whole-millisecond clocks, its pulled posts' lags to half a poll where the server did not time them", () => {
+    const step = (id: FigureId, r: RunResult) => figureDef(id)!.resolution?.(r) ?? null;
+    // 104 pushed posts, nothing pulled: the workers' ms stamps
+    for (const id of ['lag_p50', 'lag_p99', 'lag_max', 'post_lag_p99', 'stage_post_to_log_p50', 'stage_post_to_log_p99', 'stage_pickup_p99'] as FigureId[]) expect(step(id, replay), id).toBe(0.001);
+    // a mean of such differences is not a step off; the stages on performance.now() and the reads are fine
+    for (const id of ['stage_pickup_mean', 'stage_statements_p50', 'stage_writes_p99', 'stage_large_writes_per_timeline_p50', 'read_p99'] as FigureId[]) expect(step(id, replay), id).toBeNull();
+    // pulled posts only: timed by the server, finer than a ms; 2 of 10 untimed, half of a 25 ms poll
+    const pulled = structuredClone(replay);
+    pulled.summary.posts = { ...pulled.summary.posts, pushed: 0, pulled: 10 };
+    pulled.replay!.fanout.probes = { ...pulled.replay!.fanout.probes, pulledPosts: 10, pulledTimed: 10, pollMs: 25 };
+    expect(step('lag_p99', pulled)).toBeNull();
+    pulled.replay!.fanout.probes.pulledTimed = 8;
+    expect(step('lag_p99', pulled)).toBe(0.0125);
+    // a simulation's clock is continuous
+    expect(step('lag_p99', simulatedEvents())).toBeNull();
+  });
+
   it('reads memory by key class, MEMORY USAGE with the keyspace entry of each key, adding up to the memory at the end', () => {
     // the feeds' keys, which a simulation counts too: timelines and both kinds of lists
     const feeds = ['timelines', 'pulledLists', 'ownLists'].reduce((a, c) => a + withKeyspace(c as Parameters<typeof withKeyspace>[0]), 0);
