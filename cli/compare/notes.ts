@@ -9,6 +9,7 @@ import type { RunResult } from '../../sim/result.js';
 import { LARGE_POST_TIMELINES } from '../../core/fanout-worker.js';
 import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { CALIBRATE } from '../calibrate/settings.js';
+import { ADD_SCRIPT_COMMANDS } from '../../server/cache/post-list.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
 import { cpuSecondsOf, type CpuShare } from '../../sim/replay/cpu.js';
 import { addWaits, NO_WAIT, waitPerRun, waitPerSlice, type CoreWait } from '../../sim/replay/core-wait.js';
@@ -244,7 +245,24 @@ function workerLoops(measured: RunResult[]): string {
 function redisPerWrite(measured: RunResult[], zadd: string): string {
   const per = measured.map((r) => r.replay?.fanout.writes.redisSecondsPerScript).filter((x): x is number => typeof x === 'number');
   if (per.length === 0) return '';
-  return `; Redis's own time a timeline write ${zadd} as calibrated (costs.zadd), the replays' ${per.map(us).join(', ')} (their scripts' commandstats over the window)`;
+  return `; Redis's own time a timeline write ${zadd} as calibrated (costs.zadd), the replays' ${per.map(us).join(', ')} (their scripts' commandstats over the window)${scriptCommands(measured)}`;
+}
+
+/**
+ * Where a replay's script time went: each command the timeline write's script calls, its time a
+ * call over the window (every caller's: the probes' EXISTS and the reads' PEXPIRE too), added up;
+ * the rest of the script's time is Lua's own. '' from older documents.
+ */
+function scriptCommands(measured: RunResult[]): string {
+  const runs = measured.flatMap((r) => {
+    const stats = r.replay?.fanout.redisCommands;
+    if (!stats) return [];
+    const each = ADD_SCRIPT_COMMANDS.map((cmd) => ({ cmd, perCall: stats[cmd] && stats[cmd].calls > 0 ? stats[cmd].usec / stats[cmd].calls / 1e6 : NaN }));
+    if (each.some((c) => !Number.isFinite(c.perCall))) return [];
+    const sum = each.reduce((s, c) => s + c.perCall, 0);
+    return [`${us(sum)} (${[...each].sort((a, b) => b.perCall - a.perCall).map((c) => `${c.cmd.toUpperCase()} ${us(c.perCall)}`).join(', ')})`];
+  });
+  return runs.length > 0 ? `; of it, the script's ${ADD_SCRIPT_COMMANDS.length} commands a call, every caller's over the window: ${runs.join('; ')}, the rest Lua's own` : '';
 }
 
 /**

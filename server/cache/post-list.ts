@@ -54,6 +54,9 @@ export function rebuildKeys(key: string): { marker: string; pending: string } {
 // arguments in chunks of this many.
 const CHUNK = 1000;
 
+/** The commands ADD calls once each on a present list that takes the entry (feedlab compare splits a script's Redis time by them). */
+export const ADD_SCRIPT_COMMANDS = ['exists', 'zadd', 'zrem', 'zremrangebyrank', 'pexpire'] as const;
+
 // KEYS: list, marker, pending. ARGV: cap, leaseMs, sentinel, then score, id pairs.
 // Returns {state, added}: state 1 written into the list, 2 into the pending set (a rebuild is under
 // way), 0 nothing (the list is missing). ZADD NX never changes an existing member, and when

@@ -169,6 +169,12 @@ export interface ReplaySection {
      * is measured; null without a call (absent from older documents).
      */
     writes: { counted: number; commandstatsZadd: number; workersCounter: number; redisSecondsPerScript?: number | null };
+    /**
+     * Redis's INFO commandstats over the window, by command: calls and Redis's own microseconds. A
+     * script's commands count under their own names as well as in its EVALSHA, so each command's
+     * time a call says where a script's time goes. Absent from older documents.
+     */
+    redisCommands?: Record<string, { calls: number; usec: number }>;
   };
   memory: MemoryByClass & { baselineUsedMemory: number };
   reads: {
@@ -574,6 +580,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           workersCounter: m.fleet.counters.timelineWrites ?? 0,
           redisSecondsPerScript: m.commands.window.evalsha ? (m.commands.usecWindow.evalsha ?? 0) / m.commands.window.evalsha / 1e6 : null,
         },
+        redisCommands: Object.fromEntries(Object.entries(m.commands.window).map(([cmd, calls]) => [cmd, { calls, usec: m.commands.usecWindow[cmd] ?? 0 }])),
       },
       memory: { ...m.memory, baselineUsedMemory: m.baselineUsedMemory },
       reads: {

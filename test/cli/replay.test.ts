@@ -294,6 +294,11 @@ describe.skipIf(skip)('feedlab replay', () => {
     const perScript = push.replay!.fanout.writes.redisSecondsPerScript!;
     expect(perScript).toBeGreaterThan(0.5e-6);
     expect(perScript).toBeLessThan(1e-3);
+    // the window's commandstats kept whole: the same EVALSHAs, and the script's trim once a timeline
+    // write (and a list add) within the window's edges (its writes counted by the second)
+    const stats = push.replay!.fanout.redisCommands!;
+    expect(stats.evalsha.usec / stats.evalsha.calls / 1e6).toBeCloseTo(perScript, 12);
+    expect(stats.zremrangebyrank.calls).toBeGreaterThan(0.95 * push.summary.fanout.deliveries);
     const iv = push.series.intervalSeconds;
     // a series column is one simulated minute: the burst's fifth
     const burstAt = Math.floor((5 * 60) / 30 / iv);

@@ -68,6 +68,30 @@ describe('compare notes', () => {
     expect(figureNotes([measured(0, 1, 0)], [sc]).lag_p99).not.toMatch(/timelines or more/);
   });
 
+  it("splits a replay's script time by the commands the script calls, each command's time a call over the window", () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    runs[0].replay!.fanout.writes.redisSecondsPerScript = 20.2e-6;
+    // EXISTS and PEXPIRE called by others too: each one's time a call is every caller's
+    runs[0].replay!.fanout.redisCommands = {
+      evalsha: { calls: 1000, usec: 20_200 },
+      zadd: { calls: 1000, usec: 5_270 },
+      exists: { calls: 2000, usec: 2_140 },
+      zrem: { calls: 1000, usec: 740 },
+      zremrangebyrank: { calls: 1000, usec: 880 },
+      pexpire: { calls: 4000, usec: 5_000 },
+      get: { calls: 10, usec: 10 },
+    };
+    const sc = scenario();
+    sc.infrastructure.costs.zadd = 10.1e-6;
+    expect(figureNotes(runs, [sc]).stage_writes_p99).toBe(
+      "the same line for the largest posts; the replays' 20.0 ms, 20.0 ms; Redis's own time a timeline write 10.1 us as calibrated (costs.zadd), the replays' 20.2 us (their scripts' commandstats over the window)" +
+        "; of it, the script's 5 commands a call, every caller's over the window: 9.2 us (ZADD 5.3 us, PEXPIRE 1.3 us, EXISTS 1.1 us, ZREMRANGEBYRANK 0.9 us, ZREM 0.7 us), the rest Lua's own",
+    );
+    // a replay whose window lacks one of the commands: nothing made up
+    delete runs[0].replay!.fanout.redisCommands!.zrem;
+    expect(figureNotes(runs, [sc]).stage_writes_p99).not.toMatch(/commands a call/);
+  });
+
   it("puts each stage's calibrated input beside each replay's own figure", () => {
     const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], [scenario()]);
     expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms, 1.50x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
