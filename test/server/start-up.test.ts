@@ -7,13 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DATABASE_URL } from '../../core/service-url.js';
-import { keyspace } from '../../server/cache/redis.js';
+import { connectRedis, keyspace, redisUrlFromEnv } from '../../server/cache/redis.js';
 import { startWhenReachable } from '../../server/start-up.js';
 import { migrate } from '../../server/store/migrate.js';
 import { DatabaseUnavailableError } from '../../server/store/errors.js';
 import { createStore, type Store } from '../../server/store/pool.js';
 import { CliChild, ensureBuilt, proxyInFront, type FaultProxy } from './e2e/helpers.js';
-import { dropPostgresState, skipWithoutServices } from './services.js';
+import { dropPostgresState, dropRedisState, skipWithoutServices } from './services.js';
 
 const quick = { initialMs: 1, maxMs: 4 };
 const down = () => new DatabaseUnavailableError('Postgres at postgres://db/x refused the connection (is it running?)', 'ECONNREFUSED');
@@ -81,6 +81,8 @@ afterAll(async () => {
   await Promise.allSettled(children.map((c) => c.stop(5_000)));
   await proxy?.close();
   await dropPostgresState(store, schema);
+  // the workers made their event log's keys before they stopped
+  if (!SKIP) await dropRedisState(await connectRedis({ url: redisUrlFromEnv() }), keys);
 });
 
 const workerArgs = ['worker', '--schema', schema, '--key-prefix', keys.prefix, '--stream-prefix', `${keys.prefix}events`];
