@@ -20,7 +20,6 @@ export type LatencySummary = Omit<DurationSummary, 'count'>;
 export const STAGE_IDS = ['postToLog', 'pickup', 'statements', 'firstPage', 'writes', 'largeWritesPerTimeline'] as const;
 export type StageId = (typeof STAGE_IDS)[number];
 
-
 export interface RunResult {
   schema: typeof RESULT_SCHEMA;
   tool: { name: 'feedlab'; version: string; mode: 'simulate' | 'replay' };

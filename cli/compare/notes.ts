@@ -257,10 +257,10 @@ function scriptCommands(measured: RunResult[]): string {
   const runs = measured.flatMap((r) => {
     const stats = r.replay?.fanout.redisCommands;
     if (!stats) return [];
-    const each = ADD_SCRIPT_COMMANDS.map((cmd) => ({ cmd, perCall: stats[cmd] && stats[cmd].calls > 0 ? stats[cmd].usec / stats[cmd].calls / 1e6 : NaN }));
-    if (each.some((c) => !Number.isFinite(c.perCall))) return [];
-    const sum = each.reduce((s, c) => s + c.perCall, 0);
-    return [`${us(sum)} (${[...each].sort((a, b) => b.perCall - a.perCall).map((c) => `${c.cmd.toUpperCase()} ${us(c.perCall)}`).join(', ')})`];
+    const commands = ADD_SCRIPT_COMMANDS.map((cmd) => ({ cmd, perCall: stats[cmd] && stats[cmd].calls > 0 ? stats[cmd].usec / stats[cmd].calls / 1e6 : NaN }));
+    if (commands.some((c) => !Number.isFinite(c.perCall))) return [];
+    const sum = commands.reduce((s, c) => s + c.perCall, 0);
+    return [`${us(sum)} (${commands.sort((a, b) => b.perCall - a.perCall).map((c) => `${c.cmd.toUpperCase()} ${us(c.perCall)}`).join(', ')})`];
   });
   return runs.length > 0 ? `; of it, the script's ${ADD_SCRIPT_COMMANDS.length} commands a call, every caller's over the window: ${runs.join('; ')}, the rest Lua's own` : '';
 }
@@ -284,7 +284,9 @@ function stageNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Re
   const files = scs.map((sc) => sc.calibration).filter((c) => c !== undefined);
   const from = files.length > 0 ? `calibrated (${files.map((c) => `${c.file}, ${c.date}`).join('; ')})` : "the scenario's";
   type Stage = 'postToLog' | 'pickup' | 'statements' | 'firstPage' | 'writes';
-  const runs = (of: Stage, k: 'p50' | 'p99' | 'mean') => `the replays' ${stages.map((s) => ms(s![of][k])).join(', ')}`;
+  // a replay without the stage (an older one, or one with no large post) says so
+  const runs = (of: Stage | 'largeWritesPerTimeline', k: 'p50' | 'p99' | 'mean') =>
+    `the replays' ${stages.map((s) => { const x = s![of]?.[k]; return x !== undefined && Number.isFinite(x) ? ms(x) : 'none'; }).join(', ')}`;
   // where the model passes the calibrated figure straight through, a ratio outside 15% is this
   // machine measuring the same stage differently in calibrate and in the replays: said in one figure
   // (against the calibrations' mean input)
@@ -320,13 +322,17 @@ function stageNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Re
   // every post pulled in every replay (pull): no first page or writes measured to set beside the line
   const pushed = stages.some((s) => s!.firstPage.max > 0 || s!.writes.max > 0);
   const pickup = cost((c) => ms(c.pickup));
-  const largeRuns = `the replays' ${stages.map((s) => (s!.largeWritesPerTimeline && Number.isFinite(s!.largeWritesPerTimeline.p50) ? ms(s!.largeWritesPerTimeline.p50) : 'none')).join(', ')}`;
+  // the writes line's parts, and Redis's own time a script beside them
+  const perBatch = cost((c) => ms(c.rtt + c.batch));
+  const batchSize = each((sc) => String(sc.infrastructure.batchSize));
+  const perFollower = each((sc) => ms(1 / sc.infrastructure.writesPerSecondPerWorker));
+  const redis = redisPerWrite(measured, cost((c) => us(c.zadd)));
   const pushedStages = pushed
     ? {
         stage_first_page_p50: `${from} ${cost((c) => `${ms(c.expand)} + ${ms(c.expandPerFollower)}`)} a follower (at least a round trip)${pageIdle}; ${runs('firstPage', 'p50')}`,
-        stage_writes_p50: `${from} ${cost((c) => ms(c.rtt + c.batch))} a batch (up to ${each((sc) => String(sc.infrastructure.batchSize))} followers, ${each((sc) => String(sc.infrastructure.worker.pipelines))} in flight) + ${each((sc) => ms(1 / sc.infrastructure.writesPerSecondPerWorker))} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
-        stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redisPerWrite(measured, cost((c) => us(c.zadd)))}`,
-        stage_large_writes_per_timeline_p50: `the same line over a large post's timelines: ${each((sc) => ms(1 / sc.infrastructure.writesPerSecondPerWorker))} a follower (${from}${files.length > 0 ? `: a running worker's posts of ${CALIBRATE.workerBySize.followers.join(', ')} followers, one at a time` : ''}) and ${cost((c) => ms(c.rtt + c.batch))} a batch of up to ${each((sc) => String(sc.infrastructure.batchSize))}${spread}; ${largeRuns}${redisPerWrite(measured, cost((c) => us(c.zadd)))}`,
+        stage_writes_p50: `${from} ${perBatch} a batch (up to ${batchSize} followers, ${each((sc) => String(sc.infrastructure.worker.pipelines))} in flight) + ${perFollower} a follower, behind the consumer's other writes${writesIdle}${spread}; ${runs('writes', 'p50')}`,
+        stage_writes_p99: `the same line for the largest posts${spread}; ${runs('writes', 'p99')}${redis}`,
+        stage_large_writes_per_timeline_p50: `the same line over a large post's timelines: ${perFollower} a follower (${from}${files.length > 0 ? `: a running worker's posts of ${CALIBRATE.workerBySize.followers.join(', ')} followers, one at a time` : ''}) and ${perBatch} a batch of up to ${batchSize}${spread}; ${runs('largeWritesPerTimeline', 'p50')}${redis}`,
       }
     : {};
   return {

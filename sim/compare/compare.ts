@@ -123,21 +123,6 @@ function stepOf(def: (typeof FIGURES)[number], docs: readonly RunResult[]): numb
   return def.resolution ? Math.max(0, ...docs.map((d) => def.resolution!(d) ?? 0)) : 0;
 }
 
-function measuredStep(def: (typeof FIGURES)[number], p: PolicyInput): number {
-  return stepOf(def, p.measured);
-}
-
-/** Each side's coarsest clock step over its mean, added; 0 where none is coarse. */
-function resolutionOf(def: (typeof FIGURES)[number], p: PolicyInput, means: Record<Side, number | null>): number {
-  let sum = 0;
-  for (const side of SIDES) {
-    const step = stepOf(def, p[side]);
-    const m = Math.abs(means[side] ?? 0);
-    if (step > 0 && m > 0) sum += step / m;
-  }
-  return sum;
-}
-
 export function verdictOf(ratio: number, noise: number): Exclude<Verdict, 'n/a'> {
   const off = Math.abs(ratio - 1);
   if (off <= AGREEMENT + EPSILON) return 'within';
@@ -205,7 +190,9 @@ function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Re
   const s = means.simulated;
   const m = means.measured;
   if (s !== null && m !== null) {
-    const steps = resolutionOf(def, p, means);
+    // each side's coarsest clock step over its mean, added
+    const step = { simulated: stepOf(def, p.simulated), measured: stepOf(def, p.measured) };
+    const steps = SIDES.reduce((sum, side) => (step[side] > 0 && means[side] !== 0 ? sum + step[side] / Math.abs(means[side]!) : sum), 0);
     if (steps > 0) out.resolution = steps;
     const noise = (spread.simulated ?? 0) + (spread.measured ?? 0) + steps;
     const spreadUnknown = spread.simulated === null || spread.measured === null;
@@ -216,10 +203,10 @@ function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Re
     } else if (s === 0) {
       out.ratio = 1; // both zero: nothing of it on either side (no list memory under push)
       out.verdict = 'within';
-    } else if (Math.abs(s) <= measuredStep(def, p)) {
+    } else if (Math.abs(s) <= step.measured) {
       // a whole-ms clock read 0 where the model has less than its step (a 0.28 ms pickup): no ratio, inside the noise
       out.verdict = 'noise';
-      whys.push(`${labels.measured}: 0 on a clock of ${measuredStep(def, p) * 1000} ms steps, the simulated value under one`);
+      whys.push(`${labels.measured}: 0 on a clock of ${step.measured * 1000} ms steps, the simulated value under one`);
     } else {
       out.verdict = 'outside';
       whys.push(`${labels.measured}: 0, so no ratio`);

@@ -71,8 +71,10 @@ export interface FigureDef {
   resolution?(r: RunResult): number | null;
 }
 
+/** The step of a clock that stamps whole milliseconds, in seconds. */
+const MS_STEP = 0.001;
 /** A replay's fan-out lags and its hop and pickup are differences of two millisecond stamps. */
-const MS_CLOCKS = (r: RunResult): number | null => (r.source === 'replay' ? 0.001 : null);
+const MS_CLOCKS = (r: RunResult): number | null => (r.source === 'replay' ? MS_STEP : null);
 
 type KeyClass = 'timelines' | 'pulledLists' | 'ownLists' | 'bodies' | 'eventLog' | 'other';
 
@@ -107,7 +109,7 @@ function lagStep(r: RunResult): number | null {
   if (r.source !== 'replay') return null;
   const probes = r.replay?.fanout?.probes;
   const untimed = probes ? probes.pulledPosts - (probes.pulledTimed ?? 0) : 0;
-  const step = Math.max((r.summary.posts?.pushed ?? 0) > 0 ? 0.001 : 0, untimed > 0 ? probes!.pollMs / 2000 : 0);
+  const step = Math.max((r.summary.posts?.pushed ?? 0) > 0 ? MS_STEP : 0, untimed > 0 ? (probes!.pollMs / 2) * MS_STEP : 0);
   return step > 0 ? step : null;
 }
 
