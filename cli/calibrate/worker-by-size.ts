@@ -34,7 +34,7 @@ export async function measureWorkerBySize(
     seed: number;
     /** The worker's stages of what was posted since the last call. */
     stagesSince: () => Promise<WorkerStages>;
-    /** For Redis's own time per script over the posts (commandstats: nothing else writes meanwhile). */
+    /** For Redis's own time per script and per command over the posts (commandstats: nothing else writes meanwhile). */
     redis: Redis;
     signal?: AbortSignal;
     onSize?: (followers: number) => void;
@@ -46,7 +46,7 @@ export async function measureWorkerBySize(
   const writes = new Map<number, Point>();
   const spreads: WorkerStages['writes'][] = [];
   let events = 0;
-  let scripts: { calls: number; usec: number } | undefined;
+  let commands: Map<string, { calls: number; usec: number }> | undefined;
   try {
     await o.stagesSince();
     const before = await commandTimes(o.redis);
@@ -60,15 +60,17 @@ export async function measureWorkerBySize(
       if (a.followers >= s.spreadFrom) spreads.push(st.writes);
       o.onSize?.(a.followers);
     }
-    scripts = timesDelta(before, await commandTimes(o.redis)).get('evalsha');
+    commands = timesDelta(before, await commandTimes(o.redis));
   } finally {
     poster.close();
   }
+  const scripts = commands?.get('evalsha');
   return {
     events,
     firstPage: fitPoints(firstPage),
     writes: fitPoints(writes),
     redisSecondsPerScript: scripts ? scripts.usec / scripts.calls / 1e6 : null,
+    ...(commands ? { redisCommands: Object.fromEntries(commands) } : {}),
     writesSpread: pooledSpread(spreads),
   };
 }

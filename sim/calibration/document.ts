@@ -82,6 +82,12 @@ export interface WorkerBySize {
   writes: Fit;
   /** Redis's own time per EVALSHA over those posts (commandstats; a timeline write is one), as a replay records it; absent from older files. */
   redisSecondsPerScript?: number | null;
+  /**
+   * Redis's INFO commandstats over those posts, by command: calls and Redis's own microseconds (a
+   * script's inner commands counted apart), as a replay keeps its window's
+   * (replay.fanout.redisCommands); absent from older files.
+   */
+  redisCommands?: Record<string, { calls: number; usec: number }>;
   /** A post's writes over its size's median, pooled over the sizes of cli/calibrate's workerBySize.spreadFrom followers or more (values are ratios); absent from older files. */
   writesSpread?: Distribution | null;
 }

@@ -113,6 +113,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
               firstPage: fit(m.workerBySize.firstPage, 'followers'),
               writes: fit(m.workerBySize.writes, 'followers'),
               ...(typeof m.workerBySize.redisSecondsPerScript === 'number' ? { redisPerScript: durationText(m.workerBySize.redisSecondsPerScript) } : {}),
+              ...(m.workerBySize.redisCommands ? { redisCommands: m.workerBySize.redisCommands } : {}),
               ...(m.workerBySize.writesSpread ? { writesOverMedian: distribution(m.workerBySize.writesSpread, (v) => round(v, 3)!) } : {}),
             },
           }

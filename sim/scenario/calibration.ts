@@ -63,6 +63,11 @@ export interface CalibrationProvenance {
   contended: boolean;
   /** Each process's waits for a core while the running worker was measured (calibration.coreWaits), by name; absent from older files and a target's. */
   coreWaits?: Record<string, ProcessWaits>;
+  /**
+   * Redis's commandstats over the running worker's posts by size (calibration.measurements.workerBySize.redisCommands):
+   * calls and microseconds by command, to set beside a replay's window; absent from older files.
+   */
+  workerRedisCommands?: Record<string, { calls: number; usec: number }>;
 }
 
 /** A process's mean wait for a core each time it was put on one (seconds), and its waits over its CPU time. */
@@ -117,6 +122,22 @@ const CORE_WAITS_SPEC: Spec = {
   keyPattern: /^(worker|server|redis|postgres|driver)$/,
   keyDescription: 'a process calibrate ran: worker, server, redis, postgres or driver',
   values: PROCESS_WAITS_SPEC,
+};
+
+/** Redis's INFO commandstats over a phase, by command (as `feedlab calibrate` writes them). */
+const COMMANDS_SPEC: Spec = {
+  type: 'dict',
+  description: "Redis's calls and own microseconds by command (INFO commandstats)",
+  keyPattern: /^[a-z][a-z0-9_|-]*$/,
+  keyDescription: 'a Redis command, lower case as INFO commandstats names it',
+  values: {
+    type: 'object',
+    description: "a command's calls and Redis's own time",
+    fields: {
+      calls: { type: 'count', integer: true, description: 'its calls', required: true, min: 0 },
+      usec: { type: 'number', description: "Redis's own microseconds in them", required: true, min: 0 },
+    },
+  },
 };
 
 const DATE_SPEC: Spec = {
@@ -175,6 +196,7 @@ export function parseCalibration(text: string, source: string): Calibration {
   const contention = field('contention', CONTENTION_SPEC) as { contended: boolean };
   const waits = field('coreWaits', CORE_WAITS_SPEC, true) as [string, ProcessWaits][] | undefined;
   const coreWaits = waits && Object.fromEntries(waits.map(([k, w]) => [k, { perSlice: w.perSlice, ofCpu: w.ofCpu }]));
+  const workerRedisCommands = measuredCommands(doc, provenanceNode, ctx);
 
   const resolved = validate(infraNode, INFRASTRUCTURE_SPEC, 'infrastructure', ctx) as Record<string, unknown>;
   const values = new Map<CalibratedKey, unknown>();
@@ -190,9 +212,28 @@ export function parseCalibration(text: string, source: string): Calibration {
   }
   if (values.size === 0) ctx.fail('infrastructure', 'writes no measured cost (expected some of costs.*, writesPerSecondPerWorker, postToLog, api.*)', infraNode);
   return {
-    provenance: { file: source, machine: `${machine.hostname}, ${machine.cores} x ${machine.cpu}`, date, contended: contention.contended, ...(coreWaits ? { coreWaits } : {}) },
+    provenance: {
+      file: source,
+      machine: `${machine.hostname}, ${machine.cores} x ${machine.cpu}`,
+      date,
+      contended: contention.contended,
+      ...(coreWaits ? { coreWaits } : {}),
+      ...(workerRedisCommands ? { workerRedisCommands } : {}),
+    },
     values,
   };
+}
+
+/** calibration.measurements.workerBySize.redisCommands, checked, or undefined where the file has none (an older one, a target's). */
+function measuredCommands(doc: Document, provenance: YAMLMap, ctx: Context): Record<string, { calls: number; usec: number }> | undefined {
+  const path = ['measurements', 'workerBySize', 'redisCommands'];
+  let node: Node | null = provenance;
+  for (const key of path) {
+    node = isMap(node) ? deref(doc, node.get(key, true) as Node | undefined) : null;
+    if (!node) return undefined;
+  }
+  const entries = validate(node, COMMANDS_SPEC, `calibration.${path.join('.')}`, ctx) as [string, { calls: number; usec: number }][];
+  return Object.fromEntries(entries.map(([cmd, t]) => [cmd, { calls: t.calls, usec: t.usec }]));
 }
 
 function deref(doc: Document, node: Node | null | undefined): Node | null {

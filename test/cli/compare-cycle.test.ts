@@ -119,6 +119,10 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // and Redis's own time a script over them (a timeline write is one): microseconds, as a replay records it
     expect(m.workerBySize!.redisSecondsPerScript).toBeGreaterThan(0.5e-6);
     expect(m.workerBySize!.redisSecondsPerScript).toBeLessThan(1e-3);
+    // with every command beside it, the script's own among them (the same calls as the figure above)
+    const commands = m.workerBySize!.redisCommands!;
+    expect(commands.evalsha.usec / commands.evalsha.calls / 1e6).toBeCloseTo(m.workerBySize!.redisSecondsPerScript!, 12);
+    expect(commands.zadd.calls).toBeGreaterThan(0);
     for (const f of [m.workerBySize!.firstPage, m.workerBySize!.writes]) {
       expect(f.points.map((p) => [p.x, p.n])).toEqual(sizes.followers.map((x) => [x, SAMPLES * sizes.postsPerSample]));
     }

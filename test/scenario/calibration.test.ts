@@ -141,6 +141,17 @@ describe('bad calibration files: one line, located in the file', () => {
     expect(bad('  costs: { rtt: 1us }\n', waits('server: { perSlice: fast, ofCpu: 0.3 }'))).toMatch(/^cal\.yaml:6:\d+: calibration\.coreWaits\.server\.perSlice: /);
   });
 
+  test("the running worker's commandstats: read back by command, a bad count or time refused at its line", () => {
+    const commands = (line: string) => PROVENANCE.replace('  measurements: { rtt: { median: 95us } }', `  measurements:\n    workerBySize:\n      redisCommands:\n        ${line}`);
+    const good = parseCalibration(`${commands('evalsha: { calls: 4000, usec: 86000 }')}infrastructure:\n  costs: { rtt: 1us }\n`, 'cal.yaml');
+    expect(good.provenance.workerRedisCommands).toEqual({ evalsha: { calls: 4000, usec: 86_000 } });
+    expect(bad('  costs: { rtt: 1us }\n', commands('evalsha: { calls: -4, usec: 86000 }'))).toMatch(/^cal\.yaml:8:\d+: calibration\.measurements\.workerBySize\.redisCommands\.evalsha\.calls: /);
+    expect(bad('  costs: { rtt: 1us }\n', commands('zadd: { calls: 4, usec: slow }'))).toMatch(/^cal\.yaml:8:\d+: calibration\.measurements\.workerBySize\.redisCommands\.zadd\.usec: /);
+    expect(bad('  costs: { rtt: 1us }\n', commands('ZADD: { calls: 4, usec: 1 }'))).toMatch(/^cal\.yaml:8:9: calibration\.measurements\.workerBySize\.redisCommands\.ZADD: "ZADD" is not a valid key \(expected a Redis command, lower case/);
+    // a file without them (older, or a target's) has none
+    expect(parseCalibration(`${PROVENANCE}infrastructure:\n  costs: { rtt: 1us }\n`, 'cal.yaml').provenance).not.toHaveProperty('workerRedisCommands');
+  });
+
   test('the blocks: invalid YAML, an unknown block, a missing one, not a map', () => {
     expect(failure(() => parseCalibration('calibration: [\n', 'cal.yaml'))).toMatch(/^cal\.yaml:\d+:\d+: invalid YAML/);
     expect(failure(() => parseCalibration(`${PROVENANCE}infrastructure: { costs: { rtt: 1us } }\nscenario: x\n`, 'cal.yaml'))).toMatch(/^cal\.yaml:7:1: scenario: unknown block/);

@@ -92,6 +92,27 @@ describe('compare notes', () => {
     expect(figureNotes(runs, [sc]).stage_writes_p99).not.toMatch(/commands a call/);
   });
 
+  it("puts calibrate's running worker's scripts, split the same way, between the calibrated cost and the replays'", () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    runs[0].replay!.fanout.writes.redisSecondsPerScript = 34.9e-6;
+    const sc = scenario();
+    sc.infrastructure.costs.zadd = 11.7e-6;
+    const calibrated = { evalsha: { calls: 10_000, usec: 214_700 }, zadd: { calls: 10_100, usec: 53_530 }, exists: { calls: 10_000, usec: 19_000 }, zrem: { calls: 10_000, usec: 6_000 }, zremrangebyrank: { calls: 10_000, usec: 9_000 }, pexpire: { calls: 10_000, usec: 12_000 } };
+    sc.calibration = { file: 'cal.yaml', machine: 'lab', date: '2026-12-05', contended: false, workerRedisCommands: calibrated };
+    // 214,700 us over 10,000 scripts; ZADD 53,530 over 10,100 calls (a rebuild's too); 9.9 us in all
+    expect(figureNotes(runs, [sc]).stage_writes_p99).toBe(
+      "the same line for the largest posts; the replays' 20.0 ms, 20.0 ms; Redis's own time a timeline write 11.7 us as calibrated (costs.zadd), " +
+        "21.5 us (of it, its 5 commands a call 9.9 us (ZADD 5.3 us, EXISTS 1.9 us, PEXPIRE 1.2 us, ZREMRANGEBYRANK 0.9 us, ZREM 0.6 us), the rest Lua's own) a script over calibrate's running worker's posts by size, " +
+        "the replays' 34.9 us (their scripts' commandstats over the window)",
+    );
+    // a calibration that kept no command beside its scripts: the script time alone
+    sc.calibration.workerRedisCommands = { evalsha: calibrated.evalsha };
+    expect(figureNotes(runs, [sc]).stage_writes_p99).toMatch(/costs\.zadd\), 21\.5 us a script over calibrate's running worker's posts by size, the replays'/);
+    // an older calibration file: nothing of calibrate's running worker
+    delete sc.calibration.workerRedisCommands;
+    expect(figureNotes(runs, [sc]).stage_writes_p99).not.toMatch(/running worker/);
+  });
+
   it("puts each stage's calibrated input beside each replay's own figure", () => {
     const notes = figureNotes([measured(0, 1, 7), measured(1, 2, 9)], [scenario()]);
     expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms, 1.50x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
