@@ -121,7 +121,8 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     expect(m.workerBySize!.redisSecondsPerScript).toBeLessThan(1e-3);
     // with every command beside it, the script's own among them (the same calls as the figure above)
     const commands = m.workerBySize!.redisCommands!;
-    expect(commands.evalsha.usec / commands.evalsha.calls / 1e6).toBeCloseTo(m.workerBySize!.redisSecondsPerScript!, 12);
+    // (the document keeps the script time to 6 digits)
+    expect(commands.evalsha.usec / commands.evalsha.calls / 1e6 / m.workerBySize!.redisSecondsPerScript!).toBeCloseTo(1, 5);
     expect(commands.zadd.calls).toBeGreaterThan(0);
     for (const f of [m.workerBySize!.firstPage, m.workerBySize!.writes]) {
       expect(f.points.map((p) => [p.x, p.n])).toEqual(sizes.followers.map((x) => [x, SAMPLES * sizes.postsPerSample]));
