@@ -3,6 +3,7 @@
 import type { SimulationMetrics, FiredEvent } from './model/metrics.js';
 import type { DurationSummary } from './metrics/recorder.js';
 import type { Scenario } from './scenario/types.js';
+import { documentProvenance, type DocumentProvenance } from './scenario/calibration.js';
 import { sloVerdict, type SloVerdict } from './slo.js';
 import { maxOf } from './metrics/series.js';
 import type { FollowerDistribution } from './graph/follower-distribution.js';
@@ -36,7 +37,7 @@ export interface RunResult {
     scale: number;
     graph: Record<string, string | number>;
     /** The calibration file the infrastructure's measured costs came from (absent: none). */
-    calibration?: { file: string; machine: string; date: string; contended: boolean };
+    calibration?: DocumentProvenance;
   };
   policy: string;
   /** Present only when the run was stopped early: every figure covers the first stoppedAtSeconds simulated. */
@@ -181,7 +182,7 @@ export function buildResult(scenario: Scenario, graphInfo: { users: number; edge
       sampledEdges: graphInfo.edges,
       scale: m.scale,
       graph: graphInfo.provenance,
-      ...(scenario.calibration ? { calibration: { ...scenario.calibration } } : {}),
+      ...(scenario.calibration ? { calibration: documentProvenance(scenario.calibration) } : {}),
     },
     policy: m.policy,
     ...(m.stoppedAt === undefined ? {} : { partial: { stoppedAtSeconds: m.stoppedAt } }),

@@ -8,7 +8,8 @@
 // (sim/calibration/document.ts).
 import type { Redis } from 'ioredis';
 import type { Distribution, WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
-import { commandTimes, timesDelta } from '../../sim/replay/redis-figures.js';
+import { commandTimes, secondsPerCall, timesDelta } from '../../sim/replay/redis-figures.js';
+import type { CommandTime } from '../../sim/scenario/calibration.js';
 import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
 import { Rng } from '../../core/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
@@ -46,7 +47,7 @@ export async function measureWorkerBySize(
   const writes = new Map<number, Point>();
   const spreads: WorkerStages['writes'][] = [];
   let events = 0;
-  let commands: Map<string, { calls: number; usec: number }> | undefined;
+  let commands: Map<string, CommandTime>;
   try {
     await o.stagesSince();
     const before = await commandTimes(o.redis);
@@ -64,13 +65,13 @@ export async function measureWorkerBySize(
   } finally {
     poster.close();
   }
-  const scripts = commands?.get('evalsha');
+  const scripts = commands.get('evalsha');
   return {
     events,
     firstPage: fitPoints(firstPage),
     writes: fitPoints(writes),
-    redisSecondsPerScript: scripts ? scripts.usec / scripts.calls / 1e6 : null,
-    ...(commands ? { redisCommands: Object.fromEntries(commands) } : {}),
+    redisSecondsPerScript: scripts ? secondsPerCall(scripts) : null,
+    redisCommands: Object.fromEntries(commands),
     writesSpread: pooledSpread(spreads),
   };
 }

@@ -11,6 +11,8 @@ import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { CALIBRATE } from '../calibrate/settings.js';
 import { ADD_SCRIPT_COMMANDS } from '../../server/cache/post-list.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
+import { secondsPerCall } from '../../sim/replay/redis-figures.js';
+import type { CommandTime } from '../../sim/scenario/calibration.js';
 import { cpuSecondsOf, type CpuShare } from '../../sim/replay/cpu.js';
 import { addWaits, NO_WAIT, waitPerRun, waitPerSlice, type CoreWait } from '../../sim/replay/core-wait.js';
 import { slowdownAt } from '../../sim/model/machine.js';
@@ -249,14 +251,15 @@ function workerLoops(measured: RunResult[]): string {
 function redisPerWrite(measured: RunResult[], scs: readonly Scenario[], zadd: string): string {
   const per = measured.map((r) => r.replay?.fanout.writes.redisSecondsPerScript).filter((x): x is number => typeof x === 'number');
   if (per.length === 0) return '';
-  const worker = scs.flatMap((sc) => {
+  // each calibration's, in their order as costs.zadd's are ('none' from a file without them)
+  const worker = (sc: Scenario) => {
     const stats = sc.calibration?.workerRedisCommands;
     const scripts = stats?.evalsha;
-    if (!stats || !scripts || scripts.calls === 0) return [];
+    if (!stats || !scripts || scripts.calls === 0) return null;
     const split = scriptCommands(stats);
-    return [`${us(scripts.usec / scripts.calls / 1e6)}${split ? ` (of it, its ${ADD_SCRIPT_COMMANDS.length} commands a call ${split}, the rest Lua's own)` : ''}`];
-  });
-  const running = worker.length > 0 ? `, ${worker.join(' / ')} a script over calibrate's running worker's posts by size` : '';
+    return `${us(secondsPerCall(scripts))}${split ? ` (of it, its ${ADD_SCRIPT_COMMANDS.length} commands a call ${split}, the rest Lua's own)` : ''}`;
+  };
+  const running = scs.some((sc) => worker(sc) !== null) ? `, ${eachOf(scs)((sc) => worker(sc) ?? 'none')} a script over calibrate's running worker's posts by size` : '';
   const runs = measured.flatMap((r) => {
     const stats = r.replay?.fanout.redisCommands;
     const split = stats ? scriptCommands(stats) : null;
@@ -272,8 +275,8 @@ function redisPerWrite(measured: RunResult[], scs: readonly Scenario[], zadd: st
  * added up, "9.2 us (ZADD 5.3 us, ...)"; the rest of the script's time is Lua's own. Null where the
  * window lacks one of them.
  */
-function scriptCommands(stats: Record<string, { calls: number; usec: number }>): string | null {
-  const commands = ADD_SCRIPT_COMMANDS.map((cmd) => ({ cmd, perCall: stats[cmd] && stats[cmd].calls > 0 ? stats[cmd].usec / stats[cmd].calls / 1e6 : NaN }));
+function scriptCommands(stats: Record<string, CommandTime>): string | null {
+  const commands = ADD_SCRIPT_COMMANDS.map((cmd) => ({ cmd, perCall: stats[cmd] ? secondsPerCall(stats[cmd]) : NaN }));
   if (commands.some((c) => !Number.isFinite(c.perCall))) return null;
   const sum = commands.reduce((s, c) => s + c.perCall, 0);
   return `${us(sum)} (${commands.sort((a, b) => b.perCall - a.perCall).map((c) => `${c.cmd.toUpperCase()} ${us(c.perCall)}`).join(', ')})`;

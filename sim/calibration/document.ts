@@ -4,6 +4,7 @@
 // spreads, a cost <= 0, too few samples)
 // are refused: the key is left out of the block (the scenario's own value or the default applies)
 // and the reason is one line in `refused`.
+import type { CommandTime } from '../scenario/calibration.js';
 import type { CoreWait } from '../replay/core-wait.js';
 import { firstSlice } from '../../core/read-plan.js';
 import { FEEDLAB_VERSION } from '../result.js';
@@ -87,7 +88,7 @@ export interface WorkerBySize {
    * script's inner commands counted apart), as a replay keeps its window's
    * (replay.fanout.redisCommands); absent from older files.
    */
-  redisCommands?: Record<string, { calls: number; usec: number }>;
+  redisCommands?: Record<string, CommandTime>;
   /** A post's writes over its size's median, pooled over the sizes of cli/calibrate's workerBySize.spreadFrom followers or more (values are ratios); absent from older files. */
   writesSpread?: Distribution | null;
 }

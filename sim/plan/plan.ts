@@ -10,6 +10,7 @@ import { FEEDLAB_VERSION } from '../result.js';
 import { prepare } from '../run-scenario.js';
 import { formatBytes, formatCount } from '../scenario/units.js';
 import type { IntervalKey, PlanSettings, Scenario } from '../scenario/types.js';
+import { documentProvenance, type DocumentProvenance } from '../scenario/calibration.js';
 import { bindingConstraint, whatIfs, type Binding, type PlannedFleet, type WhatIf } from './binding.js';
 import { lagFloor, lagModel } from './fanout.js';
 import { checkWorkers, type CheckFleet, type CheckProgress, type SimulationCheck } from './check.js';
@@ -77,7 +78,7 @@ export interface PlanDocument {
     sampledUsers: number;
     sampledEdges: number;
     /** The calibration file the infrastructure's measured costs came from (absent: none). */
-    calibration?: { file: string; machine: string; date: string; contended: boolean };
+    calibration?: DocumentProvenance;
   };
   settings: { growth: number; headroom: number; samples: number; distribution: string; plan: PlanSettings };
   slo: { fanoutLagP99Seconds: number; readP99Seconds: number; redisMemoryBytes: number };
@@ -336,7 +337,7 @@ export function finishPlan(stage: PlanStage, results: readonly SimulationCheck[]
       durationSeconds: sc.duration,
       sampledUsers: graph.users,
       sampledEdges: graph.edges,
-      ...(sc.calibration ? { calibration: { ...sc.calibration } } : {}),
+      ...(sc.calibration ? { calibration: documentProvenance(sc.calibration) } : {}),
     },
     settings: { growth: options.growth, headroom: options.headroom, samples: points.length, distribution: DISTRIBUTION, plan: settings },
     slo: { fanoutLagP99Seconds: sc.slo.fanoutLagP99, readP99Seconds: sc.slo.readP99, redisMemoryBytes: sc.slo.redisMemory },

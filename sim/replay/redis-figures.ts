@@ -8,6 +8,7 @@ import { EVENT_STREAM_FIELD, eventStreamKey, TIMELINE_WRITES_KEY, WORKER_METRICS
 import { newHistogram } from './http-client.js';
 import { HISTOGRAM_UNITS_PER_MS, parseExportedMetrics, type CounterName, type HistogramName } from '../../core/worker-metrics.js';
 import { mean } from 'simple-statistics';
+import type { CommandTime } from '../scenario/calibration.js';
 
 /** Calls per command since the server started (or CONFIG RESETSTAT), scripts' inner commands included. */
 export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
@@ -15,16 +16,21 @@ export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
 }
 
 /** Calls and microseconds of Redis's own time per command since the server started (INFO commandstats). */
-export async function commandTimes(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
+export async function commandTimes(redis: Redis): Promise<Map<string, CommandTime>> {
   const info = await redis.info('commandstats');
-  const out = new Map<string, { calls: number; usec: number }>();
+  const out = new Map<string, CommandTime>();
   for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) out.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
   return out;
 }
 
+/** Redis's own seconds a call (NaN with no call). */
+export function secondsPerCall(t: CommandTime): number {
+  return t.calls > 0 ? t.usec / t.calls / 1e6 : NaN;
+}
+
 /** b - a of calls and Redis's own microseconds, per command, dropping those that were not called. */
-export function timesDelta(a: Map<string, { calls: number; usec: number }>, b: Map<string, { calls: number; usec: number }>): Map<string, { calls: number; usec: number }> {
-  const out = new Map<string, { calls: number; usec: number }>();
+export function timesDelta(a: Map<string, CommandTime>, b: Map<string, CommandTime>): Map<string, CommandTime> {
+  const out = new Map<string, CommandTime>();
   for (const [cmd, t] of b) {
     const calls = t.calls - (a.get(cmd)?.calls ?? 0);
     if (calls > 0) out.set(cmd, { calls, usec: t.usec - (a.get(cmd)?.usec ?? 0) });

@@ -17,6 +17,7 @@ import type { Population } from '../model/population.js';
 import { backlogDrainSeconds, FEEDLAB_VERSION, RESULT_SCHEMA, type LatencySummary, type RunResult } from '../result.js';
 import { perTimeline } from '../metrics/recorder.js';
 import type { Scenario } from '../scenario/types.js';
+import { documentProvenance, type CommandTime } from '../scenario/calibration.js';
 import { sloVerdict } from '../slo.js';
 import type { MaterializedSchedule } from '../workload/schedule.js';
 import type { OfferedLoad } from './capacity.js';
@@ -174,7 +175,7 @@ export interface ReplaySection {
      * script's commands count under their own names as well as in its EVALSHA, so each command's
      * time a call says where a script's time goes. Absent from older documents.
      */
-    redisCommands?: Record<string, { calls: number; usec: number }>;
+    redisCommands?: Record<string, CommandTime>;
   };
   memory: MemoryByClass & { baselineUsedMemory: number };
   reads: {
@@ -443,7 +444,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
       sampledEdges: m.graph.edges,
       scale: 1,
       graph: { ...m.graph.provenance },
-      ...(m.scenario.calibration ? { calibration: { ...m.scenario.calibration } } : {}),
+      ...(m.scenario.calibration ? { calibration: documentProvenance(m.scenario.calibration) } : {}),
     },
     policy: m.policy,
     ...(m.stoppedAtSeconds === null ? {} : { partial: { stoppedAtSeconds: m.stoppedAtSeconds } }),

@@ -67,7 +67,20 @@ export interface CalibrationProvenance {
    * Redis's commandstats over the running worker's posts by size (calibration.measurements.workerBySize.redisCommands):
    * calls and microseconds by command, to set beside a replay's window; absent from older files.
    */
-  workerRedisCommands?: Record<string, { calls: number; usec: number }>;
+  workerRedisCommands?: Record<string, CommandTime>;
+}
+
+/** Redis's calls of a command and its own microseconds in them (INFO commandstats). */
+export interface CommandTime {
+  calls: number;
+  usec: number;
+}
+
+/** What a result or plan document says of its calibration: the file, the machine, the date, whether it was contended (not the measurements the provenance carries for compare). */
+export type DocumentProvenance = Pick<CalibrationProvenance, 'file' | 'machine' | 'date' | 'contended'>;
+
+export function documentProvenance(c: CalibrationProvenance): DocumentProvenance {
+  return { file: c.file, machine: c.machine, date: c.date, contended: c.contended };
 }
 
 /** A process's mean wait for a core each time it was put on one (seconds), and its waits over its CPU time. */
@@ -128,7 +141,7 @@ const CORE_WAITS_SPEC: Spec = {
 const COMMANDS_SPEC: Spec = {
   type: 'dict',
   description: "Redis's calls and own microseconds by command (INFO commandstats)",
-  keyPattern: /^[a-z][a-z0-9_|-]*$/,
+  keyPattern: /^[a-z][a-z0-9_.|-]*$/,
   keyDescription: 'a Redis command, lower case as INFO commandstats names it',
   values: {
     type: 'object',
@@ -225,14 +238,15 @@ export function parseCalibration(text: string, source: string): Calibration {
 }
 
 /** calibration.measurements.workerBySize.redisCommands, checked, or undefined where the file has none (an older one, a target's). */
-function measuredCommands(doc: Document, provenance: YAMLMap, ctx: Context): Record<string, { calls: number; usec: number }> | undefined {
+function measuredCommands(doc: Document, provenance: YAMLMap, ctx: Context): Record<string, CommandTime> | undefined {
   const path = ['measurements', 'workerBySize', 'redisCommands'];
   let node: Node | null = provenance;
   for (const key of path) {
     node = isMap(node) ? deref(doc, node.get(key, true) as Node | undefined) : null;
     if (!node) return undefined;
   }
-  const entries = validate(node, COMMANDS_SPEC, `calibration.${path.join('.')}`, ctx) as [string, { calls: number; usec: number }][];
+  const entries = validate(node, COMMANDS_SPEC, `calibration.${path.join('.')}`, ctx) as [string, CommandTime][] | undefined;
+  if (!entries) return undefined;
   return Object.fromEntries(entries.map(([cmd, t]) => [cmd, { calls: t.calls, usec: t.usec }]));
 }
 

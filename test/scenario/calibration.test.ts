@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { InputError } from '../../sim/errors.js';
-import { parseCalibration } from '../../sim/scenario/calibration.js';
+import { documentProvenance, parseCalibration } from '../../sim/scenario/calibration.js';
 import { loadScenario } from '../../sim/scenario/load.js';
 
 let dir: string;
@@ -148,8 +148,14 @@ describe('bad calibration files: one line, located in the file', () => {
     expect(bad('  costs: { rtt: 1us }\n', commands('evalsha: { calls: -4, usec: 86000 }'))).toMatch(/^cal\.yaml:8:\d+: calibration\.measurements\.workerBySize\.redisCommands\.evalsha\.calls: /);
     expect(bad('  costs: { rtt: 1us }\n', commands('zadd: { calls: 4, usec: slow }'))).toMatch(/^cal\.yaml:8:\d+: calibration\.measurements\.workerBySize\.redisCommands\.zadd\.usec: /);
     expect(bad('  costs: { rtt: 1us }\n', commands('ZADD: { calls: 4, usec: 1 }'))).toMatch(/^cal\.yaml:8:9: calibration\.measurements\.workerBySize\.redisCommands\.ZADD: "ZADD" is not a valid key \(expected a Redis command, lower case/);
-    // a file without them (older, or a target's) has none
+    // a module's command (a dot in its name) is one too
+    expect(parseCalibration(`${commands('json.set: { calls: 2, usec: 9 }')}infrastructure:\n  costs: { rtt: 1us }\n`, 'cal.yaml').provenance.workerRedisCommands).toEqual({ 'json.set': { calls: 2, usec: 9 } });
+    // a file without them (older, or a target's), or with the key left empty, has none
     expect(parseCalibration(`${PROVENANCE}infrastructure:\n  costs: { rtt: 1us }\n`, 'cal.yaml').provenance).not.toHaveProperty('workerRedisCommands');
+    const empty = PROVENANCE.replace('  measurements: { rtt: { median: 95us } }', '  measurements:\n    workerBySize:\n      redisCommands:');
+    expect(parseCalibration(`${empty}\ninfrastructure:\n  costs: { rtt: 1us }\n`, 'cal.yaml').provenance).not.toHaveProperty('workerRedisCommands');
+    // and a result or plan document names the calibration without them
+    expect(documentProvenance(good.provenance)).toEqual({ file: 'cal.yaml', machine: 'lab, 2 x Test CPU', date: '2026-12-02T10:00:00.000Z', contended: false });
   });
 
   test('the blocks: invalid YAML, an unknown block, a missing one, not a map', () => {

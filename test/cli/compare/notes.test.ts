@@ -105,6 +105,11 @@ describe('compare notes', () => {
         "21.5 us (of it, its 5 commands a call 9.9 us (ZADD 5.3 us, EXISTS 1.9 us, PEXPIRE 1.2 us, ZREMRANGEBYRANK 0.9 us, ZREM 0.6 us), the rest Lua's own) a script over calibrate's running worker's posts by size, " +
         "the replays' 34.9 us (their scripts' commandstats over the window)",
     );
+    // two calibrations, the second's file older: each one's in their order, as the costs are
+    const older = scenario();
+    older.infrastructure.costs.zadd = 11.7e-6;
+    older.calibration = { file: 'old.yaml', machine: 'lab', date: '2026-12-04', contended: false };
+    expect(figureNotes(runs, [sc, older]).stage_writes_p99).toMatch(/costs\.zadd\), 21\.5 us \(of it, [^)]+\), the rest Lua's own\) \/ none a script over calibrate's running worker's posts by size, the replays'/);
     // a calibration that kept no command beside its scripts: the script time alone
     sc.calibration.workerRedisCommands = { evalsha: calibrated.evalsha };
     expect(figureNotes(runs, [sc]).stage_writes_p99).toMatch(/costs\.zadd\), 21\.5 us a script over calibrate's running worker's posts by size, the replays'/);
