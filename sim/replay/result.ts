@@ -26,7 +26,7 @@ import { encodeHistograms, type DriverResult, type ReadsDuring } from './driver.
 import type { ProbeFigures } from './fanout-probe.js';
 import type { ReplayMapping } from './mapping.js';
 import type { MemoryByClass } from './memory-classes.js';
-import { encodeMerged, latencySeconds, type FleetFigures, type HopFigures } from './redis-figures.js';
+import { encodeMerged, latencySeconds, secondsPerCall, type FleetFigures, type HopFigures } from './redis-figures.js';
 import type { SaturationFigure } from './saturation.js';
 import { bucketQuantile, type ServerCounters } from './server-metrics.js';
 
@@ -408,6 +408,8 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
   const lagSeries = Array.from({ length: intervals }, (_, i) => m.probe.lagP99ByBucket[i] ?? NaN);
 
   const readsOnly = m.commands.readsOnly;
+  // the window's calls and Redis's own microseconds by command, as calibrate keeps its running worker's
+  const redisCommands: Record<string, CommandTime> = Object.fromEntries(Object.entries(m.commands.window).map(([cmd, calls]) => [cmd, { calls, usec: m.commands.usecWindow[cmd] ?? 0 }]));
   const commandsPerRead =
     readsOnly && readsOnly.reads > 0
       ? {
@@ -579,9 +581,9 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           counted: writes,
           commandstatsZadd: m.commands.window.zadd ?? 0,
           workersCounter: m.fleet.counters.timelineWrites ?? 0,
-          redisSecondsPerScript: m.commands.window.evalsha ? (m.commands.usecWindow.evalsha ?? 0) / m.commands.window.evalsha / 1e6 : null,
+          redisSecondsPerScript: redisCommands.evalsha?.calls ? secondsPerCall(redisCommands.evalsha) : null,
         },
-        redisCommands: Object.fromEntries(Object.entries(m.commands.window).map(([cmd, calls]) => [cmd, { calls, usec: m.commands.usecWindow[cmd] ?? 0 }])),
+        redisCommands,
       },
       memory: { ...m.memory, baselineUsedMemory: m.baselineUsedMemory },
       reads: {
