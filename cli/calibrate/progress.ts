@@ -2,7 +2,7 @@
 // from each step's expected seconds (its rounds times a round's length, from the settings table).
 import { roundCount, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
-import { postsAtPace } from './statements-by-idle.js';
+import { idleCurveOutOfReach, postsAtPace } from './statements-by-idle.js';
 
 type Show = (fraction: number, detail: string) => void;
 
@@ -26,7 +26,8 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
           'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.readsPerSample * (CALIBRATE.pace.meanGapMs + 1) + CALIBRATE.spread.quietMs + 100) / 1000,
           'post to log': r * (p.postsPerSample / p.perSecond) + p.relaySettleMs / 1000,
           // each pace's posts, then the worker's next publication (every 5 s)
-          'statements by idle': CALIBRATE.statementsByIdle.perSecond.reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + 5, 0),
+          // (none when the samples are too few for a sound curve: calibrate does not post them)
+          'statements by idle': idleCurveOutOfReach(samples) !== null ? 0 : CALIBRATE.statementsByIdle.perSecond.reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + 5, 0),
           // each size's posts (the large ones paced slower), then the worker's next publication (every 5 s)
           'worker by size': bySize.followers.length * ((samples * bySize.postsPerSample) / bySize.perSecond + 5) + 10,
           'API writes': r * (CALIBRATE.writes.settleMs + CALIBRATE.writes.sampleMs) / 1000,

@@ -16,7 +16,7 @@ import type { CoreWait } from '../../sim/replay/core-wait.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
 import { probeDatabase, resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
-import type { Measurements, Provenance, Refusal, StatementsByIdle, WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
+import { IDLE_CURVE_KEYS, type Measurements, type Provenance, type Refusal, type StatementsByIdle, type WorkerBySize, type WorkerStages } from '../../sim/calibration/document.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { parseScenario } from '../../sim/scenario/load.js';
 import { InfrastructureError } from '../errors.js';
@@ -32,7 +32,7 @@ import { measureStoreCosts } from './costs.js';
 import { measurePostToLog } from './post-to-log.js';
 import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
-import { measureStatementsByIdle } from './statements-by-idle.js';
+import { idleCurveOutOfReach, measureStatementsByIdle } from './statements-by-idle.js';
 import { CALIBRATE } from './settings.js';
 import { buildCalibrationWorld, loadCalibrationWorld, worldFigures, type CalibrationWorld } from './world.js';
 import { measureWorkerBySize } from './worker-by-size.js';
@@ -154,7 +154,7 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
     let postToLog: Awaited<ReturnType<typeof measurePostToLog>>;
     let workerFigures: WorkerStages;
     let workerBySize: WorkerBySize;
-    let statementsByIdle: StatementsByIdle;
+    let statementsByIdle: StatementsByIdle | null;
     let coreWaits: Record<string, CoreWait>;
     try {
       await workerReady(worker);
@@ -171,20 +171,26 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
       workerFigures = await probe.since();
       if (!postToLog.listed) refused.push({ key: 'api.postListed', why: "the server's 201s carried no Server-Timing `listed` (a server older than the figure)", notMeasured: true });
       const paces = CALIBRATE.statementsByIdle.perSecond;
-      const paceRounds = steps.begin('statements by idle', `measuring a running worker's statement after idle time (posts at ${paces.join(', ')} a second beside the hop's ${CALIBRATE.postToLog.perSecond})`, 1, paces.length);
-      statementsByIdle = await measureStatementsByIdle({
-        host: stack.host,
-        port: stack.port,
-        token: stack.token,
-        authors: hopAuthors(world),
-        hop: workerFigures,
-        hopPerSecond: CALIBRATE.postToLog.perSecond,
-        samples: input.samples,
-        seed: CALIBRATE.world.seed,
-        stagesSince: () => probe.since(),
-        signal: hooks.signal,
-        onPace: () => paceRounds.onRound?.(),
-      });
+      const outOfReach = idleCurveOutOfReach(input.samples);
+      if (outOfReach === null) {
+        const paceRounds = steps.begin('statements by idle', `measuring a running worker's statement after idle time (posts at ${paces.join(', ')} a second beside the hop's ${CALIBRATE.postToLog.perSecond})`, 1, paces.length);
+        statementsByIdle = await measureStatementsByIdle({
+          host: stack.host,
+          port: stack.port,
+          token: stack.token,
+          authors: hopAuthors(world),
+          hop: workerFigures,
+          hopPerSecond: CALIBRATE.postToLog.perSecond,
+          samples: input.samples,
+          seed: CALIBRATE.world.seed,
+          stagesSince: () => probe.since(),
+          signal: hooks.signal,
+          onPace: () => paceRounds.onRound?.(),
+        });
+      } else {
+        statementsByIdle = null;
+        for (const key of IDLE_CURVE_KEYS) refused.push({ key, why: outOfReach, notMeasured: true });
+      }
       const sizes = world.workerBySizeAuthors;
       const sizeRounds = steps.begin('worker by size', `measuring a running worker's first page and writes by a post's followers (${sizes.map((a) => a.followers).join(', ')})`, 1, sizes.length);
       workerBySize = await measureWorkerBySize({

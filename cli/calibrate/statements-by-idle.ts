@@ -4,7 +4,7 @@
 // typical value e^E[ln gap] is e^-γ / r: a point is that idle time and the median statement of the
 // pace's events (the worker's own eventStatementsMs), and of their first page and writes (the hop's
 // authors have 10-30 followers: one page, one batch).
-import type { StatementsByIdle, WorkerStages } from '../../sim/calibration/document.js';
+import { MIN_IDLE_POINT_EVENTS, type StatementsByIdle, type WorkerStages } from '../../sim/calibration/document.js';
 import { Rng } from '../../core/random.js';
 import { PacedPoster, type PostTarget } from './paced-posts.js';
 import { CalibrationStopped } from './rounds.js';
@@ -23,6 +23,25 @@ export function typicalGap(perSecond: number): number {
 export function postsAtPace(samples: number, perSecond: number): number {
   const s = CALIBRATE.statementsByIdle;
   return Math.min(samples * s.postsPerSample, Math.floor(s.maxSecondsPerPace * perSecond));
+}
+
+/** The first pace at which `samples` samples send fewer posts than a point needs (MIN_IDLE_POINT_EVENTS), or undefined. */
+function shortPace(samples: number): number | undefined {
+  return CALIBRATE.statementsByIdle.perSecond.find((r) => postsAtPace(samples, r) < MIN_IDLE_POINT_EVENTS);
+}
+
+/**
+ * Why `samples` samples cannot give a sound curve by idle time, or null: calibrate then spends no
+ * time on posts whose points it would refuse.
+ */
+export function idleCurveOutOfReach(samples: number): string | null {
+  const short = shortPace(samples);
+  if (short === undefined) return null;
+  // the fewest samples that reach every pace's count (none when a pace's time cap holds it under)
+  const s = CALIBRATE.statementsByIdle;
+  const enough = s.perSecond.every((r) => Math.floor(s.maxSecondsPerPace * r) >= MIN_IDLE_POINT_EVENTS) ? Math.ceil(MIN_IDLE_POINT_EVENTS / s.postsPerSample) : null;
+  const fix = enough === null ? '' : `: --samples ${enough} or more measures them`;
+  return `a worker's stages by its idle time need ${MIN_IDLE_POINT_EVENTS} posts at each pace, and --samples ${samples} sends ${postsAtPace(samples, short)} at ${short} a second${fix}`;
 }
 
 export async function measureStatementsByIdle(

@@ -14,7 +14,7 @@ import { TimelineCache } from '../../server/cache/timelines.js';
 import { readSlices } from '../../server/cache/post-list.js';
 import { resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
-import type { Refusal } from '../../sim/calibration/document.js';
+import { IDLE_CURVE_KEYS, type Refusal } from '../../sim/calibration/document.js';
 import { KeepAliveConnection, request } from '../../sim/replay/http-client.js';
 import { fleetFigures } from '../../sim/replay/redis-figures.js';
 import { CALIBRATED_KEYS } from '../../sim/scenario/calibration.js';
@@ -157,7 +157,7 @@ async function run(input: TargetInput, hooks: CalibrateHooks): Promise<Calibrati
       refused.push({ key: 'costs.pickup', why: `no worker of the deployment publishes its events' stages under key prefix "${input.keyPrefix}" (--key-prefix; workers older than these figures do not)`, notMeasured: true });
     }
     const idleWhy = "a worker's stages by its idle time need posts at paces calibrate chooses, and it posts nothing to a target: calibrate self-contained";
-    for (const key of ['costs.eventStatementsByIdle', 'costs.eventFirstPageByIdle', 'costs.eventWritesByIdle', 'costs.eventStatementsGap'] as const) refused.push({ key, why: idleWhy, notMeasured: true });
+    for (const key of IDLE_CURVE_KEYS) refused.push({ key, why: idleWhy, notMeasured: true });
     refused.push({ key: 'costs.eventWritesSpread', why: "how a post's writes scatter about their line needs posts of each size calibrate sends, and it posts nothing to a target: calibrate self-contained", notMeasured: true });
     const contended = await contention.stop();
     return {

@@ -119,6 +119,9 @@ const IDLE_CURVES: readonly IdleCurve[] = [
   { field: 'eventWritesByIdle', stage: (p) => p.writes, what: "a running worker's writes after idle time" },
 ];
 
+/** The keys the curves by idle time write, with the reference gap they are moved about: refused or written together. */
+export const IDLE_CURVE_KEYS: readonly CalibratedKey[] = [...IDLE_CURVES.map((c) => `costs.${c.field}` as const), 'costs.eventStatementsGap'];
+
 /** Fewest events a point of the statement by idle time is taken from. */
 export const MIN_IDLE_POINT_EVENTS = 40;
 
@@ -411,10 +414,9 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     // and how its idle time before an event moves it and the event's other stages, about the hop's gap those quantiles are of
     const idle = m.statementsByIdle ?? null;
     // the stages' curves are moved about the statement's reference gap: refused with it
-    const curveKeys: CalibratedKey[] = [...IDLE_CURVES.map((c) => `costs.${c.field}` as const), 'costs.eventStatementsGap'];
     const [statement, ...others] = IDLE_CURVES;
     const pointsOf = (idle: StatementsByIdle, c: IdleCurve) => idle.points.map((p) => ({ gap: p.gap, stage: c.stage(p) }));
-    if (idle && !refuse(curveKeys, unsoundIdleCurve(statement.what, pointsOf(idle, statement), idle.referenceGap))) {
+    if (idle && !refuse([...IDLE_CURVE_KEYS], unsoundIdleCurve(statement.what, pointsOf(idle, statement), idle.referenceGap))) {
       costs.eventStatementsGap = durationText(idle.referenceGap);
       const curve = (c: IdleCurve) => Object.fromEntries(pointsOf(idle, c).map((p) => [durationText(p.gap), durationText(p.stage!.median)]));
       costs[statement.field] = curve(statement);

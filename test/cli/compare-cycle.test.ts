@@ -11,10 +11,9 @@ import type { Redis } from 'ioredis';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALIBRATE } from '../../cli/calibrate/settings.js';
-import { postsAtPace } from '../../cli/calibrate/statements-by-idle.js';
 import { closeRedis, connectRedis } from '../../server/cache/redis.js';
 import { createStore, type Store } from '../../server/store/pool.js';
-import { durationText, type CalibrationDocument } from '../../sim/calibration/document.js';
+import { IDLE_CURVE_KEYS, type CalibrationDocument } from '../../sim/calibration/document.js';
 import type { CompareDocument } from '../../sim/compare/compare.js';
 import type { RunResult } from '../../sim/result.js';
 import { CALIBRATED_KEYS, parseCalibration } from '../../sim/scenario/calibration.js';
@@ -95,24 +94,13 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // a running worker took the hop's posts: its figures from after the warm-up round, every event once
     expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: SAMPLES * CALIBRATE.postToLog.postsPerSample });
     for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(SAMPLES * CALIBRATE.postToLog.postsPerSample);
-    // then posts at the other paces: a point of the statement after idle time each, at the pace's
-    // typical idle time e^-γ / r (exponential gaps of mean 1 / r), every post of a pace in its own point
-    const idle = m.statementsByIdle!;
-    const typical = (r: number) => Math.exp(-0.5772156649015329) / r;
-    const hop = CALIBRATE.postToLog.perSecond;
-    const paces = [...CALIBRATE.statementsByIdle.perSecond, hop].sort((a, b) => b - a);
-    // (a slow pace's posts capped by its time: 50 at 1 a second where 5 samples would be 80)
-    expect(idle.points.map((p) => p.n)).toEqual(paces.map((r) => (r === hop ? SAMPLES * CALIBRATE.postToLog.postsPerSample : postsAtPace(SAMPLES, r))));
-    expect(postsAtPace(5, 1)).toBe(50);
-    expect(postsAtPace(3, 1)).toBe(48);
-    // (the JSON document keeps six significant digits)
-    idle.points.forEach((p, i) => expect(Math.abs(p.gap / typical(paces[i]) - 1), String(paces[i])).toBeLessThan(1e-5));
-    expect(idle.referenceGap).toBeCloseTo(typical(hop), 6);
-    // each point's first page and writes from the same posts (10-30 followers: one page, one batch each)
-    for (const p of idle.points) expect([p.firstPage!.n, p.writes!.n]).toEqual([p.n, p.n]);
-    for (const key of ['eventStatementsByIdle', 'eventFirstPageByIdle', 'eventWritesByIdle'] as const) {
-      if (!refused.some((x) => x.key === `costs.${key}`)) expect(Object.keys(doc.infrastructure.costs![key]!), key).toEqual(paces.map((r) => durationText(typical(r))));
-    }
+    // the curves by idle time need 40 posts a pace, which 2 samples do not send (32 at 1 a second):
+    // calibrate posts none of them, and says which --samples would
+    expect(m.statementsByIdle ?? null).toBeNull();
+    const idleRefused = refused.filter((x) => (IDLE_CURVE_KEYS as string[]).includes(x.key));
+    expect(idleRefused.map((x) => [x.key, x.notMeasured])).toEqual(IDLE_CURVE_KEYS.map((k) => [k, true]));
+    for (const x of idleRefused) expect(x.why).toBe(`a worker's stages by its idle time need 40 posts at each pace, and --samples 2 sends 32 at 40 a second: --samples 3 or more measures them`);
+    for (const key of ['eventStatementsByIdle', 'eventFirstPageByIdle', 'eventWritesByIdle', 'eventStatementsGap'] as const) expect(doc.infrastructure.costs?.[key], key).toBeUndefined();
     // then each size's posts apart: every post of a size in its own point, the writes growing with it
     const sizes = CALIBRATE.workerBySize;
     expect(m.workerBySize!.events).toBe(sizes.followers.length * SAMPLES * sizes.postsPerSample);

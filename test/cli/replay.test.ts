@@ -200,7 +200,9 @@ describe.skipIf(skip)('feedlab replay', () => {
     // and the reconciliation's share of each fault: nothing lost, duplicated or undelivered
     for (const f of faults) expect(f.reconciled, f.kind).toEqual({ lost: 0, duplicated: 0, missingDeliveries: 0 });
     expect(t.posts.offered - t.posts.completed).toBe(faults.reduce((a, f) => a + f.posts.failed, 0));
-    expect(t.reads.offered - t.reads.completed).toBeLessThanOrEqual(faults.reduce((a, f) => a + f.reads.due - f.reads.ok, 0) + 2);
+    // (on failure: how the reads failed, the first error, and each fault's reads, to tell a fault's from a stray one)
+    const readsFailedWhy = JSON.stringify({ reads: t.reads, firstError: x.driver.firstError, faults: faults.map((f) => ({ kind: f.kind, at: f.atSeconds, reads: f.reads })), keyLosses: x.keyLosses.map((l) => [l.kind, l.atSeconds]) });
+    expect(t.reads.offered - t.reads.completed, readsFailedWhy).toBeLessThanOrEqual(faults.reduce((a, f) => a + f.reads.due - f.reads.ok, 0) + 2);
     // the event log lost: the workers made their group again and counted the loss
     expect(x.keyLosses.map((l) => l.kind)).toEqual(['redisFlush', 'eventLogLoss']);
     expect(x.keyLosses[0].atSeconds).toBeGreaterThanOrEqual(12);
