@@ -117,8 +117,16 @@ export const CALIBRATE = {
    * its median, pooled (worker-by-size.ts pooledSpread). A replay's posts beyond 30 followers took 1.4-1.7x the line
    * (medians by size class; single posts up to 2.5x), one at a time, the slowest with up to 12 ms of
    * the worker's garbage collection inside (2026-12-05), where the line's medians put every post on it.
+   * A size's posts come back to an author's timelines no sooner than `revisitSeconds`, as a replay's
+   * do (a reader of 100 followees there is written every 10-15 s): Redis writes a timeline it wrote
+   * a second before faster than one it wrote seconds ago. By hand (2026-12-06, the worker's script
+   * piped into 20,000 timelines of 800, 1,000 a post, Redis's own time a script): the same 3,000
+   * timelines round robin at 4 posts a second (each again after 0.75 s) 15.3 and 20.7 us, at 0.5 a
+   * second (after 6 s) 20.4 and 24.3 us, 1,000 drawn at random from the 20,000 at 4 a second
+   * (after about 5 s) 22.5 and 22.0 us. Round robin at 4 a second, the 1,000-follower posts had made
+   * the line's slope a warm timeline's, where a replay's large posts write cold ones.
    */
-  workerBySize: { followers: [10, 30, 100, 300, 1_000], postsPerSample: 8, perSecond: 10, busyShare: 0.1, spreadFrom: 30 },
+  workerBySize: { followers: [10, 30, 100, 300, 1_000], postsPerSample: 8, perSecond: 10, busyShare: 0.1, revisitSeconds: 5, spreadFrom: 30 },
   /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */
   targetLeaseMs: 600_000,
 } as const;

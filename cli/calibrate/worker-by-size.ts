@@ -17,11 +17,15 @@ import { CalibrationStopped } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 import { point } from './worker-stages.js';
 
-/** Posts a second for authors of `followers`: the setting's rate, or slower where writing one would keep the worker busy more than its share. */
-function postsPerSecond(followers: number, secondsPerWrite: number): number {
+/**
+ * Posts a second for `authors` authors of `followers`: the setting's rate, or slower where writing
+ * one would keep the worker busy more than its share, or where a post would come back to timelines
+ * written less than `revisitSeconds` before (the posts go round the authors).
+ */
+export function postsPerSecond(followers: number, authors: number, secondsPerWrite: number): number {
   const s = CALIBRATE.workerBySize;
   const busy = followers * secondsPerWrite;
-  return busy > 0 ? Math.min(s.perSecond, s.busyShare / busy) : s.perSecond;
+  return Math.min(s.perSecond, busy > 0 ? s.busyShare / busy : Infinity, authors / s.revisitSeconds);
 }
 
 export async function measureWorkerBySize(
@@ -53,7 +57,7 @@ export async function measureWorkerBySize(
     const before = await commandTimes(o.redis);
     for (const a of o.authors) {
       if (o.signal?.aborted) throw new CalibrationStopped('calibrate stopped');
-      await poster.send(o.samples * s.postsPerSample, postsPerSecond(a.followers, o.secondsPerWrite), (i) => a.ids[i % a.ids.length], 'measuring a running worker by the size of a post');
+      await poster.send(o.samples * s.postsPerSample, postsPerSecond(a.followers, a.ids.length, o.secondsPerWrite), (i) => a.ids[i % a.ids.length], 'measuring a running worker by the size of a post');
       const st = await o.stagesSince();
       events += st.events;
       firstPage.set(a.followers, point(st.firstPage));

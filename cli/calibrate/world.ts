@@ -41,6 +41,11 @@ export interface CalibrationWorld {
   posts: { ids: string[]; authors: Int32Array; createdAtMs: Float64Array };
 }
 
+/** How many authors of `followers` the write fit's targets hold disjoint audiences for (a running worker's posts of that size go round them). */
+export function bySizeAuthors(followers: number): number {
+  return Math.floor(Math.max(...CALIBRATE.timelineWrites.batchSizes) / followers);
+}
+
 /** The world as of `nowMs` (the posts are of the day before it). */
 export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
   const w = CALIBRATE.world;
@@ -53,7 +58,7 @@ export function buildCalibrationWorld(nowMs: number): CalibrationWorld {
   const bySize = CALIBRATE.workerBySize.followers;
   const maxBatch = Math.max(...CALIBRATE.timelineWrites.batchSizes);
   if (Math.max(...bySize) > maxBatch) throw new Error("calibrate: a running worker's largest post has more followers than the write fit's targets");
-  const authorsOfSize = bySize.map((followers) => Math.floor(maxBatch / followers));
+  const authorsOfSize = bySize.map(bySizeAuthors);
   const users = bySizeBase + authorsOfSize.reduce((sum, n) => sum + n, 0);
   const expansionAuthors = w.expansionFollowers.map((followers, i) => ({ id: expansionBase + i, followers }));
   const authors = Array.from({ length: w.authors }, (_, i) => authorBase + i);

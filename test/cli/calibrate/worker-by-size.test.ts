@@ -2,7 +2,8 @@
 // (cli/calibrate/worker-by-size.ts pooledSpread): each size's posts as ratios to its own median,
 // pooled, and the pool's quantiles.
 import { describe, expect, it } from 'vitest';
-import { pooledSpread } from '../../../cli/calibrate/worker-by-size.js';
+import { pooledSpread, postsPerSecond } from '../../../cli/calibrate/worker-by-size.js';
+import { bySizeAuthors } from '../../../cli/calibrate/world.js';
 
 /** A size's writes: quantiles at `ps` from `n` posts. */
 const size = (n: number, values: number[], ps = [0, 0.5, 1]) => ({ n, mean: values[1], points: ps.map((p, i) => ({ p, value: values[i] })) });
@@ -45,5 +46,20 @@ describe("a running worker's writes about its line", () => {
     d.points.forEach((q, i) => expect(q.value).toBeCloseTo([0.5, 1, 2][i], 5));
     expect(pooledSpread([])).toBeNull();
     expect(pooledSpread([size(0, [NaN, NaN, NaN])])).toBeNull();
+  });
+
+  it("paces each size's posts so that none keeps the worker busy over a tenth of the time or comes back to timelines written under 5 s before", () => {
+    // the write targets hold 300 audiences of 10 followers, 30 of 100, 3 of 1,000
+    expect([10, 100, 1_000].map(bySizeAuthors)).toEqual([300, 30, 3]);
+    // 10 a second at most
+    expect(postsPerSecond(10, 300, 25e-6)).toBe(10);
+    // 30 authors again after 5 s: 6 a second
+    expect(postsPerSecond(100, 30, 25e-6)).toBeCloseTo(6, 10);
+    // 3 authors of 1,000: 0.6 a second, under the busy share's 0.1 / 25 ms = 4
+    expect(postsPerSecond(1_000, 3, 25e-6)).toBeCloseTo(0.6, 10);
+    // a slow write: 0.1 / (1,000 x 0.5 ms) = 0.2 a second
+    expect(postsPerSecond(1_000, 3, 500e-6)).toBeCloseTo(0.2, 10);
+    // no write cost measured: the other two bounds
+    expect(postsPerSecond(1_000, 3, 0)).toBeCloseTo(0.6, 10);
   });
 });
