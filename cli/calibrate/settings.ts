@@ -124,7 +124,9 @@ export const CALIBRATE = {
    * timelines round robin at 4 posts a second (each again after 0.75 s) 15.3 and 20.7 us, at 0.5 a
    * second (after 6 s) 20.4 and 24.3 us, 1,000 drawn at random from the 20,000 at 4 a second
    * (after about 5 s) 22.5 and 22.0 us. Round robin at 4 a second, the 1,000-follower posts had made
-   * the line's slope a warm timeline's, where a replay's large posts write cold ones.
+   * the line's slope a warm timeline's, where a replay's large posts write cold ones. (How many other
+   * timelines were written in between counts too: the random draws back to back came back within
+   * about a second and took 21.8-27.3 us. The pacing covers the time only.)
    */
   workerBySize: { followers: [10, 30, 100, 300, 1_000], postsPerSample: 8, perSecond: 10, busyShare: 0.1, revisitSeconds: 5, spreadFrom: 30 },
   /** Target mode: scratch keys expire after this (a killed driver's leftovers go by themselves). */
