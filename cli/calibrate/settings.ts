@@ -117,8 +117,9 @@ export const CALIBRATE = {
    * its median, pooled (worker-by-size.ts pooledSpread). A replay's posts beyond 30 followers took 1.4-1.7x the line
    * (medians by size class; single posts up to 2.5x), one at a time, the slowest with up to 12 ms of
    * the worker's garbage collection inside (2026-12-05), where the line's medians put every post on it.
-   * A size's posts come back to an author's timelines no sooner than `revisitSeconds`, as a replay's
-   * do (a reader of 100 followees there is written every 10-15 s): Redis writes a timeline it wrote
+   * A size's posts come back to an author's timelines every `revisitSeconds` on average (Poisson
+   * times round its authors: 3 authors at 0.6 a second come back within 2.5 s one time in five), as a
+   * replay's do every 10-15 s (a reader of 100 followees): Redis writes a timeline it wrote
    * a second before faster than one it wrote seconds ago. By hand (2026-12-06, the worker's script
    * piped into 20,000 timelines of 800, 1,000 a post, Redis's own time a script): the same 3,000
    * timelines round robin at 4 posts a second (each again after 0.75 s) 15.3 and 20.7 us, at 0.5 a

@@ -19,8 +19,8 @@ import { point } from './worker-stages.js';
 
 /**
  * Posts a second for `authors` authors of `followers`: the setting's rate, or slower where writing
- * one would keep the worker busy more than its share, or where a post would come back to timelines
- * written less than `revisitSeconds` before (the posts go round the authors).
+ * one would keep the worker busy more than its share, or where the posts (going round the authors)
+ * would come back to an author's timelines more often than every `revisitSeconds` on average.
  */
 export function postsPerSecond(followers: number, authors: number, secondsPerWrite: number): number {
   const s = CALIBRATE.workerBySize;

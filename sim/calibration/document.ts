@@ -119,7 +119,7 @@ const IDLE_CURVES: readonly IdleCurve[] = [
   { field: 'eventWritesByIdle', stage: (p) => p.writes, what: "a running worker's writes after idle time" },
 ];
 
-/** The keys the curves by idle time write, with the reference gap they are moved about: refused or written together. */
+/** The keys the curves by idle time write, with the reference gap they are moved about (the statement's curve and the gap refused together, the others with them or alone). */
 export const IDLE_CURVE_KEYS: readonly CalibratedKey[] = [...IDLE_CURVES.map((c) => `costs.${c.field}` as const), 'costs.eventStatementsGap'];
 
 /** Fewest events a point of the statement by idle time is taken from. */

@@ -94,7 +94,7 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // a running worker took the hop's posts: its figures from after the warm-up round, every event once
     expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: SAMPLES * CALIBRATE.postToLog.postsPerSample });
     for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(SAMPLES * CALIBRATE.postToLog.postsPerSample);
-    // the curves by idle time need 40 posts a pace, which 2 samples do not send (32 at 1 a second):
+    // the curves by idle time need 40 posts a pace, which 2 samples do not send (32 a pace):
     // calibrate posts none of them, and says which --samples would
     expect(m.statementsByIdle ?? null).toBeNull();
     const idleRefused = refused.filter((x) => (IDLE_CURVE_KEYS as string[]).includes(x.key));

@@ -48,7 +48,7 @@ describe("a running worker's writes about its line", () => {
     expect(pooledSpread([size(0, [NaN, NaN, NaN])])).toBeNull();
   });
 
-  it("paces each size's posts so that none keeps the worker busy over a tenth of the time or comes back to timelines written under 5 s before", () => {
+  it("paces each size's posts so that none keeps the worker busy over a tenth of the time or comes back to an audience more often than every 5 s on average", () => {
     // the write targets hold 300 audiences of 10 followers, 30 of 100, 3 of 1,000
     expect([10, 100, 1_000].map(bySizeAuthors)).toEqual([300, 30, 3]);
     // 10 a second at most
