@@ -12,6 +12,7 @@ import { parseScenario } from '../../sim/scenario/load.js';
 import { buildWorld } from '../../cli/replay/world.js';
 import { closeRedis, connectRedis } from '../../server/cache/redis.js';
 import { createStore, type Store } from '../../server/store/pool.js';
+import { DEFAULT_CLAIM_IDLE_MS } from '../../server/worker/config.js';
 import type { Redis } from 'ioredis';
 import { feedlab, oneLine, ROOT, scratchDir, writeScenario } from './cli-helpers.js';
 import { skipWithoutServices } from '../server/services.js';
@@ -129,14 +130,20 @@ describe.skipIf(skip)('feedlab replay', () => {
     const t = x.driver.totals;
     expect(t.posts.offered).toBe(world.schedule.posts.at.length);
     expect(t.posts.completed).toBeGreaterThan(0.9 * t.posts.offered); // the faults' failures below
-    expect(t.reads.completed).toBeGreaterThan(0.9 * t.reads.offered);
+    // (on failure: how the reads failed, the first error, and each fault's reads, to tell a fault's from a stray one)
+    const readsFailedWhy = JSON.stringify({ reads: t.reads, firstError: x.driver.firstError, faults: [...x.faults, ...x.outages].map((f) => ({ kind: f.kind, at: f.atSeconds, reads: f.reads })), keyLosses: x.keyLosses.map((l) => [l.kind, l.atSeconds]) });
+    expect(t.reads.completed, readsFailedWhy).toBeGreaterThan(0.9 * t.reads.offered);
     expect(t.reads.dropped + t.reads.timeouts).toBe(0);
     expect(doc.summary.posts.total).toBe(t.posts.completed);
 
     // fan-out measured twice, and nothing acknowledged went missing
     const s = doc.summary;
     expect(s.fanout.lagSeconds.p50).toBeGreaterThan(0);
-    expect(s.fanout.lagSeconds.p99).toBeLessThan(10);
+    expect(s.fanout.lagSeconds.p50).toBeLessThan(10);
+    // the events the killed worker had taken wait for a living one to claim them, once idle for
+    // DEFAULT_CLAIM_IDLE_MS (30 s): on a slow machine its last batch held over 1% of the posts
+    // (a CI run, 2026-12-06: p99 30.2 s), so the p99 is bounded by the claim, not by 10 s
+    expect(s.fanout.lagSeconds.p99).toBeLessThan(DEFAULT_CLAIM_IDLE_MS / 1000 + 10);
     expect(s.fanout.followerLagSeconds.p99).toBeGreaterThan(0);
     expect(x.fanout.probes.pairs).toBeGreaterThan(20);
     expect(x.fanout.probes.notSeen).toBe(0);
@@ -200,8 +207,6 @@ describe.skipIf(skip)('feedlab replay', () => {
     // and the reconciliation's share of each fault: nothing lost, duplicated or undelivered
     for (const f of faults) expect(f.reconciled, f.kind).toEqual({ lost: 0, duplicated: 0, missingDeliveries: 0 });
     expect(t.posts.offered - t.posts.completed).toBe(faults.reduce((a, f) => a + f.posts.failed, 0));
-    // (on failure: how the reads failed, the first error, and each fault's reads, to tell a fault's from a stray one)
-    const readsFailedWhy = JSON.stringify({ reads: t.reads, firstError: x.driver.firstError, faults: faults.map((f) => ({ kind: f.kind, at: f.atSeconds, reads: f.reads })), keyLosses: x.keyLosses.map((l) => [l.kind, l.atSeconds]) });
     expect(t.reads.offered - t.reads.completed, readsFailedWhy).toBeLessThanOrEqual(faults.reduce((a, f) => a + f.reads.due - f.reads.ok, 0) + 2);
     // the event log lost: the workers made their group again and counted the loss
     expect(x.keyLosses.map((l) => l.kind)).toEqual(['redisFlush', 'eventLogLoss']);
