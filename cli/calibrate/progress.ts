@@ -2,6 +2,7 @@
 // from each step's expected seconds (its rounds times a round's length, from the settings table).
 import { roundCount, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
+import { postsPerSecond } from './worker-by-size.js';
 import { bySizeAuthors } from './world.js';
 import { idleCurveOutOfReach, postsAtPace } from './statements-by-idle.js';
 
@@ -30,7 +31,8 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
           // (none when the samples are too few for a sound curve: calibrate does not post them)
           'statements by idle': idleCurveOutOfReach(samples) !== null ? 0 : CALIBRATE.statementsByIdle.perSecond.reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + 5, 0),
           // each size's posts (the large ones paced slower), then the worker's next publication (every 5 s)
-          'worker by size': bySize.followers.reduce((sum: number, f) => sum + (samples * bySize.postsPerSample) / Math.min(bySize.perSecond, bySizeAuthors(f) / bySize.revisitSeconds) + 5, 10),
+          // (the pace without a write cost: the busy share needs the batch fit, measured by then)
+          'worker by size': bySize.followers.reduce((sum: number, f) => sum + (samples * bySize.postsPerSample) / postsPerSecond(f, bySizeAuthors(f), 0) + 5, 10),
           'API writes': r * (CALIBRATE.writes.settleMs + CALIBRATE.writes.sampleMs) / 1000,
         }
       : { 'post to log': 0.5 }),
