@@ -1,7 +1,7 @@
 // The faults section of a replay's report: each fault the replay injected (scenario events), when,
-// what it broke, and what it cost: the posts and reads due meanwhile by answer, the first 201
-// after it, the event log's backlog and when it was back, and the fan-out lag paid. The
-// reconciliation (in the reads section) says whether anything acknowledged was lost.
+// what it broke, and what it cost: the posts and reads in flight at its start or due meanwhile, by
+// answer, the first 201 after it, the event log's backlog and when it was back, and the fan-out lag
+// paid. The reconciliation (in the reads section) says whether anything acknowledged was lost.
 import type { RunResult } from '../sim/result.js';
 import type { CrashFigures, FaultCost, OutageFigures } from '../sim/replay/result.js';
 import { formatCount } from '../sim/scenario/units.js';

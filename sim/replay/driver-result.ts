@@ -145,7 +145,7 @@ export function countStatus(c: KindCounts, status: number): void {
   else c.statusOther++;
 }
 
-/** What became of the reads (every page) whose intended send fell in a span: a fault's window. */
+/** What became of the reads (every page) due in a span, a fault's window, or in flight at its start. */
 export interface ReadsDuring {
   due: number;
   /** Answered 2xx. */
@@ -179,36 +179,56 @@ export function readClass(status: number): number {
 
 /**
  * Reads by outcome class and by the 100 ms of their intended send (offsets from t0): what a fault
- * cost the readers, counted after the run over any window. 7 counters per bin, grown as needed.
+ * cost the readers, counted after the run over any window. A read also counts in a window it was
+ * in flight at the start of, as a post does (cli/replay/fault-figures.ts): a server killed while
+ * slow reads are out fails reads due seconds before the kill. 7 counters per bin and two tables
+ * (by due time; in flight at the bin's start), grown as needed.
  */
 export class ReadTally {
   static readonly BIN_MS = 100;
-  private bins = new Uint32Array(READ_CLASSES.length * 1024);
+  private due = new Uint32Array(READ_CLASSES.length * 1024);
+  /** Reads sent before this bin's start, due in an earlier bin, and not yet ended at its start. */
+  private inFlight = new Uint32Array(READ_CLASSES.length * 1024);
 
-  record(intendedMs: number, cls: number): void {
-    const b = Math.max(0, Math.floor(intendedMs / ReadTally.BIN_MS));
-    const at = b * READ_CLASSES.length + cls;
-    if (at >= this.bins.length) {
-      const grown = new Uint32Array(Math.max(this.bins.length * 2, (b + 1) * READ_CLASSES.length));
-      grown.set(this.bins);
-      this.bins = grown;
-    }
-    this.bins[at]++;
+  /** A read due at `intendedMs`, of class `cls`; `sentMs` and `endedMs` when it was sent (a dropped one never was). */
+  record(intendedMs: number, cls: number, sentMs?: number, endedMs?: number): void {
+    const b = bin(intendedMs);
+    this.count('due', b, cls);
+    if (sentMs === undefined || endedMs === undefined) return;
+    for (let k = Math.max(b + 1, Math.ceil(sentMs / ReadTally.BIN_MS)); k * ReadTally.BIN_MS <= endedMs; k++) this.count('inFlight', k, cls);
   }
 
-  /** The reads intended from `fromMs` to `toMs` (whole bins: up to 100 ms more on each side). */
+  /** The reads due from `fromMs` to `toMs` (whole bins: up to 100 ms more on each side), and those in flight at the first bin's start. */
   between(fromMs: number, toMs: number): ReadsDuring {
     const out: ReadsDuring = { due: 0, ok: 0, status503: 0, status5xx: 0, statusOther: 0, networkErrors: 0, timeouts: 0, dropped: 0 };
     const n = READ_CLASSES.length;
-    const last = Math.min(Math.floor(toMs / ReadTally.BIN_MS), this.bins.length / n - 1);
-    for (let b = Math.max(0, Math.floor(fromMs / ReadTally.BIN_MS)); b <= last; b++) {
+    const add = (table: Uint32Array, b: number) => {
       for (let c = 0; c < n; c++) {
-        out[READ_CLASSES[c]] += this.bins[b * n + c];
-        out.due += this.bins[b * n + c];
+        out[READ_CLASSES[c]] += table[b * n + c];
+        out.due += table[b * n + c];
       }
-    }
+    };
+    const first = bin(fromMs);
+    if (first < this.inFlight.length / n) add(this.inFlight, first);
+    const last = Math.min(bin(toMs), this.due.length / n - 1);
+    for (let b = first; b <= last; b++) add(this.due, b);
     return out;
   }
+
+  private count(table: 'due' | 'inFlight', b: number, cls: number): void {
+    const n = READ_CLASSES.length;
+    const at = b * n + cls;
+    if (at >= this[table].length) {
+      const grown = new Uint32Array(Math.max(this[table].length * 2, (b + 1) * n));
+      grown.set(this[table]);
+      this[table] = grown;
+    }
+    this[table][at]++;
+  }
+}
+
+function bin(ms: number): number {
+  return Math.max(0, Math.floor(ms / ReadTally.BIN_MS));
 }
 
 /** Latency percentiles in ms (NaN without samples), of the 2xx answers. */

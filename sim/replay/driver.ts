@@ -358,9 +358,9 @@ class ScheduleRun {
       if (isPost) {
         this.post.outcome[index] = OUTCOME_NETWORK;
         this.post.answered[index] = now - this.t0; // its flight ended then
-      } else this.readTally.record(f.intended - this.t0, READ_NETWORK);
+      } else this.readTally.record(f.intended - this.t0, READ_NETWORK, f.sent - this.t0, now - this.t0);
     } else {
-      if (!isPost) this.readTally.record(f.intended - this.t0, readClass(status));
+      if (!isPost) this.readTally.record(f.intended - this.t0, readClass(status), f.sent - this.t0, now - this.t0);
       ok = status >= 200 && status < 300;
       if (ok) {
         c.completed++;
@@ -536,7 +536,7 @@ class ScheduleRun {
       if (f.conn === null) continue;
       this.counts[f.kind].timeouts++;
       this.series.count('timeouts');
-      if (f.kind !== POST) this.readTally.record(f.intended - this.t0, READ_TIMEOUT);
+      if (f.kind !== POST) this.readTally.record(f.intended - this.t0, READ_TIMEOUT, f.sent - this.t0, now - this.t0);
       if (f.kind === POST) this.post.outcome[f.index] = OUTCOME_TIMEOUT;
       else this.sessionCounts.broken++;
     }

@@ -1,8 +1,9 @@
 // What a fault cost, counted from the driver's outcomes: the posts due or in flight by answer, the
-// reads by the 100 ms of their due time, the first 201 after it, and the lag against before.
+// reads by the 100 ms of their due time or in flight at its start, the first 201 after it, and the
+// lag against before.
 import { describe, expect, it } from 'vitest';
 import { faultLag, firstAckAfter, postsDuring, readsDuring, reconciledDuring } from '../../../cli/replay/fault-figures.js';
-import { READ_DROPPED, READ_NETWORK, READ_OK, ReadTally, readClass, type DriverResult, type PostOutcome } from '../../../sim/replay/driver.js';
+import { READ_DROPPED, READ_NETWORK, READ_OK, READ_TIMEOUT, ReadTally, readClass, type DriverResult, type PostOutcome } from '../../../sim/replay/driver.js';
 
 function post(intendedMs: number, o: Partial<PostOutcome>): PostOutcome {
   return { id: null, authorId: 1, burst: false, createdAt: null, intendedMs, sentMs: intendedMs, answeredMs: intendedMs + 5, status: 201, outcome: 'created', ...o };
@@ -44,6 +45,21 @@ describe('a fault\'s cost', () => {
     expect(readsDuring(driver([], t), { fromMs: 1_000, toMs: 1_199 })).toEqual({ due: 4, ok: 0, status503: 1, status5xx: 1, statusOther: 1, networkErrors: 1, timeouts: 0, dropped: 0 });
     expect(t.between(0, 300_000).due).toBe(7);
     expect(t.between(249_950, 250_010).ok).toBe(1);
+  });
+
+  it("counts a read in flight at a window's start in that window, as a post: a kill fails reads due before it", () => {
+    const t = new ReadTally();
+    t.record(50, READ_NETWORK, 60, 1_250); // due long before, cut at 1,250 ms
+    t.record(1_020, READ_OK, 1_030, 1_900); // due in the window: counted once, not again as in flight
+    t.record(900, READ_OK, 950, 990); // ended before the window
+    t.record(500, READ_DROPPED); // never sent: only by its due time
+    expect(t.between(1_000, 1_199)).toMatchObject({ due: 2, ok: 1, networkErrors: 1, dropped: 0 });
+    expect(t.between(1_100, 1_199)).toMatchObject({ due: 2, ok: 1, networkErrors: 1 });
+    expect(t.between(1_300, 1_400)).toMatchObject({ due: 1, ok: 1, networkErrors: 0 });
+    expect(t.between(2_000, 3_000).due).toBe(0);
+    expect(t.between(0, 3_000)).toMatchObject({ due: 4, ok: 2, networkErrors: 1, dropped: 1 });
+    t.record(1_000, READ_TIMEOUT, 1_000, 250_000); // in flight across 2,490 bins: the table grows
+    expect(t.between(249_950, 250_010)).toMatchObject({ due: 1, timeouts: 1 });
   });
 
   it('the lag paid: the worst interval p99 from the fault to its recovery, against the median before the first fault', () => {
