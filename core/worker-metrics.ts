@@ -10,7 +10,7 @@
 
 export const WORKER_METRICS_SCHEMA = 'feedlab.worker-metrics/1';
 
-/** How often a worker process publishes its document, by default (FEED_METRICS_MS). */
+/** How often a worker process publishes its document (and at once when asked: SIGUSR2 to `feedlab worker`). */
 export const METRICS_INTERVAL_MS = 5_000;
 
 /** HDR values per ms of a sample (the histograms hold microseconds). */

@@ -9,6 +9,13 @@ import { idleCurveOutOfReach, postsAtPace } from './statements-by-idle.js';
 type Show = (fraction: number, detail: string) => void;
 
 /** The steps calibrate takes and roughly how long each lasts (s): what the ETA is made of. */
+/**
+ * From a block's last post to the running worker's figures of it: the relay's poll, the last
+ * fan-out, the figures asked for (worker-stages.ts). 43 s for the by-size phase at --samples 2,
+ * 40.6 s of it posting (2026-12-06).
+ */
+const FIGURES_SECONDS = 0.5;
+
 export function expectedSeconds(samples: number, selfContained: boolean): Record<string, number> {
   const r = roundCount({ samples, warmup: CALIBRATE.warmupRounds });
   const a = CALIBRATE.api;
@@ -27,12 +34,12 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
       ? {
           'API CPU': r * shapes * ((a.settleMs + a.sampleMs) / 1000 + 0.05) + r * (CALIBRATE.network.sampleMs + CALIBRATE.spread.readsPerSample * (CALIBRATE.pace.meanGapMs + 1) + CALIBRATE.spread.quietMs + 100) / 1000,
           'post to log': r * (p.postsPerSample / p.perSecond) + p.relaySettleMs / 1000,
-          // each pace's posts, then the worker's next publication (every 5 s)
+          // each pace's posts, then the worker's figures, asked for once they are handled
           // (none when the samples are too few for a sound curve: calibrate does not post them)
-          'statements by idle': idleCurveOutOfReach(samples) !== null ? 0 : CALIBRATE.statementsByIdle.perSecond.reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + 5, 0),
-          // each size's posts (the large ones paced slower), then the worker's next publication (every 5 s)
+          'statements by idle': idleCurveOutOfReach(samples) !== null ? 0 : CALIBRATE.statementsByIdle.perSecond.reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + FIGURES_SECONDS, 0),
+          // each size's posts (the large ones paced slower), then the worker's figures
           // (the pace without a write cost: the busy share needs the batch fit, measured by then)
-          'worker by size': bySize.followers.reduce((sum: number, f) => sum + (samples * bySize.postsPerSample) / postsPerSecond(f, bySizeAuthors(f), 0) + 5, 10),
+          'worker by size': bySize.followers.reduce((sum: number, f) => sum + (samples * bySize.postsPerSample) / postsPerSecond(f, bySizeAuthors(f), 0) + FIGURES_SECONDS, 2 * FIGURES_SECONDS),
           'API writes': r * (CALIBRATE.writes.settleMs + CALIBRATE.writes.sampleMs) / 1000,
         }
       : { 'post to log': 0.5 }),

@@ -16,6 +16,7 @@ import type { CoreWait } from '../../sim/replay/core-wait.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
 import { probeDatabase, resolveDatabaseUrl, type Store } from '../../server/store/pool.js';
 import { FeedRepository } from '../../server/store/repository.js';
+import { PostgresOutbox } from '../../server/store/outbox.js';
 import { IDLE_CURVE_KEYS, type Measurements, type Provenance, type Refusal, type StatementsByIdle, type WorkerBySize, type WorkerStages } from '../../sim/calibration/document.js';
 import { policyFor } from '../../sim/run-scenario.js';
 import { parseScenario } from '../../sim/scenario/load.js';
@@ -162,7 +163,8 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
       // how long the processes waited for a core while the running worker was measured: compare
       // sets them beside the replays' (the stages cross processes at every wake-up)
       const waits = await contention.watchWaits(new Map([['server', server.pid], ['worker', worker.pid]]));
-      const probe = new WorkerStageProbe({ redis, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP });
+      const outbox = new PostgresOutbox(store);
+      const probe = new WorkerStageProbe({ redis, keyPrefix: scratch.keyPrefix, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions, group: DEFAULT_GROUP, askToPublish: () => worker.askToPublish(), outboxBacklog: () => outbox.backlog() });
       postToLog = await measurePostToLog(
         { host: stack.host, port: stack.port, token: stack.token, authors: hopAuthors(world), log: { redis, streamPrefix: scratch.streamPrefix, partitions: REPLAY.partitions }, seed: CALIBRATE.world.seed },
         steps.begin('post to log', 'measuring the hop from a post to its event in the log, and a worker taking it'),

@@ -101,9 +101,9 @@ export const CALIBRATE = {
    * A running worker's first page and writes against the followers of a post: for each size, posts by
    * an author whose followers all have timelines filled to the cap (the write fit's targets), at
    * random times, then the worker's own histograms of those posts (the median a point). One block a
-   * size, since a worker's figures are read only when it publishes (every 5 s). Its lanes and event
-   * loop are what the replays' workers spend (calibrate's one batch at a time put a post of 20-40
-   * followers at 0.72-0.82 ms where the replays' workers took 1.75-1.91 ms, 2026-12-03). Posted at
+   * size, since a worker's figures are read only when it publishes (asked for once the size's posts
+   * are handled). Its lanes and event loop are what the replays' workers spend (calibrate's one
+   * batch at a time put a post of 20-40 followers at 0.72-0.82 ms where the replays' workers took 1.75-1.91 ms, 2026-12-03). Posted at
    * `perSecond`, slower where a post's writes would keep the worker busy more than `busyShare` of
    * the time (timed by the batch fit), so that a post rarely waits for the one before.
    * `postsPerSample` posts of each size per sample (--samples): 40 at the default 5. A size's posts go

@@ -1,7 +1,7 @@
 // feedlab worker: run fan-out workers (consumers of the post-event log) and optionally the outbox relay.
 import { describeWithCluster, readCacheCluster, SettingsReader } from '../../server/settings.js';
 import { describeWorkerConfig, loadWorkerConfig, WorkerConfigError, type WorkerFlags } from '../../server/worker/config.js';
-import { runWorker } from '../../server/worker/process.js';
+import { PUBLISH_REQUEST, runWorker } from '../../server/worker/process.js';
 import { startWhenReachable } from '../../server/start-up.js';
 import type { Values } from '../spec/options.js';
 import type { WORKER_OPTIONS } from '../spec/service.js';
@@ -41,6 +41,10 @@ export async function run(values: Values<typeof WORKER_OPTIONS>): Promise<number
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // SIGUSR2: publish the figures now (replay and calibrate ask once the fan-out has settled)
+  const publishRequests = new EventTarget();
+  const onPublishRequest = () => publishRequests.dispatchEvent(new Event(PUBLISH_REQUEST));
+  process.on('SIGUSR2', onPublishRequest);
   try {
     // a service down at start-up is waited for (server/start-up.ts), unless --fail-fast
     const result = await startWhenReachable(
@@ -49,6 +53,7 @@ export async function run(values: Values<typeof WORKER_OPTIONS>): Promise<number
           signal: stop.signal,
           redisCluster,
           onReady: started,
+          publishRequests,
           // Status and start-up lines obey --quiet; errors do not.
           log: (line) => (/^(ready|policy now|migrations|\d+ posts)/.test(line) ? info(line) : always(line)),
         }),
@@ -68,5 +73,6 @@ export async function run(values: Values<typeof WORKER_OPTIONS>): Promise<number
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGUSR2', onPublishRequest);
   }
 }

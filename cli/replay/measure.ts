@@ -24,6 +24,7 @@ import { postText } from '../../sim/workload/history.js';
 import { REPLAY } from './settings.js';
 import { METRIC_COLD_STARTS } from '../../server/feed/read-path.js';
 import type { LiveWorld } from './world.js';
+import { askWorkersToPublish, type ServiceProcess } from './processes.js';
 
 export interface MeasureContext {
   world: LiveWorld;
@@ -45,6 +46,8 @@ export interface MeasureContext {
   group: string;
   cpu: CpuMeter;
   workerNames: string[];
+  /** The stack's processes (empty against a target): its workers are asked to publish once the fan-out settled. */
+  processes: readonly ServiceProcess[];
   /** Whether the database is the replay's scratch one (its statistics are only the replay's). */
   ownDatabase: boolean;
   /** A connection for /metrics scrapes. */
@@ -315,8 +318,10 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   // the server's counters now, before anything else reads through it
   const serverAfter = await scrape(ctx);
   await new Promise((r) => setTimeout(r, REPLAY.statsFlushMs));
-  // the workers publish every few seconds: wait for every one to have published since the settling ended
+  // every one of the workers to have published since the settling ended: ours asked to at once, a
+  // deployment's publishing every few seconds
   const settledAt = Date.now();
+  askWorkersToPublish(ctx.processes);
   let fleetAfter = await fleetFigures(ctx.redis, ctx.keyPrefix);
   // the running workers (a killed one's last figures stay as they were)
   const published = () => liveOldestAt(fleetAfter, ctx.workerNames.length) >= settledAt;

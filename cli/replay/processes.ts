@@ -17,6 +17,8 @@ export class ServiceProcess {
   readonly lines: string[] = [];
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private partial = '';
+  /** Its ready line was seen (ready()): it handles the signals a service handles. */
+  private isReady = false;
 
   private constructor(
     readonly name: string,
@@ -55,7 +57,10 @@ export class ServiceProcess {
     for (;;) {
       for (const line of this.lines) {
         const m = ready.exec(line);
-        if (m) return m;
+        if (m) {
+          this.isReady = true;
+          return m;
+        }
       }
       if (!this.running || Date.now() > deadline) {
         const why = this.running ? `did not start within ${Math.round(timeoutMs / 1000)} s` : `exited (${this.proc.exitCode ?? this.proc.signalCode})`;
@@ -73,6 +78,16 @@ export class ServiceProcess {
     const timer = setTimeout(() => this.signal('SIGKILL'), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * Ask a `feedlab worker` to publish its figures now (SIGUSR2). Only once it is ready: before it
+   * handles the signal, the signal's default would end it. False when it was not asked.
+   */
+  askToPublish(): boolean {
+    if (!this.isReady || !this.running) return false;
+    this.signal('SIGUSR2');
+    return true;
   }
 
   /** SIGKILL at once. */
@@ -93,6 +108,11 @@ export class ServiceProcess {
       }
     }
   }
+}
+
+/** Ask every ready `feedlab worker` among `processes` to publish its figures now; how many were asked. */
+export function askWorkersToPublish(processes: readonly ServiceProcess[]): number {
+  return processes.filter((p) => p.name.startsWith('worker ') && p.askToPublish()).length;
 }
 
 /** The watchdog (reaper.ts), told about the scratch space and every process started. */

@@ -198,6 +198,7 @@ export async function replayPolicy(env: ReplayEnv, policy: FanoutPolicy, label: 
         group: s.group,
         cpu,
         workerNames: stack.workerNames,
+        processes: stack.processes,
         ownDatabase: env.target === null,
         metricsConn,
         signal: env.signal,

@@ -34,7 +34,7 @@ export const REPLAY = {
   readsOnlyMs: 5_000,
   readsOnlyMinRate: 50,
   readsOnlyConnections: 64,
-  /** The workers publish their figures every 5 s (server/worker/process.ts): how long to wait for a publish after the settling. */
+  /** How long to wait for the workers' figures after the settling: the stack's are asked for them (SIGUSR2), a target's publish every 5 s (server/worker/process.ts). */
   workerPublishWaitMs: 12_000,
   /** Postgres flushes its statistics views within a second. */
   statsFlushMs: 1_200,

@@ -97,7 +97,7 @@ function commonEnv(s: StackServices, sc: Scenario, policy: FanoutPolicy, secret:
 
 /**
  * Fan-out worker `i` of a stack (`worker i`, consumer `replay-<pid>-i`): no relay (the API runs it),
- * no migrations, no status lines; `env` adds settings (FEED_METRICS_MS, say). Wait for workerReady.
+ * no migrations, no status lines; `env` adds settings (FEED_FAIL_FAST, say). Wait for workerReady.
  */
 export function startWorker(s: StackServices, sc: Scenario, policy: FanoutPolicy, i: number, secret: string, env: Record<string, string> = {}, life = 0): ServiceProcess {
   return ServiceProcess.start(

@@ -58,7 +58,12 @@ export interface WorkerRunOptions {
   readonly metrics?: MemoryMetrics;
   /** The Redis Cluster holding the caches (server/settings.ts readCacheCluster); absent or null: the Redis at config.redisUrl. */
   readonly redisCluster?: ClusterSpec | null;
+  /** A `publish` event on it publishes the figures at once (`feedlab worker` on SIGUSR2), beside the interval's. */
+  readonly publishRequests?: EventTarget;
 }
+
+/** The event on WorkerRunOptions.publishRequests that asks for the figures now. */
+export const PUBLISH_REQUEST = 'publish';
 
 export interface WorkerRunSummary {
   schema: 'feedlab.worker/1';
@@ -314,6 +319,11 @@ export async function runWorker(config: WorkerConfig, options: WorkerRunOptions)
       }
     };
     timers.push(setInterval(publishMetrics, METRICS_INTERVAL_MS));
+    // asked by the process that reads them (replay, calibrate) once the work is done: it waits for
+    // an answer, not for the interval (2.5 s on average, every wait of a calibration or a replay)
+    const onPublishRequest = () => void publishMetrics();
+    options.publishRequests?.addEventListener(PUBLISH_REQUEST, onPublishRequest);
+    cleanups.push(() => options.publishRequests?.removeEventListener(PUBLISH_REQUEST, onPublishRequest));
     // How late this event loop runs what is due: an event's pickup waits as long (compare quotes it).
     cleanups.push(probeEventLoop((ms) => metrics.observe('eventLoopDelayMs', ms)));
 

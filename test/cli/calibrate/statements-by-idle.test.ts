@@ -23,6 +23,6 @@ describe('the statement by idle time', () => {
     for (const samples of [3, 5, 20]) expect(idleCurveOutOfReach(samples), String(samples)).toBeNull();
     // and calibrate's ETA counts no time for it then: a minute less at 2 samples
     expect(expectedSeconds(2, true)['statements by idle']).toBe(0);
-    expect(expectedSeconds(3, true)['statements by idle']).toBeCloseTo(48 / 40 + 48 / 20 + 48 / 5 + 48 / 2.5 + 48 / 1 + 25, 6);
+    expect(expectedSeconds(3, true)['statements by idle']).toBeCloseTo(48 / 40 + 48 / 20 + 48 / 5 + 48 / 2.5 + 48 / 1 + 5 * 0.5, 6);
   });
 });

@@ -21,7 +21,7 @@ import { migrate } from '../../../server/store/migrate.js';
 import { createStore, type Store } from '../../../server/store/pool.js';
 import { FeedRepository } from '../../../server/store/repository.js';
 import { loadWorkerConfig } from '../../../server/worker/config.js';
-import { pruneIdleConsumers, readFleetMetrics, runWorker, setRuntimePolicy, type WorkerRunSummary } from '../../../server/worker/process.js';
+import { METRICS_INTERVAL_MS, METRICS_KEY, pruneIdleConsumers, readFleetMetrics, runWorker, setRuntimePolicy, type WorkerRunSummary } from '../../../server/worker/process.js';
 import { makeAudience } from './audience.js';
 import { CI, dropPostgresState, dropRedisState, skipWithoutServices } from '../services.js';
 
@@ -190,6 +190,27 @@ describe.skipIf(SKIP)('worker process', () => {
     expect(((await redis.xinfo('CONSUMERS', eventLog.streamKey(partition), 'fanout')) as unknown[]).length).toBeGreaterThanOrEqual(2);
     expect(await pruneIdleConsumers(eventLog, 'fanout', 0)).toBeGreaterThanOrEqual(2);
     expect(await redis.xinfo('CONSUMERS', eventLog.streamKey(partition), 'fanout')).toEqual([]);
+  });
+
+  it('publishes its figures at once on SIGUSR2, seconds before its interval, and goes on running; SIGTERM still stops it', async () => {
+    const consumer = `usr2-${tag}`;
+    const child = startWorker({ FEED_CONSUMER: consumer, FEED_RELAY: '0', FEED_GROUP: `usr2-${tag}` });
+    await ready(child);
+    const key = keys.key(METRICS_KEY);
+    const readyAt = Date.now();
+    // (its first publication by the interval is METRICS_INTERVAL_MS after its start)
+    expect(await redis.hget(key, consumer)).toBeNull();
+    child.proc.kill('SIGUSR2');
+    await waitFor('the figures published', async () => (await redis.hget(key, consumer)) !== null, 3_000, 20);
+    expect(Date.now() - readyAt).toBeLessThan(METRICS_INTERVAL_MS / 2);
+    const first = JSON.parse((await redis.hget(key, consumer))!) as { at: number };
+    expect(first.at).toBeGreaterThanOrEqual(readyAt);
+    // again: a second publication, the process still there
+    child.proc.kill('SIGUSR2');
+    await waitFor('a second publication', async () => (JSON.parse((await redis.hget(key, consumer))!) as { at: number }).at > first.at, 3_000, 20);
+    expect(child.proc.exitCode).toBeNull();
+    child.proc.kill('SIGTERM');
+    expect(await child.exit).toBe(0);
   });
 
   it('end to end: createPost -> outbox -> relay -> Redis Streams -> worker -> timelines, with the threshold changed at run time', async () => {
