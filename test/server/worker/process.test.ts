@@ -185,10 +185,14 @@ describe.skipIf(SKIP)('worker process', () => {
     expect(await second.exit).toBe(0);
     expect(second.stderr.some((l) => l.includes('SIGTERM: finishing the batch in hand'))).toBe(true);
 
-    // The two departed consumers hold nothing: start-up pruning may remove them from the group.
+    // The departed consumers hold nothing: pruning removes them from the group. The second worker
+    // may have reaped the killed one already, once it held nothing and was idle past the claim's
+    // idle time (REAP_CONSUMERS in redis-streams.ts): under load (two test files at once, 2026-12-06)
+    // one consumer was left of the two
     const partition = author % eventLog.partitions;
-    expect(((await redis.xinfo('CONSUMERS', eventLog.streamKey(partition), 'fanout')) as unknown[]).length).toBeGreaterThanOrEqual(2);
-    expect(await pruneIdleConsumers(eventLog, 'fanout', 0)).toBeGreaterThanOrEqual(2);
+    const left = ((await redis.xinfo('CONSUMERS', eventLog.streamKey(partition), 'fanout')) as unknown[]).length;
+    expect(left).toBeGreaterThanOrEqual(1);
+    expect(await pruneIdleConsumers(eventLog, 'fanout', 0)).toBeGreaterThanOrEqual(left);
     expect(await redis.xinfo('CONSUMERS', eventLog.streamKey(partition), 'fanout')).toEqual([]);
   });
 
