@@ -356,7 +356,8 @@ describe.skipIf(skip)('feedlab replay', () => {
 
   it.skipIf(!hasScript)('on a terminal the live dashboard shows the replay, q stops it, and the partial report is the last frame', async () => {
     const path = writeScenario(dir, 'events-pty.yaml', EVENTS);
-    const r = await onPty(['replay', path], { keys: [(out) => (/replayed 0:00:(0[6-9]|1\d)/.test(out) ? 'q' : null)], timeoutMs: 240_000 });
+    // 300 users: what is tested is the terminal, and a smaller world loads and warms sooner
+    const r = await onPty(['replay', path, '--users', '300'], { keys: [(out) => (/replayed 0:00:(0[6-9]|1\d)/.test(out) ? 'q' : null)], timeoutMs: 240_000 });
     expect(r.code, r.output.slice(-3000)).toBe(130);
     expect(r.output).toContain(CURSOR_UP);
     expect(r.output).toMatch(/feedlab replay · replay-events · policy threshold:100000:skip-dormant/);
@@ -372,7 +373,8 @@ describe.skipIf(skip)('feedlab replay', () => {
 
   it('a driver killed outright leaves nothing behind: the watchdog stops the stack and removes the scratch space', async () => {
     const path = writeScenario(dir, 'events-kill.yaml', EVENTS);
-    const run = start(['replay', path]);
+    // 300 users: what is tested is the clean-up, and a smaller world loads and warms sooner
+    const run = start(['replay', path, '--users', '300']);
     const [, database, keyPrefix, streamPrefix] = await run.until(/scratch space: database (\S+), keys under (\S+) and (\S+) /, 60_000);
     const [, server] = await run.until(/server \(pid (\d+)\)/, 120_000);
     await run.until(/window: 30 s of the schedule/, 120_000);
