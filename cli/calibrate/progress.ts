@@ -8,7 +8,6 @@ import { idleCurveOutOfReach, postsAtPace } from './statements-by-idle.js';
 
 type Show = (fraction: number, detail: string) => void;
 
-/** The steps calibrate takes and roughly how long each lasts (s): what the ETA is made of. */
 /**
  * From a block's last post to the running worker's figures of it: the relay's poll, the last
  * fan-out, the figures asked for (worker-stages.ts). 43 s for the by-size phase at --samples 2,
@@ -16,6 +15,7 @@ type Show = (fraction: number, detail: string) => void;
  */
 const FIGURES_SECONDS = 0.5;
 
+/** The steps calibrate takes and roughly how long each lasts (s): what the ETA is made of. */
 export function expectedSeconds(samples: number, selfContained: boolean): Record<string, number> {
   const r = roundCount({ samples, warmup: CALIBRATE.warmupRounds });
   const a = CALIBRATE.api;

@@ -103,9 +103,10 @@ export const CALIBRATE = {
    * random times, then the worker's own histograms of those posts (the median a point). One block a
    * size, since a worker's figures are read only when it publishes (asked for once the size's posts
    * are handled). Its lanes and event loop are what the replays' workers spend (calibrate's one
-   * batch at a time put a post of 20-40 followers at 0.72-0.82 ms where the replays' workers took 1.75-1.91 ms, 2026-12-03). Posted at
-   * `perSecond`, slower where a post's writes would keep the worker busy more than `busyShare` of
-   * the time (timed by the batch fit), so that a post rarely waits for the one before.
+   * batch at a time put a post of 20-40 followers at 0.72-0.82 ms where the replays' workers took
+   * 1.75-1.91 ms, 2026-12-03). Posted at `perSecond`, slower where a post's writes would keep the
+   * worker busy more than `busyShare` of the time (timed by the batch fit), so that a post rarely
+   * waits for the one before.
    * `postsPerSample` posts of each size per sample (--samples): 40 at the default 5. A size's posts go
    * round authors with disjoint audiences (all the write targets: 300 authors of 10 followers, 3 of
    * 1,000), so a post's timelines are not the ones the post before wrote, as in a replay: Redis

@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import { pullsAuthor, type FanoutPolicy } from '../../core/fanout-policy.js';
 import type { Store } from '../../server/store/pool.js';
+import { PostgresOutbox } from '../../server/store/outbox.js';
 import { loseShards } from '../../sim/replay/cache-loss.js';
 import { reconcile, reconciliationLine } from '../../sim/replay/reconcile.js';
 import type { CpuMeter, CpuSnapshot } from '../../sim/replay/cpu.js';
@@ -62,12 +63,6 @@ export type WindowFigures = Omit<
   ReplayMeasurements,
   'scenario' | 'mapping' | 'graph' | 'population' | 'schedule' | 'digest' | 'offered' | 'policy' | 'target' | 'world' | 'baselineUsedMemory' | 'saturation' | 'events' | 'commands' | 'host'
 > & { commandsWindow: Record<string, number>; commandsUsecWindow: Record<string, number> };
-
-/** Outbox rows not yet published (NaN: Postgres did not say). */
-async function outboxWaiting(store: Store): Promise<number> {
-  const r = await store.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM outbox WHERE published_at IS NULL').catch(() => null);
-  return r ? Number(r.rows[0].n) : NaN;
-}
 
 /** A connection of our own for /metrics once the given one closed (the API killed and started again). */
 const metricsConns = new WeakMap<MeasureContext, KeepAliveConnection>();
@@ -288,7 +283,9 @@ export async function measureWindow(ctx: MeasureContext): Promise<WindowFigures>
   // settling: the fan-out catches up with what was acknowledged (a stop cuts it short)
   // what is still to fan out: the log's backlog and the outbox's unpublished rows (after an event
   // log loss the log is empty while rows wait to be published again)
-  const backlogNow = async () => (await eventBacklog(ctx.redis, ctx.streamPrefix, ctx.partitions, ctx.group).catch(() => NaN)) + (await outboxWaiting(ctx.store));
+  // the outbox's rows not yet published (NaN: Postgres did not say) wait for the fan-out too
+  const outbox = new PostgresOutbox(ctx.store);
+  const backlogNow = async () => (await eventBacklog(ctx.redis, ctx.streamPrefix, ctx.partitions, ctx.group).catch(() => NaN)) + (await outbox.backlog().catch(() => NaN));
   const endBacklog = await backlogNow();
   let drainedAtSeconds = endBacklog === 0 ? windowSeconds : NaN;
   const settleEnd = (stopped: boolean) => Date.now() + (stopped ? REPLAY.stopSettleMs : REPLAY.settleMaxMs);
