@@ -70,7 +70,10 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     }
     case 'costs.pickup': {
       const w = m.worker;
-      return w ? `a running worker's mean over ${w.pickup.n} events, ms clocks (p50 ${us(w.pickup.points.find((q) => q.p === 0.5)?.value ?? NaN)}, p99 ${us(w.pickup.points.find((q) => q.p === 0.99)?.value ?? NaN)})` : 'not measured';
+      if (!w) return 'not measured';
+      const at = (p: number) => us(w.pickup.points.find((q) => q.p === p)?.value ?? NaN);
+      const read = `read to the ms on two clocks (p50 ${at(0.5)}, p99 ${at(0.99)}, mean ${us(w.pickup.mean)})`;
+      return w.pickup.unrounded ? `a running worker's ${w.pickup.n} events, ${read}, each reading spread over its ms` : `a running worker's mean over ${w.pickup.n} events, ${read}`;
     }
     case 'costs.rebuild':
       return spread(m.rebuild);

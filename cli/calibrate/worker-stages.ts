@@ -9,6 +9,7 @@
 // moment, and more often would delay more of the events it takes. Once what was posted is handled,
 // calibrate asks its worker for its figures at once (a wait of 2.5 s on average otherwise, at each
 // of a calibration's 8-13 reads).
+import * as hdr from 'hdr-histogram-js';
 import type { Redis } from 'ioredis';
 import { METRICS_INTERVAL_MS, type HistogramName } from '../../core/worker-metrics.js';
 import { QUANTILES, type WorkerStages } from '../../sim/calibration/document.js';
@@ -56,14 +57,46 @@ export function workerStages(fleet: FleetFigures, source: WorkerStages['source']
       points: STAGE_QUANTILES.map((p) => ({ p, value: n > 0 ? (p === 1 ? e!.h.maxValue : e!.h.getValueAtPercentile(p * 100)) / 1e6 : NaN })),
     };
   };
+  const pickup = fleet.histograms.get(STAGES.pickup);
   return {
     source,
     events: (fleet.counters.eventsCreated ?? 0) + (fleet.counters.eventsDeleted ?? 0),
-    pickup: stage(STAGES.pickup),
+    pickup: { ...stage(STAGES.pickup), ...(pickup && pickup.h.totalCount > 0 ? { unrounded: wholeMsQuantiles(pickup.h, STAGE_QUANTILES) } : {}) },
     statements: stage(STAGES.statements),
     firstPage: stage(STAGES.firstPage),
     writes: stage(STAGES.writes),
   };
+}
+
+/**
+ * Quantiles (s) of readings taken to the whole ms, a histogram of microseconds (the worker's pickup:
+ * the log's ms clock against its own): a reading of k ms stands for the times from k - 0.5 to
+ * k + 0.5 ms (from 0 for a 0) spread evenly, so that draws from them are not bunched on whole ms and
+ * keep the readings' mean (but for the zeros' half-ms, as their times cannot be negative).
+ */
+export function wholeMsQuantiles(h: hdr.Histogram, ps: readonly number[]): { p: number; value: number }[] {
+  if (!(h instanceof hdr.JsHistogram)) throw new TypeError('wholeMsQuantiles reads a JS histogram (hdr.build without WebAssembly)');
+  const counts = new Map<number, number>();
+  const it = h.recordedValuesIterator;
+  it.reset();
+  while (it.hasNext()) {
+    const v = it.next();
+    const k = Math.round(v.valueIteratedTo / 1000);
+    counts.set(k, (counts.get(k) ?? 0) + v.countAtValueIteratedTo);
+  }
+  const readings = [...counts.entries()].sort((a, b) => a[0] - b[0]);
+  return ps.map((p) => {
+    const target = p * h.totalCount;
+    let below = 0;
+    for (const [i, [k, c]] of readings.entries()) {
+      if (below + c >= target || i === readings.length - 1) {
+        const from = Math.max(0, k - 0.5);
+        return { p, value: (from + (k + 0.5 - from) * Math.min(1, Math.max(0, (target - below) / c))) / 1000 };
+      }
+      below += c;
+    }
+    return { p, value: NaN };
+  });
 }
 
 /** The worker calibrate started: its figures from `mark()` on. */

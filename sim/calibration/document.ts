@@ -65,7 +65,12 @@ export interface WorkerStages {
   source: 'calibrate-worker' | 'deployment-workers';
   /** Post events they handled meanwhile. */
   events: number;
-  pickup: Distribution & { mean: number };
+  /**
+   * Read to the ms on two clocks: `points` as the workers recorded them, `unrounded` the same with
+   * each whole-ms reading spread over its millisecond (cli/calibrate/worker-stages.ts), the table
+   * the model draws from; absent in older documents.
+   */
+  pickup: Distribution & { mean: number; unrounded?: Distribution['points'] };
   statements: Distribution & { mean: number };
   firstPage: Distribution & { mean: number };
   writes: Distribution & { mean: number };
@@ -196,7 +201,7 @@ export interface CalibrationDocument {
 
 export interface InfrastructureBlock {
   writesPerSecondPerWorker?: number;
-  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'pickup' | 'rebuild' | 'eventStatementsGap', string>> & { eventStatements?: string | Record<string, string> } & Partial<Record<IdleCurveField, Record<string, string>>> & { eventWritesSpread?: Record<string, number> };
+  costs?: Partial<Record<'rtt' | 'zadd' | 'batch' | 'zrange' | 'zrangePerEntry' | 'mgetPerKey' | 'expand' | 'expandPerFollower' | 'rebuild' | 'eventStatementsGap', string>> & Partial<Record<'eventStatements' | 'pickup', string | Record<string, string>>> & Partial<Record<IdleCurveField, Record<string, string>>> & { eventWritesSpread?: Record<string, number> };
   postToLog?: Record<string, string>;
   api?: Partial<Record<'cpuPerRead' | 'cpuPerList' | 'cpuPerListEntry' | 'cpuPerPost' | 'cpuPerWrite' | 'network' | 'idleOverhead' | 'idleCpu', string>> & { backgroundCpu?: number } & { spread?: Record<string, number>; postListed?: Record<string, string> };
 }
@@ -424,8 +429,9 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
     }
   } else if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
   if (w && !refuse(['costs.pickup'], w.pickup.n < MIN_DISTRIBUTION_SAMPLES ? `the worker's pickup: ${w.pickup.n} events, fewer than ${MIN_DISTRIBUTION_SAMPLES}` : w.pickup.mean >= 0 ? null : "the worker's pickup: its mean is not a duration")) {
-    // the mean: the log's clock and the worker's are read to the ms, and the mean of their difference is not rounded
-    costs.pickup = durationText(w.pickup.mean);
+    // drawn per event: its tail is the pickup's p99. The log's clock and the worker's are read to the
+    // ms, so the table is of the readings spread over their ms; without it (older documents), the mean
+    costs.pickup = w.pickup.unrounded ? quantileMap({ points: w.pickup.unrounded, n: w.pickup.n }) : durationText(w.pickup.mean);
   }
   if (!refuse(['costs.rebuild'], unsoundCost('timeline rebuild', m.rebuild))) costs.rebuild = durationText(m.rebuild.median);
   if (Object.keys(costs).length > 0) block.costs = costs;

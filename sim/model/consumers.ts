@@ -1,7 +1,7 @@
 // The reference worker's fleet (worker.splitPosts: false): consumers of a Redis Streams consumer
 // group, each taking post events in batches and writing whole posts, as server/worker does.
 //
-// A consumer blocked in its read takes an event the moment the log has it (costs.pickup later).
+// A consumer blocked in its read takes an event the moment the log has it (a draw of costs.pickup later).
 // A busy one reads again only once its whole batch is handled and acknowledged (two round trips:
 // the XACK, then the read), and that read takes every event that arrived meanwhile: Redis hands a
 // waiting entry to the first consumer that reads. Within a batch up to eventConcurrency events are
@@ -42,8 +42,6 @@ export class ConsumerFleet {
     readonly batchSize: number,
     readonly pipelines: number,
     readonly lanes: number,
-    /** A blocked read woken by a new entry, to the worker starting on it. */
-    readonly pickup: number,
     duration: number,
     /** A bare round trip to Redis: the acknowledgement, then the read (costs.rtt). */
     readonly roundTrip = perBatch,
@@ -74,15 +72,16 @@ export class ConsumerFleet {
 
   /**
    * The event the log took at `t` (calls in increasing t): which consumer handles it and when it
-   * starts (a lane of that consumer free, within the batch that took it).
+   * starts (a lane of that consumer free, within the batch that took it). `pickup`: how long a
+   * consumer blocked in its read takes to start on it once woken.
    */
-  take(t: number): { consumer: number; lane: number; start: number } {
+  take(t: number, pickup: number): { consumer: number; lane: number; start: number } {
     if (this.collecting >= 0 && this.batchStart[this.collecting] <= t) this.collecting = -1;
     let c = -1;
     // the consumer blocked longest in its read is the one Redis wakes
     for (let i = 0; i < this.consumers; i++) if (this.readingBy(i, t) && (c < 0 || this.busyUntil[i] < this.busyUntil[c])) c = i;
     if (c >= 0) {
-      this.batchStart[c] = t + this.pickup;
+      this.batchStart[c] = t + pickup;
     } else if (this.collecting >= 0) {
       c = this.collecting;
     } else {

@@ -67,6 +67,7 @@ export class FanoutStage {
   private readonly hopRng: Rng;
   private readonly statementsRng: Rng;
   private readonly writesSpreadRng: Rng;
+  private readonly pickupRng: Rng;
 
   constructor(
     private readonly ctx: ModelContext,
@@ -85,7 +86,7 @@ export class FanoutStage {
       this.consumers = null;
       this.largeConsumers = null;
     } else {
-      const fleet = (n: number) => new ConsumerFleet(n, infra.writesPerSecondPerWorker, perBatch, infra.batchSize, worker.pipelines, worker.eventConcurrency, infra.costs.pickup, ctx.duration, infra.costs.rtt);
+      const fleet = (n: number) => new ConsumerFleet(n, infra.writesPerSecondPerWorker, perBatch, infra.batchSize, worker.pipelines, worker.eventConcurrency, ctx.duration, infra.costs.rtt);
       this.consumers = fleet(ordinary);
       this.largeConsumers = large ? fleet(large.workers) : null;
       this.pool = null;
@@ -113,6 +114,7 @@ export class FanoutStage {
     this.hopRng = Rng.derive(ctx.sc.seed, 'post-to-log');
     this.statementsRng = Rng.derive(ctx.sc.seed, 'event-statements');
     this.writesSpreadRng = Rng.derive(ctx.sc.seed, 'writes-spread');
+    this.pickupRng = Rng.derive(ctx.sc.seed, 'event-pickup');
   }
 
   private isLarge(a: number): boolean {
@@ -232,8 +234,8 @@ export class FanoutStage {
     lp.release(i);
     const pulledAuthor = this.pulledAuthor(a);
     const fleet = this.isLarge(a) ? this.largeConsumers! : this.consumers!;
-    const { consumer, lane, start } = fleet.take(now);
     const costs = this.ctx.sc.infrastructure.costs;
+    const { consumer, lane, start } = fleet.take(now, quantileAt(costs.pickup, this.pickupRng.float()));
     // each stage of the event is slower the longer its consumer was idle before it, by its own curve
     const idle = fleet.idleBefore(consumer, start);
     const statements = statementAfterIdle(costs, this.drawStatements(), idle);

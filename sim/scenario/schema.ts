@@ -525,7 +525,7 @@ export const scenarioSchema: ObjectSpec = {
               { unit: 'number' },
             ),
             eventStatementsGap: duration("the worker's idle time before an event at which eventStatements, expand and the writes were measured (the typical gap of calibrate's hop posts): the idle curves' reference point", '100ms', { above: 0 }),
-            pickup: duration('a post event entering the log to an idle worker starting on it (a blocked read woken)', '0.5ms'),
+            pickup: latencyDistribution('a post event entering the log to an idle worker starting on it (a blocked read woken): one duration, or quantiles drawn per event', '0.5ms'),
             batch: duration('one pipelined batch of timeline writes beyond the round trip and its writes', '0s'),
           },
         },

@@ -90,8 +90,8 @@ export interface Costs {
   eventWritesSpread: QuantileDistribution;
   /** The idle time eventStatements (and the curves' reference point) was measured at. */
   eventStatementsGap: number;
-  /** A post event entering the log to an idle worker starting on it (a blocked read woken). */
-  pickup: number;
+  /** A post event entering the log to an idle worker starting on it (a blocked read woken): a distribution, drawn per event. */
+  pickup: QuantileDistribution;
   /** One pipelined batch of timeline writes beyond the round trip and its writes. */
   batch: number;
 }

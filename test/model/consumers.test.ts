@@ -8,11 +8,11 @@ import { ConsumerFleet } from '../../sim/model/consumers.js';
 const RTT = 0.001;
 const PICKUP = 0.0005;
 /** consumers writing 5,000/s in batches of 1,000, 2 in flight, `lanes` events at once. */
-const fleet = (consumers: number, lanes = 8) => new ConsumerFleet(consumers, 5000, RTT, 1000, 2, lanes, PICKUP, 60);
+const fleet = (consumers: number, lanes = 8) => new ConsumerFleet(consumers, 5000, RTT, 1000, 2, lanes, 60);
 
 /** Take an event at t, its statements lasting `statements`, then `writes` writes; returns [start, done]. */
 function handle(f: ConsumerFleet, t: number, statements: number, writes: number): [number, number] {
-  const { consumer, lane, start } = f.take(t);
+  const { consumer, lane, start } = f.take(t, PICKUP);
   const ready = start + statements;
   const writesStart = f.write(consumer, ready, writes);
   const batches = Math.ceil(writes / 1000);
@@ -38,7 +38,7 @@ describe('the reference worker\'s consumers', () => {
 
   it("a batch's own overhead (costs.batch) is paid per group of batches, not by the acknowledgement and the read", () => {
     // batches cost a round trip plus 3 ms of overhead; the XACK and the read a bare round trip
-    const f = new ConsumerFleet(1, 5000, RTT + 0.003, 1000, 2, 8, PICKUP, 60, RTT);
+    const f = new ConsumerFleet(1, 5000, RTT + 0.003, 1000, 2, 8, 60, RTT);
     const [start, firstDone] = handle(f, 1, 0.002, 1000);
     expect(firstDone).toBeCloseTo(start + 0.002 + RTT + 0.003 + 0.2, 12);
     const [next] = handle(f, 1.05, 0.002, 10);
@@ -89,8 +89,8 @@ describe('the reference worker\'s consumers', () => {
   });
 
   it('refuses a fleet without consumers or lanes', () => {
-    expect(() => new ConsumerFleet(0, 5000, RTT, 1000, 2, 8, PICKUP, 60)).toThrow(/at least one consumer/);
-    expect(() => new ConsumerFleet(1, 5000, RTT, 1000, 2, 0, PICKUP, 60)).toThrow(/at least one lane/);
+    expect(() => new ConsumerFleet(0, 5000, RTT, 1000, 2, 8, 60)).toThrow(/at least one consumer/);
+    expect(() => new ConsumerFleet(1, 5000, RTT, 1000, 2, 0, 60)).toThrow(/at least one lane/);
   });
 
   it('a killed consumer takes nothing until it is back; the others go on; every one killed: the event waits for the restart', () => {

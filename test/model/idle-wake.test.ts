@@ -73,11 +73,11 @@ describe("a statement after the worker's idle time", () => {
 
   it("a woken consumer's post takes its writes' move once, before its first batch; a busy one's never under a round trip", () => {
     // a batch: a 0.2 ms round trip and 0.8 ms of its own; 1,000 writes a second; batches of 10, one in flight
-    const f = new ConsumerFleet(1, 1000, 0.001, 10, 1, 1, 0, 60, 0.0002);
+    const f = new ConsumerFleet(1, 1000, 0.001, 10, 1, 1, 60, 0.0002);
     expect(f.rtt).toBeCloseTo(0.001, 12);
     f.wakeSeconds = 0.0005;
     // 25 writes: three batches, each a 1 ms batch and its writes, the first 0.5 ms later
-    const { consumer, lane } = f.take(1);
+    const { consumer, lane } = f.take(1, 0);
     const start = f.write(consumer, 1, 25);
     expect(start).toBe(1);
     expect(f.batchDone(start, 0, 25)).toBeCloseTo(1 + 0.0005 + 0.001 + 0.01, 12);
@@ -98,16 +98,16 @@ describe("a statement after the worker's idle time", () => {
   });
 
   it("a consumer's idle time is from the end of everything it took to its next start; negative while it is busy", () => {
-    const f = new ConsumerFleet(1, 5000, 0.001, 1000, 2, 8, 0, 60);
-    const first = f.take(1);
+    const f = new ConsumerFleet(1, 5000, 0.001, 1000, 2, 8, 60);
+    const first = f.take(1, 0);
     expect(f.idleBefore(first.consumer, first.start)).toBe(Infinity);
     f.finish(first.consumer, first.lane, 1.02);
     // a second event while the first is handled shares its batch: busy
-    const second = f.take(1.01);
+    const second = f.take(1.01, 0);
     f.finish(second.consumer, second.lane, 1.03);
     expect(f.idleBefore(second.consumer, second.start)).toBeLessThan(0);
     // the consumer reads again after its acknowledgement and read (two round trips): idle from 1.03
-    const third = f.take(1.5);
+    const third = f.take(1.5, 0);
     expect(f.idleBefore(third.consumer, third.start)).toBeCloseTo(0.47, 12);
   });
 });
@@ -125,5 +125,28 @@ describe("the reference worker's stages in a simulation", () => {
     const flat = burst('eventStatementsByIdle: none');
     expect(flat.fanout.stages.statements.mean).toBeCloseTo(0.003, 9);
     expect(flat.fanout.postLag.max).toBeCloseTo(0.003 + 0.002 + 100 / 5000, 9);
+  });
+
+  it("draws an idle worker's pickup per event from costs.pickup: its quantiles come back, the same for the same seed", () => {
+    // 1,000 posts by a star of 3 followers over 10 minutes: each event finds the worker idle (it is done in under 4 ms)
+    const costs = (pickup: string) => `rtt: 0s, expand: 0.5ms, expandPerFollower: 0s, eventStatements: 0.5ms, pickup: ${pickup}`;
+    const run = (pickup: string, seed = 42) => starBurst(costs(pickup), { followers: 3, posts: 1000, window: '10m', duration: '11m', seed }).fanout.stages.pickup;
+    const table = '{ min: 0ms, p50: 1ms, p90: 2ms, p99: 5ms, max: 9ms }';
+    const drawn = run(table);
+    expect(drawn.count).toBe(1000);
+    expect(drawn.p50).toBeGreaterThan(0.0009);
+    expect(drawn.p50).toBeLessThan(0.0011);
+    expect(drawn.p99).toBeGreaterThan(0.004);
+    expect(drawn.p99).toBeLessThan(0.0065);
+    // the table's mean: 0.5 x 0.5 + 0.4 x 1.5 + 0.09 x 3.5 + 0.01 x 7 ms = 1.235 ms
+    expect(drawn.mean).toBeGreaterThan(0.00112);
+    expect(drawn.mean).toBeLessThan(0.00135);
+    expect(run(table)).toEqual(drawn);
+    expect(run(table, 43)).not.toEqual(drawn);
+    // one duration: every event that finds the worker idle waits exactly that (the few that come
+    // while it handles the one before wait behind its batch)
+    const constant = run('0.7ms');
+    expect(constant.p50).toBeCloseTo(0.0007, 5);
+    expect(constant.p90).toBeCloseTo(0.0007, 5);
   });
 });

@@ -11,7 +11,7 @@ const fixtures = join(here, '../fixtures/scenarios');
 const sharedFormat = join(here, '../../../shared/scenario-format.yaml');
 
 /** The defaults of the model's stages beside the worker pool: the worker's statements and pages, the hop, the API tier. */
-const STAGE_COSTS = { expandPerFollower: 2e-6, eventStatements: { points: [{ p: 0, value: 0.002 }, { p: 1, value: 0.002 }] }, eventStatementsByIdle: null, eventFirstPageByIdle: null, eventWritesByIdle: null, eventWritesSpread: { points: [{ p: 0, value: 1 }, { p: 1, value: 1 }] }, eventStatementsGap: 0.1, pickup: 0.0005, batch: 0, zrangePerEntry: 0 };
+const STAGE_COSTS = { expandPerFollower: 2e-6, eventStatements: { points: [{ p: 0, value: 0.002 }, { p: 1, value: 0.002 }] }, eventStatementsByIdle: null, eventFirstPageByIdle: null, eventWritesByIdle: null, eventWritesSpread: { points: [{ p: 0, value: 1 }, { p: 1, value: 1 }] }, eventStatementsGap: 0.1, pickup: { points: [{ p: 0, value: 0.0005 }, { p: 1, value: 0.0005 }] }, batch: 0, zrangePerEntry: 0 };
 const STAGES = {
   worker: { splitPosts: true, pipelines: 2, followerPage: 10_000, eventConcurrency: 8 },
   postToLog: { points: [{ p: 0, value: 0.001 }, { p: 0.5, value: 0.006 }, { p: 0.9, value: 0.012 }, { p: 0.99, value: 0.035 }, { p: 1, value: 0.1 }] },

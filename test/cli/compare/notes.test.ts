@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { figureNotes } from '../../../cli/compare/notes.js';
 import type { RunResult } from '../../../sim/result.js';
 import { parseScenario } from '../../../sim/scenario/load.js';
+import { constantDistribution } from '../../../sim/scenario/quantiles.js';
 import { EVENTS_YAML, savedReplay } from '../../sim/compare/documents.js';
 
 const stage = (p50: number, p99: number, mean = p50) => ({ mean, p50, p90: p99, p99, p999: p99, max: p99 });
@@ -123,7 +124,7 @@ describe('compare notes', () => {
     expect(notes.stage_post_to_log_p50).toBe("the scenario's postToLog p50 4.00 ms, drawn per post; the replays' 4.00 ms, 8.00 ms, 1.50x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
     expect(notes.stage_post_to_log_p99).toBe("the scenario's postToLog p99 40.0 ms, drawn per post; the replays' 30.0 ms, 60.0 ms, 1.13x the input, which the model draws from unchanged (millisecond clocks: a quantile is a whole number of ms)");
     expect(notes.stage_statements_p99).toBe("the scenario's eventStatements p99 3.00 ms, drawn per event; the replays' 4.00 ms, 8.00 ms, 2.00x the input, which the model draws from unchanged");
-    expect(notes.stage_pickup_mean).toBe("the scenario's pickup 1.00 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
+    expect(notes.stage_pickup_mean).toBe("the scenario's pickup 1.00 ms (its draws' mean) to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
     expect(notes.stage_first_page_p50).toBe("the scenario's 0.68 ms + 2.10 us a follower (at least a round trip); the replays' 1.00 ms, 2.00 ms");
     // a round trip and the batch's overhead, and 1 / 32,200 s a write
     expect(notes.stage_writes_p50).toMatch(/^the scenario's 0\.44 ms a batch \(up to \d+ followers, \d in flight\) \+ 31\.06 us a follower, behind the consumer's other writes; the replays' 1\.20 ms, 2\.40 ms$/);
@@ -316,7 +317,7 @@ describe('compare notes', () => {
     const [a, b] = [scenario(), scenario()];
     a.calibration = { file: 'a.yaml', machine: 'lab', date: '2026-12-05T16:43:12.106Z', contended: false };
     b.calibration = { file: 'b.yaml', machine: 'lab', date: '2026-12-05T16:59:33.957Z', contended: false };
-    b.infrastructure.costs.pickup = 0.0008;
+    b.infrastructure.costs.pickup = constantDistribution(0.0008);
     b.infrastructure.costs.expand = 0.00035;
     b.infrastructure.costs.eventFirstPageByIdle = [
       { gap: 0.056, value: 0.0009 },
@@ -325,7 +326,7 @@ describe('compare notes', () => {
     b.infrastructure.costs.eventStatementsGap = 0.056;
     const notes = figureNotes(runs, [a, b]);
     const from = 'calibrated (a.yaml, 2026-12-05T16:43:12.106Z; b.yaml, 2026-12-05T16:59:33.957Z)';
-    expect(notes.stage_pickup_mean).toBe(`${from} pickup 1.00 ms / 0.80 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms`);
+    expect(notes.stage_pickup_mean).toBe(`${from} pickup 1.00 ms / 0.80 ms (its draws' mean) to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms`);
     // the same hop in both: once; the ratio is to the calibrations' mean input
     expect(notes.stage_post_to_log_p50).toMatch(new RegExp(`^${from.replace(/[().]/g, '\\$&')} postToLog p50 4\\.00 ms, drawn per post; the replays' 4\\.00 ms, 8\\.00 ms, 1\\.50x the input`));
     // a clause only one calibration has is said of each
@@ -335,9 +336,9 @@ describe('compare notes', () => {
     expect(notes.lag_p50).toContain('first follower page 0.68 ms + 2.10 us / 0.35 ms + 2.10 us a follower before its writes at 32200/s');
     // three calibrations, the first and the third alike: each one's in its place
     const c = scenario();
-    expect(figureNotes(runs, [a, b, c]).stage_pickup_mean).toContain('pickup 1.00 ms / 0.80 ms / 1.00 ms to an idle worker');
+    expect(figureNotes(runs, [a, b, c]).stage_pickup_mean).toContain("pickup 1.00 ms / 0.80 ms / 1.00 ms (its draws' mean) to an idle worker");
     // one scenario: nothing of calibrations
-    expect(figureNotes(runs, [a]).stage_pickup_mean).toBe("calibrated (a.yaml, 2026-12-05T16:43:12.106Z) pickup 1.00 ms to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
+    expect(figureNotes(runs, [a]).stage_pickup_mean).toBe("calibrated (a.yaml, 2026-12-05T16:43:12.106Z) pickup 1.00 ms (its draws' mean) to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 1.00 ms");
     expect(() => figureNotes(runs, [])).toThrow(/no scenario the model ran/);
   });
 

@@ -12,6 +12,7 @@ import { fitLine, fitLineRelative, spreadOf, type Fit } from '../../../sim/calib
 import { CALIBRATED_KEYS, parseCalibration } from '../../../sim/scenario/calibration.js';
 import { loadScenario } from '../../../sim/scenario/load.js';
 import { parseDuration } from '../../../sim/scenario/units.js';
+import { constantDistribution } from '../../../sim/scenario/quantiles.js';
 
 /** A fit through samples on a + b x, each off by noise(i) (a median of one sample is that sample). */
 const line = (a: number, b: number, xs: number[], noise: (i: number) => number = () => 0): Fit => fitLine(new Map(xs.map((x, i) => [x, [a + b * x + noise(i)]])));
@@ -135,7 +136,7 @@ describe('the infrastructure block', () => {
       // and the first page's and the writes' own
       eventFirstPageByIdle: { '14.04ms': '700us', '56.15ms': '750us', '224.6ms': '1.29ms' },
       eventWritesByIdle: { '14.04ms': '1.1ms', '56.15ms': '1ms', '224.6ms': '1.05ms' },
-      // the mean of the worker's ms clocks, not their p50 (1 ms)
+      // without the readings spread over their ms (an older document), the mean of the worker's ms clocks, not their p50 (1 ms)
       pickup: '923.3us',
       rebuild: '3.59ms',
     });
@@ -335,6 +336,15 @@ describe('the infrastructure block', () => {
     expect(d2.calibration.refused).toEqual([{ key: 'costs.pickup', why: "the worker's pickup: 12 events, fewer than 50" }]);
   });
 
+  test("the pickup is the worker's readings spread over their ms, a table drawn per event, where the document has them", () => {
+    const m = measurements();
+    m.worker = { ...m.worker!, pickup: { ...m.worker!.pickup, unrounded: q([0, 0.6e-3, 1.4e-3, 13.6e-3, 14.3e-3, 14.5e-3]).points } };
+    const doc = calibrationDocument(provenance, m, []);
+    expect(doc.infrastructure.costs?.pickup).toEqual({ min: '0us', p50: '600us', p90: '1.4ms', p99: '13.6ms', 'p99.9': '14.3ms', max: '14.5ms' });
+    const written = parseCalibration(calibrationYaml(doc, 'feedlab calibrate'), 'cal.yaml');
+    expect(written.values.get('costs.pickup')).toBeDefined();
+  });
+
   test('without the split (empty lists cost as much as full ones, or no line through the slices) a list costs its full read', () => {
     const m = measurements();
     m.api!.quietLists = line(292e-6, 29.2e-6, [2, 3, 4, 6, 10]);
@@ -475,7 +485,9 @@ describe('the file', () => {
     const b = doc.infrastructure;
     // every value exactly as the block writes it
     for (const [k, v] of Object.entries(b.costs!)) {
-      if (typeof v === 'string') expect(back.values.get(`costs.${k}` as never), k).toBe(parseDuration(v));
+      // a distribution written as one duration (the pickup of an older document) is every draw the same
+      if (typeof v === 'string' && (k === 'pickup' || k === 'eventStatements')) expect(back.values.get(`costs.${k}` as never), k).toEqual(constantDistribution(parseDuration(v)));
+      else if (typeof v === 'string') expect(back.values.get(`costs.${k}` as never), k).toBe(parseDuration(v));
       else if (k.endsWith('ByIdle')) expect(back.values.get(`costs.${k}` as never), k).toEqual(Object.entries(v).map(([gap, value]) => ({ gap: parseDuration(gap), value: parseDuration(value) })));
       else expect((back.values.get(`costs.${k}` as never) as { points: { value: number }[] }).points.map((p) => p.value), k).toEqual(Object.values(v).map((x) => parseDuration(x)));
     }

@@ -1,0 +1,49 @@
+// The running worker's pickup is read to the ms on two clocks (the log's entry id, the worker's
+// Date.now()); calibrate spreads each reading over its millisecond before the model draws from it
+// (cli/calibrate/worker-stages.ts wholeMsQuantiles), and passes the table on beside the readings.
+import * as hdr from 'hdr-histogram-js';
+import { describe, expect, it } from 'vitest';
+import { workerStages, wholeMsQuantiles } from '../../../cli/calibrate/worker-stages.js';
+import type { FleetFigures } from '../../../sim/replay/redis-figures.js';
+
+/** A microsecond histogram of whole-ms readings: `counts[k]` readings of k ms. */
+function readings(counts: Record<number, number>): hdr.Histogram {
+  const h = hdr.build({ bitBucketSize: 64, autoResize: true, numberOfSignificantValueDigits: 3 });
+  for (const [k, n] of Object.entries(counts)) h.recordValueWithCount(Number(k) * 1000, n);
+  return h;
+}
+
+describe("the worker's pickup, read to the ms", () => {
+  it('spreads each reading over its millisecond, a 0 over its first half: closed forms', () => {
+    // 50 readings of 0 ms, 40 of 1, 10 of 13 (past HDR's exact range: 13,000 us is a bucket of 8)
+    const q = wholeMsQuantiles(readings({ 0: 50, 1: 40, 13: 10 }), [0, 0.25, 0.5, 0.7, 0.9, 0.99, 1]);
+    expect(q.map((x) => x.p)).toEqual([0, 0.25, 0.5, 0.7, 0.9, 0.99, 1]);
+    const ms = q.map((x) => x.value * 1000);
+    // the zeros over 0-0.5 ms, the ones over 0.5-1.5, the 13s over 12.5-13.5
+    [0, 0.25, 0.5, 1, 1.5, 13.4, 13.5].forEach((v, i) => expect(ms[i]).toBeCloseTo(v, 9));
+  });
+
+  it('one reading alone spans its millisecond; quantiles never fall as p rises', () => {
+    expect(wholeMsQuantiles(readings({ 4: 1 }), [0, 0.5, 1]).map((x) => x.value * 1000)).toEqual([3.5, 4, 4.5]);
+    const q = wholeMsQuantiles(readings({ 0: 3, 1: 700, 2: 40, 3: 5, 7: 1, 30: 2 }), [0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1]);
+    for (let i = 1; i < q.length; i++) expect(q[i].value).toBeGreaterThanOrEqual(q[i - 1].value);
+  });
+
+  it("refuses a WebAssembly histogram, whose recorded values it cannot walk", () => {
+    expect(() => wholeMsQuantiles({} as hdr.Histogram, [0.5])).toThrow(/JS histogram/);
+  });
+
+  it("is passed on beside the worker's own readings, with their exact mean", () => {
+    const h = readings({ 0: 50, 1: 40, 13: 10 });
+    const fleet: FleetFigures = { workers: 1, oldestAt: 0, publishedAt: [0], counters: { eventsCreated: 100 }, histograms: new Map([['eventPickupMs', { h, sumMs: 170 }]]) };
+    const stages = workerStages(fleet, 'calibrate-worker');
+    expect(stages.events).toBe(100);
+    expect(stages.pickup.n).toBe(100);
+    expect(stages.pickup.mean).toBeCloseTo(0.0017, 12);
+    // the readings as recorded (whole ms) and the table spread over them
+    expect(stages.pickup.points.find((x) => x.p === 0.5)!.value).toBe(0);
+    expect(stages.pickup.unrounded!.find((x) => x.p === 0.5)!.value).toBeCloseTo(0.0005, 12);
+    expect(stages.statements.n).toBe(0);
+    expect(stages.statements).not.toHaveProperty('unrounded');
+  });
+});
