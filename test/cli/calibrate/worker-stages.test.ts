@@ -14,13 +14,17 @@ function readings(counts: Record<number, number>): hdr.Histogram {
 }
 
 describe("the worker's pickup, read to the ms", () => {
-  it('spreads each reading over its millisecond, a 0 over its first half: closed forms', () => {
+  it('spreads each reading over its millisecond and leaves a 0 at 0: closed forms', () => {
     // 50 readings of 0 ms, 40 of 1, 10 of 13 (past HDR's exact range: 13,000 us is a bucket of 8)
     const q = wholeMsQuantiles(readings({ 0: 50, 1: 40, 13: 10 }), [0, 0.25, 0.5, 0.7, 0.9, 0.99, 1]);
     expect(q.map((x) => x.p)).toEqual([0, 0.25, 0.5, 0.7, 0.9, 0.99, 1]);
     const ms = q.map((x) => x.value * 1000);
-    // the zeros over 0-0.5 ms, the ones over 0.5-1.5, the 13s over 12.5-13.5
-    [0, 0.25, 0.5, 1, 1.5, 13.4, 13.5].forEach((v, i) => expect(ms[i]).toBeCloseTo(v, 9));
+    // the zeros at 0, the ones over 0.5-1.5, the 13s over 12.5-13.5
+    [0, 0, 0, 1, 1.5, 13.4, 13.5].forEach((v, i) => expect(ms[i]).toBeCloseTo(v, 9));
+    // so the table's mean is the readings' (0.4 x 1 + 0.1 x 13 = 1.7 ms): its integral over p
+    const fine = wholeMsQuantiles(readings({ 0: 50, 1: 40, 13: 10 }), Array.from({ length: 10001 }, (_, i) => i / 10000));
+    const mean = fine.slice(1).reduce((s, x, i) => s + ((x.value + fine[i].value) / 2) * 1e-4, 0);
+    expect(mean * 1000).toBeCloseTo(1.7, 2);
   });
 
   it('one reading alone spans its millisecond; quantiles never fall as p rises', () => {
@@ -42,7 +46,7 @@ describe("the worker's pickup, read to the ms", () => {
     expect(stages.pickup.mean).toBeCloseTo(0.0017, 12);
     // the readings as recorded (whole ms) and the table spread over them
     expect(stages.pickup.points.find((x) => x.p === 0.5)!.value).toBe(0);
-    expect(stages.pickup.unrounded!.find((x) => x.p === 0.5)!.value).toBeCloseTo(0.0005, 12);
+    expect(stages.pickup.unrounded!.find((x) => x.p === 0.9)!.value).toBeCloseTo(0.0015, 12);
     expect(stages.statements.n).toBe(0);
     expect(stages.statements).not.toHaveProperty('unrounded');
   });
