@@ -24,6 +24,7 @@ export const HISTOGRAMS = {
   batchMs: 'one pipelined round trip of timeline writes, ms',
   eventMs: 'handling one post event, ms',
   eventPickupMs: 'a post event entering the log to a worker starting on it (first deliveries), ms',
+  eventPickupIdleMs: 'the same, of the events that entered the log while the read that took them waited (a blocked read woken, not a busy consumer), ms',
   eventStatementsMs: "a post event's statement before its fan-out: the author's follower count, ms",
   eventFirstPageMs: "a pushed post's first page of followers, with its list add and pulled-mark lookup sent beside it, ms",
   eventWritesMs: "a pushed post's timeline writes: its first follower page in hand to its last batch answered, ms",

@@ -71,9 +71,9 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     case 'costs.pickup': {
       const w = m.worker;
       if (!w) return 'not measured';
-      const at = (p: number) => us(w.pickup.points.find((q) => q.p === p)?.value ?? NaN);
-      const read = `read to the ms on two clocks (p50 ${at(0.5)}, p99 ${at(0.99)}, mean ${us(w.pickup.mean)})`;
-      return w.pickup.unrounded ? `a running worker's ${w.pickup.n} events, ${read}, each reading spread over its ms` : `a running worker's mean over ${w.pickup.n} events, ${read}`;
+      const d = w.pickupIdle;
+      const at = (p: number) => us(d.points.find((q) => q.p === p)?.value ?? NaN);
+      return `a running worker's ${d.n} of ${w.pickup.n} events that found it waiting, read to the ms on two clocks (p50 ${at(0.5)}, p99 ${at(0.99)}, mean ${us(d.mean)}; every event's p99 ${us(w.pickup.points.find((q) => q.p === 0.99)?.value ?? NaN)}), each reading spread over its ms`;
     }
     case 'costs.rebuild':
       return spread(m.rebuild);

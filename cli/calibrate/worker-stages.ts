@@ -39,8 +39,16 @@ export interface WorkerLog {
 /** The distributions' quantiles, with the p10 a fit's point gives beside its p90. */
 const STAGE_QUANTILES = [...QUANTILES.slice(0, 1), 0.1, ...QUANTILES.slice(1)];
 
+/**
+ * The idle pickup's table, drawn from: every 5% below the tail. About half its readings are 0, and
+ * with STAGE_QUANTILES the draws, linear between points, put its mean 8% over the readings' (0.78
+ * against 0.72 ms, a calibration of 2026-12-06).
+ */
+const PICKUP_TABLE = [...Array.from({ length: 20 }, (_, i) => i / 20), ...QUANTILES.filter((p) => p > 0.95)];
+
 const STAGES: Record<keyof Omit<WorkerStages, 'events' | 'source'>, HistogramName> = {
   pickup: 'eventPickupMs',
+  pickupIdle: 'eventPickupIdleMs',
   statements: 'eventStatementsMs',
   firstPage: 'eventFirstPageMs',
   writes: 'eventWritesMs',
@@ -57,11 +65,12 @@ export function workerStages(fleet: FleetFigures, source: WorkerStages['source']
       points: STAGE_QUANTILES.map((p) => ({ p, value: n > 0 ? (p === 1 ? e!.h.maxValue : e!.h.getValueAtPercentile(p * 100)) / 1e6 : NaN })),
     };
   };
-  const pickup = fleet.histograms.get(STAGES.pickup);
+  const idle = fleet.histograms.get(STAGES.pickupIdle);
   return {
     source,
     events: (fleet.counters.eventsCreated ?? 0) + (fleet.counters.eventsDeleted ?? 0),
-    pickup: { ...stage(STAGES.pickup), ...(pickup && pickup.h.totalCount > 0 ? { unrounded: wholeMsQuantiles(pickup.h, STAGE_QUANTILES) } : {}) },
+    pickup: stage(STAGES.pickup),
+    pickupIdle: { ...stage(STAGES.pickupIdle), unrounded: idle && idle.h.totalCount > 0 ? wholeMsQuantiles(idle.h, PICKUP_TABLE) : [] },
     statements: stage(STAGES.statements),
     firstPage: stage(STAGES.firstPage),
     writes: stage(STAGES.writes),

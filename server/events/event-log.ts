@@ -50,6 +50,11 @@ export interface DeliveredEvent {
   readonly deliveries: number;
   /** When the log took it, ms since the epoch (a stream entry id's ms, a Kafka message's timestamp); absent when unknown. */
   readonly loggedAt?: number;
+  /**
+   * When the read that delivered it began, ms since the epoch: an event the log took at or after
+   * it found its consumer waiting for it, not busy; absent when unknown (Kafka, redeliveries).
+   */
+  readonly readSince?: number;
 }
 
 /** Handles one batch. Resolving acknowledges the whole batch; throwing leaves it unacknowledged,

@@ -728,6 +728,7 @@ class ConsumerLoop {
     const keys = partitions.map((p) => this.log.streamKey(p));
     const block = waitMs >= 1 ? ['BLOCK', Math.round(waitMs)] : [];
     let reply: ReadReply;
+    const readSince = Date.now();
     try {
       reply = (await this.reader.xreadgroup(
         'GROUP', this.group, this.consumer,
@@ -748,7 +749,7 @@ class ConsumerLoop {
       for (const [id, fields] of entries) {
         const raw = fields ? fieldValue(fields, EVENT_FIELD) : undefined;
         try {
-          batch.push({ event: decodePostEvent(raw ?? ''), partition: p, position: id, deliveries: 1, loggedAt: entryMs(id) });
+          batch.push({ event: decodePostEvent(raw ?? ''), partition: p, position: id, deliveries: 1, loggedAt: entryMs(id), readSince });
         } catch (err) {
           await this.deadLetter(p, id, raw ?? '', 1, `malformed: ${message(err)}`, undefined);
         }

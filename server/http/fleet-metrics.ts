@@ -15,7 +15,8 @@
 //   feedlab_fanout_batch_seconds                     histogram: one pipelined round trip of writes
 //   feedlab_fanout_event_seconds                     histogram: handling one post event
 //   feedlab_fanout_event_stage_seconds{stage=...}    histogram: an event's stages: pickup (log to
-//                                                    worker), statements, first_page, writes, and
+//                                                    worker), pickup_idle (those that found it
+//                                                    waiting), statements, first_page, writes, and
 //                                                    large_writes_per_1000_timelines (a large post's
 //                                                    writes scaled to 1,000 of its timelines)
 //   feedlab_fanout_<counter>_total                   the workers' counters (events, timeline writes...)
@@ -78,6 +79,7 @@ const SERIES: Record<HistogramName, { metric: string; labels?: Record<string, st
   batchMs: { metric: METRIC_FANOUT_BATCH },
   eventMs: { metric: METRIC_FANOUT_EVENT },
   eventPickupMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'pickup' } },
+  eventPickupIdleMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'pickup_idle' } },
   eventStatementsMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'statements' } },
   eventFirstPageMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'first_page' } },
   eventWritesMs: { metric: METRIC_FANOUT_EVENT_STAGE, labels: { stage: 'writes' } },
@@ -153,7 +155,7 @@ export class FleetMetrics {
       [METRIC_FANOUT_EVENT]: r.mirroredHistogram(METRIC_FANOUT_EVENT, 'Handling one post event in seconds, all workers', { buckets: LATENCY_BUCKETS_SECONDS }),
       [METRIC_FANOUT_EVENT_STAGE]: r.mirroredHistogram(
         METRIC_FANOUT_EVENT_STAGE,
-        "A post event's stages in seconds, all workers: the log to a worker starting on it (stage=pickup), the author's follower count (statements), the first follower page with the list add beside it (first_page), its timeline writes (writes)",
+        "A post event's stages in seconds, all workers: the log to a worker starting on it (stage=pickup; pickup_idle: those that found it waiting for them), the author's follower count (statements), the first follower page with the list add beside it (first_page), its timeline writes (writes)",
         { labelNames: ['stage'], buckets: LATENCY_BUCKETS_SECONDS },
       ),
       [METRIC_FANOUT_LOOP_DELAY]: r.mirroredHistogram(

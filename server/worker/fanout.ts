@@ -237,8 +237,10 @@ export class FanoutWorker {
    */
   async handleBatch(batch: readonly (DeliveredEvent | PostEvent)[]): Promise<EventOutcome[]> {
     const events = batch.map((item) => ('event' in item ? item.event : item));
-    // when the log took each first delivery (a redelivery's wait is its failure's, not a pickup)
+    // when the log took each first delivery (a redelivery's wait is its failure's, not a pickup), and
+    // whether its consumer was waiting for it then (the read that took it had begun)
     const loggedAt = batch.map((item) => ('event' in item && item.deliveries === 1 ? item.loggedAt : undefined));
+    const wokeFor = batch.map((item) => 'event' in item && item.loggedAt !== undefined && item.readSince !== undefined && item.loggedAt >= item.readSince);
     const outcomes: EventOutcome[] = new Array(events.length);
     const errors: unknown[] = [];
     // The batch's deletes first, side by side: a post deleted while Redis was down waits behind no
@@ -283,7 +285,11 @@ export class FanoutWorker {
       while (next < groups.length && errors.length === 0) {
         for (const i of groups[next++]) {
           const logged = loggedAt[i];
-          if (logged !== undefined) this.metrics.observe('eventPickupMs', this.clock() - logged);
+          if (logged !== undefined) {
+            const pickup = this.clock() - logged;
+            this.metrics.observe('eventPickupMs', pickup);
+            if (wokeFor[i]) this.metrics.observe('eventPickupIdleMs', pickup);
+          }
           try {
             outcomes[i] = await this.handle(events[i]);
           } catch (err) {

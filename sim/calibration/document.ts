@@ -65,12 +65,16 @@ export interface WorkerStages {
   source: 'calibrate-worker' | 'deployment-workers';
   /** Post events they handled meanwhile. */
   events: number;
+  /** Every first delivery's, read to the ms on two clocks, as the workers recorded them. */
+  pickup: Distribution & { mean: number };
   /**
-   * Read to the ms on two clocks: `points` as the workers recorded them, `unrounded` the same with
-   * each whole-ms reading spread over its millisecond (cli/calibrate/worker-stages.ts), the table
-   * the model draws from; absent in older documents.
+   * The pickup of the events that entered the log while the read that took them waited (the worker
+   * idle, the model's costs.pickup; the others waited behind its work, which the model has), with
+   * `unrounded`, the same with each whole-ms reading spread over its millisecond
+   * (cli/calibrate/worker-stages.ts): the table the model draws from. n 0 from workers that do not
+   * publish it.
    */
-  pickup: Distribution & { mean: number; unrounded?: Distribution['points'] };
+  pickupIdle: Distribution & { mean: number; unrounded: Distribution['points'] };
   statements: Distribution & { mean: number };
   firstPage: Distribution & { mean: number };
   writes: Distribution & { mean: number };
@@ -428,10 +432,13 @@ export function infrastructureBlock(m: Measurements, already: readonly Refusal[]
       for (const c of others) if (!refuse([`costs.${c.field}`], unsoundIdleCurve(c.what, pointsOf(idle, c), idle.referenceGap))) costs[c.field] = curve(c);
     }
   } else if (!refuse(['costs.eventStatements'], unsoundCost("the worker's statements per event", m.eventStatements))) costs.eventStatements = durationText(m.eventStatements.median);
-  if (w && !refuse(['costs.pickup'], w.pickup.n < MIN_DISTRIBUTION_SAMPLES ? `the worker's pickup: ${w.pickup.n} events, fewer than ${MIN_DISTRIBUTION_SAMPLES}` : w.pickup.mean >= 0 ? null : "the worker's pickup: its mean is not a duration")) {
-    // drawn per event: its tail is the pickup's p99. The log's clock and the worker's are read to the
-    // ms, so the table is of the readings spread over their ms; without it (older documents), the mean
-    costs.pickup = w.pickup.unrounded ? quantileMap({ points: w.pickup.unrounded, n: w.pickup.n }) : durationText(w.pickup.mean);
+  const idlePickup = w?.pickupIdle;
+  const pickupWhy = !idlePickup || idlePickup.n < MIN_DISTRIBUTION_SAMPLES ? `the worker's pickup of events that found it waiting: ${idlePickup?.n ?? 0} events, fewer than ${MIN_DISTRIBUTION_SAMPLES}` : null;
+  if (w && !refuse(['costs.pickup'], pickupWhy)) {
+    // drawn per event: its tail is the pickup's p99 (of an idle worker: the model adds the waits
+    // behind a busy one's work, which calibrate's every-event figure holds too). The log's clock and
+    // the worker's are read to the ms, so the table is of the readings spread over their ms.
+    costs.pickup = quantileMap({ points: idlePickup!.unrounded, n: idlePickup!.n });
   }
   if (!refuse(['costs.rebuild'], unsoundCost('timeline rebuild', m.rebuild))) costs.rebuild = durationText(m.rebuild.median);
   if (Object.keys(costs).length > 0) block.costs = costs;

@@ -26,7 +26,7 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.eventWritesByIdle': "a running worker's median timeline writes of the same posts (one batch) after each idle time (measurements.statementsByIdle)",
   'costs.eventWritesSpread': "a running worker's posts of 30-1,000 followers (measurements.workerBySize), each over its size's median writes: the quantiles of that ratio, pooled over the sizes",
   'costs.eventStatementsGap': "the hop's typical idle time (e^-γ / its posts a second), at which costs.eventStatements was measured: the curves' reference point",
-  'costs.pickup': "a post event in the log to a running worker starting on it (the stream entry id's ms to the worker's clock), drawn per event: the hop's posts' readings, each whole ms spread over its millisecond (measurements.worker.pickupUnrounded)",
+  'costs.pickup': "a post event in the log to an idle running worker starting on it (the stream entry id's ms to the worker's clock), drawn per event: the hop's events that found the worker waiting, each reading spread over its millisecond (measurements.worker.pickupIdleUnrounded)",
   'costs.rebuild': 'one missing timeline rebuilt from Postgres (rebuildTimeline + TimelineCache.rebuild, as the read path does)',
   postToLog: "from a post's createdAt to its event entering the event log (the stream entry id's ms), not to a worker taking it",
   'api.cpuPerRead': "the server process's CPU per GET /v1/feed page beyond its lists and posts (from /proc)",
@@ -137,7 +137,8 @@ function provenanceBlock(doc: CalibrationDocument): object {
               source: m.worker.source,
               events: m.worker.events,
               ...Object.fromEntries((['pickup', 'statements', 'firstPage', 'writes'] as const).map((k) => [k, m.worker![k].n > 0 ? { mean: durationText(m.worker![k].mean), ...distribution(m.worker![k]) } : { n: 0 }])),
-              ...(m.worker.pickup.unrounded ? { pickupUnrounded: distribution({ points: m.worker.pickup.unrounded, n: m.worker.pickup.n }) } : {}),
+              pickupIdle: m.worker.pickupIdle.n > 0 ? { mean: durationText(m.worker.pickupIdle.mean), ...distribution(m.worker.pickupIdle) } : { n: 0 },
+              ...(m.worker.pickupIdle.n > 0 ? { pickupIdleUnrounded: distribution({ points: m.worker.pickupIdle.unrounded, n: m.worker.pickupIdle.n }) } : {}),
             },
           }
         : {}),

@@ -94,6 +94,10 @@ describe.skipIf(skip)('calibrate, simulate and replay', () => {
     // a running worker took the hop's posts: its figures from after the warm-up round, every event once
     expect(m.worker).toMatchObject({ source: 'calibrate-worker', events: SAMPLES * CALIBRATE.postToLog.postsPerSample });
     for (const stage of ['pickup', 'statements', 'firstPage', 'writes'] as const) expect(m.worker![stage].n, stage).toBe(SAMPLES * CALIBRATE.postToLog.postsPerSample);
+    // the hop's posts come about 100 ms apart and take a few ms: most find the worker waiting, and
+    // those are the pickup the model draws
+    expect(m.worker!.pickupIdle.n).toBeGreaterThan(0.5 * m.worker!.pickup.n);
+    expect(m.worker!.pickupIdle.n).toBeLessThanOrEqual(m.worker!.pickup.n);
     // the curves by idle time need 40 posts a pace, which 2 samples do not send (32 a pace):
     // calibrate posts none of them, and says which --samples would
     expect(m.statementsByIdle ?? null).toBeNull();

@@ -37,17 +37,26 @@ describe("the worker's pickup, read to the ms", () => {
     expect(() => wholeMsQuantiles({} as hdr.Histogram, [0.5])).toThrow(/JS histogram/);
   });
 
-  it("is passed on beside the worker's own readings, with their exact mean", () => {
-    const h = readings({ 0: 50, 1: 40, 13: 10 });
-    const fleet: FleetFigures = { workers: 1, oldestAt: 0, publishedAt: [0], counters: { eventsCreated: 100 }, histograms: new Map([['eventPickupMs', { h, sumMs: 170 }]]) };
+  it("takes the idle worker's pickup apart from every event's, with its readings spread over their ms", () => {
+    // 100 events: 90 found the worker waiting (50 read 0 ms, 40 read 1 ms), 10 waited behind its work (13 ms)
+    const all = readings({ 0: 50, 1: 40, 13: 10 });
+    const idle = readings({ 0: 50, 1: 40 });
+    const fleet: FleetFigures = {
+      workers: 1, oldestAt: 0, publishedAt: [0], counters: { eventsCreated: 100 },
+      histograms: new Map([['eventPickupMs', { h: all, sumMs: 170 }], ['eventPickupIdleMs', { h: idle, sumMs: 40 }]]),
+    };
     const stages = workerStages(fleet, 'calibrate-worker');
     expect(stages.events).toBe(100);
-    expect(stages.pickup.n).toBe(100);
+    expect([stages.pickup.n, stages.pickupIdle.n]).toEqual([100, 90]);
     expect(stages.pickup.mean).toBeCloseTo(0.0017, 12);
-    // the readings as recorded (whole ms) and the table spread over them
-    expect(stages.pickup.points.find((x) => x.p === 0.5)!.value).toBe(0);
-    expect(stages.pickup.unrounded!.find((x) => x.p === 0.9)!.value).toBeCloseTo(0.0015, 12);
-    expect(stages.statements.n).toBe(0);
-    expect(stages.statements).not.toHaveProperty('unrounded');
+    expect(stages.pickupIdle.mean).toBeCloseTo(0.04 / 90, 12);
+    // every event's p99 is a wait behind the worker's work; the idle one's is under 1.5 ms
+    expect(stages.pickup.points.find((x) => x.p === 0.99)!.value).toBeCloseTo(0.013, 4);
+    expect(stages.pickupIdle.unrounded.find((x) => x.p === 0.99)!.value).toBeCloseTo(0.0015 - 0.9 / 40 / 1000, 9);
+    expect(stages.pickupIdle.unrounded.find((x) => x.p === 0.5)!.value).toBe(0);
+    // a worker that does not publish the idle figure: none, and no table
+    const older = workerStages({ ...fleet, histograms: new Map([['eventPickupMs', { h: all, sumMs: 170 }]]) }, 'deployment-workers');
+    expect(older.pickupIdle.n).toBe(0);
+    expect(older.pickupIdle.unrounded).toEqual([]);
   });
 });

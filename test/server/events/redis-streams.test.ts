@@ -182,6 +182,26 @@ describe.skipIf(unreachable !== null && !CI)('Redis Streams event log', () => {
     expect(await log.lag('pair')).toBe(0);
   });
 
+  it('says whether an event found its consumer waiting: the read that delivered it began before the log took it', async () => {
+    const log = await openLog({ partitions: 2, batchSize: 64 });
+    // one event waiting in the log before the consumer reads, one published while it waits
+    await log.publish([created(1, 0)]);
+    await delay(5);
+    const seen: DeliveredEvent[] = [];
+    const c = startConsumer(log, 'idle', 'c1', async (batch) => void seen.push(...batch));
+    await waitFor('the waiting event', () => seen.length >= 1);
+    await delay(50);
+    await log.publish([created(2, 0)]);
+    await waitFor('the new event', () => seen.length >= 2);
+    c.stop();
+    await c.done;
+    const [waited, found] = seen;
+    expect(waited.loggedAt! < waited.readSince!).toBe(true);
+    expect(found.loggedAt! >= found.readSince!).toBe(true);
+    // the read that took it had waited about 50 ms by then: stamped when it began, not when it returned
+    expect(found.loggedAt! - found.readSince!).toBeGreaterThanOrEqual(40);
+  });
+
   it('counts the fan-out backlog: events no consumer has read (also before the group exists) plus those in hand', async () => {
     const log = await openLog({ partitions: 4 });
     await log.publish(Array.from({ length: 10 }, (_, i) => created(i % 3, i)));

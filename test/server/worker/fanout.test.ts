@@ -221,6 +221,16 @@ describe.skipIf(SKIP)('fan-out worker', () => {
     const pickup = metrics.summary('eventPickupMs');
     expect(pickup.count).toBe(1);
     expect(pickup.max).toBeCloseTo(7, 1);
+    // an idle worker's pickup is that of an event the log took while the read that delivered it
+    // waited (logged at or after the read began); one logged before waited behind the worker's work
+    const idle = new MemoryMetrics();
+    const wi = worker({ metrics: idle, clock: () => clock.now });
+    await wi.handleBatch([{ event: e, partition: 0, position: `${clock.now - 3}-0`, deliveries: 1, loggedAt: clock.now - 3, readSince: clock.now - 3 }]);
+    await wi.handleBatch([{ event: e, partition: 0, position: `${clock.now - 20}-0`, deliveries: 1, loggedAt: clock.now - 20, readSince: clock.now - 19 }]);
+    await wi.handleBatch([{ event: e, partition: 0, position: `${clock.now - 5}-0`, deliveries: 1, loggedAt: clock.now - 5 }]);
+    expect(idle.summary('eventPickupMs').count).toBe(3);
+    expect(idle.summary('eventPickupIdleMs').count).toBe(1);
+    expect(idle.summary('eventPickupIdleMs').max).toBeCloseTo(3, 1);
     for (const stage of ['eventStatementsMs', 'eventFirstPageMs', 'eventWritesMs'] as const) expect(metrics.summary(stage).count, stage).toBe(2);
     const parts = metrics.summary('eventStatementsMs').mean + metrics.summary('eventFirstPageMs').mean + metrics.summary('eventWritesMs').mean;
     const event = metrics.summary('eventMs').mean;
