@@ -138,11 +138,12 @@ describe.skipIf(SKIP_REDIS)('FleetMetrics', () => {
       const m = /^(feedlab_fanout_\w+)_bucket\{(.*?)le="[^"]+"\} (\d+)$/.exec(l);
       if (m) buckets.set(m[1] + m[2], [...(buckets.get(m[1] + m[2]) ?? []), Number(m[3])]);
     }
-    // lag and follower lag by path, batch, event, the event's four stages, a large post's writes per
-    // 1,000 timelines and the loops' delay (zero until a worker records one)
-    expect(buckets.size).toBe(12);
+    // lag and follower lag by path, batch, event, the event's four stages and an idle worker's pickup,
+    // a large post's writes per 1,000 timelines and the loops' delay (zero until a worker records one)
+    expect(buckets.size).toBe(13);
     expect(value('feedlab_fanout_eventloop_delay_seconds_count')).toBe(0);
     expect(value('feedlab_fanout_event_stage_seconds_count{stage="pickup"}')).toBe(0);
+    expect(value('feedlab_fanout_event_stage_seconds_count{stage="pickup_idle"}')).toBe(0);
     expect(value('feedlab_fanout_event_stage_seconds_count{stage="writes"}')).toBe(0);
     for (const series of buckets.values()) expect([...series].sort((x, y) => x - y)).toEqual(series);
 
