@@ -149,4 +149,11 @@ describe("the reference worker's stages in a simulation", () => {
     expect(constant.p50).toBeCloseTo(0.0007, 5);
     expect(constant.p90).toBeCloseTo(0.0007, 5);
   });
+
+  it('refuses a pickup table that is not one, in one line at its key', () => {
+    expect(() => costsWith('pickup: { p50: 1ms, p150: 2ms }')).toThrow(/^infrastructure\.costs\.pickup\.p150: "p150" is not a valid key \(expected quantiles/);
+    expect(() => costsWith('pickup: { p50: 2ms, p99: 1ms }')).toThrow(/^infrastructure\.costs\.pickup\.p99: p99 is below p50 \(quantiles must not decrease\)$/);
+    expect(() => costsWith('pickup: { p50: 1 }')).toThrow(/^infrastructure\.costs\.pickup\.p50: 1 has no unit/);
+    expect(() => costsWith('pickup: -1ms')).toThrow(/^infrastructure\.costs\.pickup: "-1ms" is negative/);
+  });
 });
