@@ -15,6 +15,8 @@ import type { Population } from './population.js';
 import { pushPullCosts } from '../policy.js';
 import { PullIndex } from './pull-index.js';
 import { ShardLoad } from './shard-load.js';
+import { commandsPerQueryRead, timelineWriteBytes } from '../../core/redis-pipeline.js';
+import { timelineKey } from '../../core/keys.js';
 import { TimelineCache } from './timeline-cache.js';
 
 /** The event kinds of the queue. */
@@ -194,7 +196,7 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
     pushedRate,
     cache,
     keyPrefix,
-    shardLoad: new ShardLoad(infra.redisShards),
+    shardLoad: new ShardLoad(infra.redisShards, infra.redisProcesses ?? infra.redisShards, pipelineChunkSeconds(sc, n, keyPrefix)),
     schedule: arrivals,
     q: new EventQueue(4096),
     fired: arrivals.fired.map((e) => ({ ...e })),
@@ -237,4 +239,14 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
     },
   } satisfies Omit<ModelContext, 'threshold'>);
   return ctx;
+}
+
+/**
+ * Redis's time on one read of a fan-out worker's pipeline (core/redis-pipeline.ts): the timeline
+ * writes of the longest user id's key under the key prefix that fit in one read, at Redis's own time
+ * a write (costs.zadd).
+ */
+function pipelineChunkSeconds(sc: Scenario, users: number, keyPrefix: string): number {
+  const bytes = timelineWriteBytes(keyPrefix + timelineKey(Math.max(0, users - 1)), sc.policy.timelineCap, Math.round(sc.policy.leaseDays * SECONDS_PER_DAY * 1000));
+  return commandsPerQueryRead(bytes) * sc.infrastructure.costs.zadd;
 }

@@ -444,7 +444,7 @@ export class FanoutStage {
       if (!ctx.eligible(u, now, post)) continue;
       cache.push(u, created, now);
       // at scale the Redis write load follows the fleet's throughput (see writesLoad); here only exact keys
-      if (!ctx.spread || pop.individual[u]) ctx.shardLoad.add(pop.shard[u], zadd * ctx.weight[u], ctx.weight[u]);
+      if (!ctx.spread || pop.individual[u]) ctx.shardLoad.add(pop.shard[u], zadd * ctx.weight[u], ctx.weight[u], true);
     }
     groups.release(i);
   }

@@ -25,7 +25,7 @@ export class ReadStage {
     const infra = ctx.sc.infrastructure;
     this.postgres = new WorkerPool(infra.postgresConnections, 1 / infra.costs.rebuild, 0, Infinity, ctx.duration);
     this.waitRng = Rng.derive(ctx.sc.seed, 'waits');
-    this.shardStamp = new Int32Array(ctx.shards).fill(-1);
+    this.shardStamp = new Int32Array(ctx.shardLoad.processes).fill(-1);
   }
 
   private rebuild(now: number, w: number): number {
@@ -108,7 +108,7 @@ export class ReadStage {
     const ownEntries = Math.min(cache.length[u], slice) + Math.min(cache.ownLength[u], slice);
     let entries = ownEntries;
     let maxWait = shardLoad.wait(home, rng);
-    this.shardStamp[home] = seq;
+    this.shardStamp[shardLoad.processOf(home)] = seq;
     if (!ctx.spread) shardLoad.add(home, listReadSeconds(costs, 2, ownEntries) * w, 2 * w);
     let pulled = 0;
     let listWait = 0;
@@ -117,8 +117,9 @@ export class ReadStage {
       if (ctx.adaptive && !ctx.authorPulled(f)) continue;
       pulled++;
       const sh = this.listShard(f, u);
-      if (this.shardStamp[sh] !== seq) {
-        this.shardStamp[sh] = seq;
+      // one pipeline a process: its lists wait once there
+      if (this.shardStamp[shardLoad.processOf(sh)] !== seq) {
+        this.shardStamp[shardLoad.processOf(sh)] = seq;
         const wt = shardLoad.wait(sh, rng);
         if (wt > maxWait) maxWait = wt;
       }

@@ -115,7 +115,7 @@ export function simulate(input: SimulationInput): SimulationMetrics {
         machine.addWork(sec, w / sc.infrastructure.writesPerSecondPerWorker);
         if (ctx.spread) {
           const f = readProfile.factorAt(sec + 0.5);
-          shardLoad.addSpread(w * costs.zadd + fluid.readSpread * f, w + fluid.readOps * f);
+          shardLoad.addSpread(fluid.readSpread * f, fluid.readOps * f, w * costs.zadd);
           for (let i = 0; i < ctx.shards; i++) if (fluid.readShard[i] > 0) shardLoad.add(i, fluid.readShard[i] * f, fluid.readShardOps[i] * f);
         }
         shardLoad.advance(sec + 1);

@@ -3,8 +3,8 @@
 // on (celebrities at population scale), the same seeded schedule seen on the replay's wall clock
 // (sim/workload/time-scaled.ts), and the reference deployment's shape on one machine: the fan-out
 // worker processes the replay started, each writing whole posts, one API process on one core, the
-// API's Postgres pool for rebuilds, the event log's partitions, every service sharing the
-// machine's cores. Costs come from the scenario (its calibration, when it includes one).
+// API's Postgres pool for rebuilds, the event log's partitions, one Redis process for every shard,
+// every service sharing the machine's cores. Costs come from the scenario (its calibration, when it includes one).
 import type { FanoutPolicy } from '../../core/fanout-policy.js';
 import { DEFAULT_API_PG_POOL } from '../../core/deployment.js';
 import { DEFAULT_PARTITIONS } from '../../core/fanout-worker.js';
@@ -50,6 +50,8 @@ export function mirrorScenario(m: ReplayMapping, cores: number): Scenario {
       worker: { ...infra.worker, splitPosts: false },
       api: { ...(infra.api ?? defaultApi()), instances: 1, coresPerInstance: 1 },
       cores: infra.cores ?? cores,
+      // the replay's shards are key groups on this machine's one Redis
+      redisProcesses: 1,
     },
   };
 }

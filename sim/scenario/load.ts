@@ -161,6 +161,10 @@ function checkAcrossKeys(v: Validated, ctx: Context): void {
       ctx.fail(`events[${i}].cacheLoss.shards`, `${e.shards} is more than infrastructure.redisShards (${v.infrastructure.redisShards})`);
     }
   });
+  const processes = v.infrastructure.redisProcesses;
+  if (processes !== null && processes > v.infrastructure.redisShards) {
+    ctx.fail('infrastructure.redisProcesses', `${processes} is more than infrastructure.redisShards (${v.infrastructure.redisShards}); a process holds one shard or more`);
+  }
   const large = v.infrastructure.largePostClass;
   if (large && large.workers >= v.infrastructure.fanoutWorkers) {
     ctx.fail('infrastructure.largePostClass.workers', `${large.workers} must be fewer than infrastructure.fanoutWorkers (${v.infrastructure.fanoutWorkers}); the large pool is carved out of them`);

@@ -492,6 +492,14 @@ export const scenarioSchema: ObjectSpec = {
         },
         batchSize: whole('followers per pipeline', DEFAULT_FANOUT_BATCH),
         redisShards: whole('Redis shards holding timelines', 16),
+        redisProcesses: {
+          type: 'count',
+          integer: true,
+          description: 'none (the default): a Redis process each shard; N: the shards share N processes, each serving one command at a time (a replay on one machine runs one)',
+          min: 1,
+          none: true,
+          default: 'none',
+        },
         partitions: whole('event-log partitions, keyed by author', 64),
         postgresConnections: whole('Postgres connections serving timeline rebuilds, one rebuild at a time each', 100),
         costs: {

@@ -146,6 +146,8 @@ export interface Infrastructure {
   writesPerSecondPerWorker: number;
   batchSize: number;
   redisShards: number;
+  /** null: a Redis process each shard; N: the shards run on N processes (shard i on process i mod N). */
+  redisProcesses: number | null;
   /** Event-log partitions, keyed by author. */
   partitions: number;
   /** Postgres connections serving timeline rebuilds (each takes costs.rebuild). */

@@ -75,6 +75,7 @@ function expectFormatExample(s: Scenario): void {
     writesPerSecondPerWorker: 5000,
     batchSize: 1000,
     redisShards: 16,
+    redisProcesses: null,
     partitions: 64,
     postgresConnections: 100,
     costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001, ...STAGE_COSTS },
@@ -155,6 +156,7 @@ test('a minimal scenario gets every default', () => {
       writesPerSecondPerWorker: 5000,
       batchSize: 1000,
       redisShards: 16,
+      redisProcesses: null,
       partitions: 64,
       postgresConnections: 100,
       costs: { rtt: 0.0003, zadd: 2e-6, zrange: 15e-6, mgetPerKey: 2e-6, rebuild: 0.04, expand: 0.001, ...STAGE_COSTS },
@@ -417,6 +419,16 @@ describe('refused input: one line, file:line:col, key path, what is valid', () =
       'cacheLoss of more shards than there are',
       'name: x\ninfrastructure: { redisShards: 4 }\nevents:\n  - at: 1h\n    cacheLoss: { shards: 5 }',
       's.yaml:5:26: events[0].cacheLoss.shards: 5 is more than infrastructure.redisShards (4)',
+    ],
+    [
+      'more Redis processes than shards',
+      'name: x\ninfrastructure: { redisShards: 4, redisProcesses: 5 }',
+      's.yaml:2:51: infrastructure.redisProcesses: 5 is more than infrastructure.redisShards (4); a process holds one shard or more',
+    ],
+    [
+      'no Redis process',
+      'name: x\ninfrastructure: { redisProcesses: 0 }',
+      's.yaml:2:35: infrastructure.redisProcesses: 0 is out of range (valid: >= 1)',
     ],
     [
       'sigma for a distribution without one',

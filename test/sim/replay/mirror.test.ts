@@ -29,13 +29,16 @@ const mapping = replayMapping(sc, {}, 2);
 const world = buildWorld(mapping);
 
 describe('mirrorScenario', () => {
-  it("is the mapped world on the reference deployment: the workers started, whole posts, one API core, this machine's cores", () => {
+  it("is the mapped world on the reference deployment: the workers started, whole posts, one API core, one Redis, this machine's cores", () => {
     const m = mirrorScenario(world.mapping, 2);
     expect(m.duration).toBe(120);
     expect(m.infrastructure.fanoutWorkers).toBe(2);
     expect(m.infrastructure.worker.splitPosts).toBe(false);
     expect(m.infrastructure.api).toMatchObject({ instances: 1, coresPerInstance: 1 });
     expect(m.infrastructure.cores).toBe(2);
+    // the replay's 16 shards are key groups on this machine's one Redis
+    expect(m.infrastructure.redisShards).toBe(world.mapping.scenario.infrastructure.redisShards);
+    expect(m.infrastructure.redisProcesses).toBe(1);
     expect(m.infrastructure.partitions).toBe(16);
     expect(m.infrastructure.postgresConnections).toBe(20);
     expect(m.population).toBeNull();
