@@ -98,7 +98,14 @@ export function figureNotes(measured: RunResult[], scs: readonly Scenario[]): Pa
     const waits = measured.map((r) => r.replay?.reads.counters).filter((c) => c?.followeeLoadsWaited !== undefined);
     const waited = waits.length > 0 ? `; ${waits.map((c) => `${c!.followeeLoadsWaited} of ${c!.feedAnswered}`).join(', ')} reads waited for their followee set from Postgres (not modelled)` : '';
     notes.read_p50 = read + waited + clientWaits(measured, 'p50Ms');
-    notes.read_p99 = read + waited + runtimeWaits(measured) + clientWaits(measured, 'p99Ms');
+    // the model's read tail is the calibrated spread's: its p99 over its p50 beside the server's own
+    const tail = (p99: number, p50: number) => `${(p99 / p50).toFixed(2)}x`;
+    const spreadTail =
+      apis.length === scs.length
+        ? `, where the calibrated spread of a read one at a time, which the model draws a read's service from, has its p99 ${api((a) => tail(quantileAt(a.spread, 0.99), quantileAt(a.spread, 0.5)))}`
+        : '';
+    const tails = `; the server's own p99 ${server.map((s) => tail(s!.p99Ms, s!.p50Ms)).join(', ')} its p50${spreadTail}`;
+    notes.read_p99 = read + tails + waited + runtimeWaits(measured) + clientWaits(measured, 'p99Ms');
   }
   const waits = coreWaits(measured, scs);
   if (waits) for (const id of CROSSING_PROCESSES) if (notes[id]) notes[id] += waits;

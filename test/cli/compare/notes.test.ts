@@ -234,6 +234,19 @@ describe('compare notes', () => {
     );
   });
 
+  it("sets the server's own read tail beside the calibrated spread's, which is the model's tail", () => {
+    const runs = [measured(0, 1, 0), measured(1, 1, 0)];
+    runs.forEach((r, i) => (r.replay!.reads.server = { ...r.replay!.reads.server!, p50Ms: 1, p99Ms: 5 - i }));
+    const spread = (p99: string) => parseScenario(EVENTS_YAML.replace(/infrastructure:.*\n/, `infrastructure:\n  api: { spread: { min: 0.4, p50: 1, p99: ${p99}, max: 4 } }\n`), 'events.yaml');
+    const tails = "; the server's own p99 5.00x, 4.00x its p50, where the calibrated spread of a read one at a time, which the model draws a read's service from, has its p99";
+    expect(figureNotes(runs, [spread('2.5')]).read_p99).toContain(`${tails} 2.50x;`);
+    expect(figureNotes(runs, [spread('2.5'), spread('1.8')]).read_p99).toContain(`${tails} 2.50x / 1.80x;`);
+    expect(figureNotes(runs, [spread('2.5')]).read_p50).not.toContain("the server's own p99");
+    // without an API tier the model has no spread to set beside it
+    const noApi = parseScenario(EVENTS_YAML.replace(/infrastructure:.*\n/, 'infrastructure:\n  api: none\n'), 'events.yaml');
+    expect(figureNotes(runs, [noApi]).read_p99).toContain("; the server's own p99 5.00x, 4.00x its p50;");
+  });
+
   it("quotes the server's and the workers' event-loop waits and the server's GC pauses beside the read and pickup tails", () => {
     const runs = [measured(0, 1, 0), measured(1, 1, 0)];
     runs.forEach((r, i) => {
