@@ -2,7 +2,8 @@
 // A request's CPU time (a page: cpuPerRead + cpuPerList per merged list and cpuPerListEntry per entry
 // they return + cpuPerPost per hydrated post; a post: cpuPerWrite), moved by draws from the service-time spread (drawJitter), queues for a core first
 // come, first served, after the client's network hop. A Node process serves on one event loop, so a
-// core is a server and the Redis round trips of a request do not hold it.
+// core is a server and the Redis round trips of a request do not hold it; but when one comes back
+// the handler resumes only once its event loop has finished what it runs (resumeWait).
 //
 // Without population scaling every request is simulated: the cores are an exact multi-server FIFO
 // (WorkerPool). At scale a sampled request stands for many, so its wait is drawn from the M/M/c
@@ -47,6 +48,12 @@ function jittered(cpu: number, jitter: number): number {
 }
 
 const NO_IDLE_EXTRA = { wait: 0, cpu: 0 } as const;
+
+/**
+ * The waits a post's handler resumes from before its author's list holds the post
+ * (FeedService.createPost): its Postgres statement, then the list add in Redis.
+ */
+export const POST_RESUMPTIONS = 2;
 
 /**
  * The CPU a request spends beyond its own on a tier `utilisation` busy (api.idleCpu, at most
@@ -96,6 +103,8 @@ export class ApiStage {
   private readonly rng: Rng;
   /** api.postListed's draws, a stream of their own (the other draws stay as they were without it). */
   private readonly listedRng: Rng;
+  /** resumeWait's draws, a stream of their own too. */
+  private readonly resumeRng: Rng;
   /** The extra stall draws of requests heavier than the reference page, a stream of their own too. */
   private readonly stallRng: Rng;
   private readonly spreadMean: number;
@@ -117,6 +126,7 @@ export class ApiStage {
     this.spec = spec;
     this.rng = Rng.derive(ctx.sc.seed, 'api');
     this.listedRng = Rng.derive(ctx.sc.seed, 'post-listed');
+    this.resumeRng = Rng.derive(ctx.sc.seed, 'api-resume');
     this.stallRng = Rng.derive(ctx.sc.seed, 'api-stalls');
     this.work = new Float64Array(Math.ceil(ctx.duration) + 1);
     this.requests = new Float64Array(Math.ceil(ctx.duration) + 1);
@@ -229,7 +239,26 @@ export class ApiStage {
     const arrived = this.spec.network / 2 + idle.wait;
     const { wait, service } = this.serve(t + arrived, jittered(this.spec.cpuPerWrite, this.drawJitter(this.spec.cpuPerWrite)) + idle.cpu, weight, true);
     const started = arrived + wait;
-    return { started, listed: started + Math.max(service, quantileAt(this.spec.postListed, this.listedRng.float())) };
+    let listed = started + Math.max(service, quantileAt(this.spec.postListed, this.listedRng.float()));
+    for (let i = 0; i < POST_RESUMPTIONS; i++) listed += this.resumeWait(t + listed);
+    return { started, listed };
+  }
+
+  /**
+   * The wait of a handler resuming at t after a Redis round trip or a Postgres statement: its
+   * process's event loop first finishes the request (or timer) it is running. With the chance the
+   * process was busy over the second before (its requests and its background), the rest of a
+   * service in progress, exponential with that second's mean service (an M/M/1's residual). What
+   * calibrate measures one request at a time (the spread, api.postListed) has none: nothing else
+   * runs. 0 without an API tier, or before a second has passed.
+   */
+  resumeWait(t: number): number {
+    if (!this.spec) return 0;
+    const prev = Math.min(Math.floor(t) - 1, this.work.length - 1);
+    if (prev < 0 || this.requests[prev] === 0) return 0;
+    const busy = Math.min(0.99, (this.work[prev] + this.background) / this.servers);
+    if (this.resumeRng.float() >= busy) return 0;
+    return this.resumeRng.exponential(this.requests[prev] / this.work[prev]);
   }
 
   private serve(t: number, cpu: number, weight: number): number;

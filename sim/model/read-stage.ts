@@ -3,7 +3,7 @@
 // timeline, the reader's own list, each pulled author's list) with the follows token, each list on
 // its shard, waiting behind that shard's load; then the MGET of the page's bodies. A missing
 // timeline or list is rebuilt from Postgres first (cold start), queued on the rebuild connections.
-import { commandsPerPage, firstSlice, listsPerPage } from '../../core/read-plan.js';
+import { commandsPerPage, firstSlice, listsPerPage, ROUND_TRIPS_PER_PAGE } from '../../core/read-plan.js';
 import { mix32, Rng } from '../../core/random.js';
 import type { ApiStage } from './api-tier.js';
 import { EV, minuteOf, type ModelContext } from './context.js';
@@ -139,6 +139,8 @@ export class ReadStage {
     // round trip 2: hydrate the page's post bodies
     const bodyShard = rng.int(ctx.shards);
     latency += costs.rtt + shardLoad.wait(bodyShard, rng) + costs.mgetPerKey * pageSize;
+    // the handler resumes after each round trip once its event loop is free
+    for (let i = 0; i < ROUND_TRIPS_PER_PAGE; i++) latency += this.api.resumeWait(now + latency);
     if (!ctx.spread) shardLoad.addSpread(costs.mgetPerKey * pageSize * w, w);
     ops += commandsPerPage(pulled);
     cache.touch(u, now);
