@@ -1,7 +1,7 @@
 // The terminal table of a calibration: every key of its infrastructure block with the value written,
 // the spread of its samples (median, p10-p90, n) or its fit (a, b, r²), and a line per refusal.
 import { CALIBRATED_KEYS, type CalibratedKey } from '../sim/scenario/calibration.js';
-import type { CalibrationDocument } from '../sim/calibration/document.js';
+import type { CalibrationDocument, Distribution } from '../sim/calibration/document.js';
 import type { Fit, Spread } from '../sim/calibration/figures.js';
 import { formatBytes } from '../sim/scenario/units.js';
 
@@ -72,8 +72,8 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
       const w = m.worker;
       if (!w) return 'not measured';
       const d = w.pickupIdle;
-      const at = (p: number) => us(d.points.find((q) => q.p === p)?.value ?? NaN);
-      return `a running worker's ${d.n} of ${w.pickup.n} events that found it waiting, read to the ms on two clocks (p50 ${at(0.5)}, p99 ${at(0.99)}, mean ${us(d.mean)}; every event's p99 ${us(w.pickup.points.find((q) => q.p === 0.99)?.value ?? NaN)}), each reading spread over its ms`;
+      const at = (p: number, of: Distribution = d) => us(of.points.find((q) => q.p === p)?.value ?? NaN);
+      return `a running worker's ${d.n} of ${w.pickup.n} events that found it waiting, read to the ms on two clocks (p50 ${at(0.5)}, p99 ${at(0.99)}, mean ${us(d.mean)}; every event's p99 ${at(0.99, w.pickup)}), each reading spread over its ms`;
     }
     case 'costs.rebuild':
       return spread(m.rebuild);

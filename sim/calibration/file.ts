@@ -136,8 +136,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
             worker: {
               source: m.worker.source,
               events: m.worker.events,
-              ...Object.fromEntries((['pickup', 'statements', 'firstPage', 'writes'] as const).map((k) => [k, m.worker![k].n > 0 ? { mean: durationText(m.worker![k].mean), ...distribution(m.worker![k]) } : { n: 0 }])),
-              pickupIdle: m.worker.pickupIdle.n > 0 ? { mean: durationText(m.worker.pickupIdle.mean), ...distribution(m.worker.pickupIdle) } : { n: 0 },
+              ...Object.fromEntries((['pickup', 'statements', 'firstPage', 'writes', 'pickupIdle'] as const).map((k) => [k, m.worker![k].n > 0 ? { mean: durationText(m.worker![k].mean), ...distribution(m.worker![k]) } : { n: 0 }])),
               ...(m.worker.pickupIdle.n > 0 ? { pickupIdleUnrounded: distribution({ points: m.worker.pickupIdle.unrounded, n: m.worker.pickupIdle.n }) } : {}),
             },
           }

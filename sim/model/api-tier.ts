@@ -53,7 +53,7 @@ const NO_IDLE_EXTRA = { wait: 0, cpu: 0 } as const;
  * The waits a post's handler resumes from before its author's list holds the post
  * (FeedService.createPost): its Postgres statement, then the list add in Redis.
  */
-export const POST_RESUMPTIONS = 2;
+const POST_RESUMPTIONS = 2;
 
 /**
  * The CPU a request spends beyond its own on a tier `utilisation` busy (api.idleCpu, at most

@@ -118,8 +118,9 @@ export class ReadStage {
       pulled++;
       const sh = this.listShard(f, u);
       // one pipeline a process: its lists wait once there
-      if (this.shardStamp[shardLoad.processOf(sh)] !== seq) {
-        this.shardStamp[shardLoad.processOf(sh)] = seq;
+      const process = shardLoad.processOf(sh);
+      if (this.shardStamp[process] !== seq) {
+        this.shardStamp[process] = seq;
         const wt = shardLoad.wait(sh, rng);
         if (wt > maxWait) maxWait = wt;
       }
