@@ -3,8 +3,9 @@
 // before each of the two replays on the live stack (its costs drift within the hour: each
 // calibration is one draw of them), the replayed world simulated with each calibration's costs over
 // three seeds, the estimate beside them. Printed: the compare report, then every figure's ratio
-// against the 15% goal, and where the CPU went during the replays. About 60 minutes (four
-// calibrations and four replays).
+// against the 15% goal, and where the CPU went during the replays; then the same documents compared
+// with each replay's own stages swapped in (--replay-stages). About 60 minutes (four calibrations
+// and four replays).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,7 @@ export async function benchCompare(): Promise<void> {
       }
       cpuLines(out);
       results.push(...resultLines(scenario, doc, r.seconds));
+      results.push(...(await replayStages(scenario, out)));
     }
   } finally {
     // kept: each comparison (report.json, .md, .html) and the replays' documents, for feedlab compare --replays
@@ -45,6 +47,25 @@ export async function benchCompare(): Promise<void> {
   }
   console.log('summary:');
   for (const line of results) console.log(`  RESULT ${line}`);
+}
+
+/**
+ * The same replays and calibrations with each replay's own stages swapped in (--replay-stages): which
+ * figures the model adds up to from what the replay measured, and which it does not.
+ */
+async function replayStages(scenario: string, out: string): Promise<string[]> {
+  const kept = (prefix: string, ext: string) => [1, 2].map((i) => join(out, `${prefix}-${i}.${ext}`)).join(',');
+  const fedOut = join(out, 'replay-stages');
+  const args = ['compare', scenario, '--replays', kept('replay', 'json'), '--calibration', kept('calibration', 'yaml'), '--replay-stages', '--out', fedOut, '--quiet'];
+  console.log(`\n\`node dist/cli/main.js ${args.join(' ')}\` (the same documents, each replay's stages in place of its calibration's):`);
+  const r = await feedlab(args);
+  process.stdout.write(r.stdout);
+  try {
+    const doc = JSON.parse(readFileSync(join(fedOut, 'report.json'), 'utf8')) as CompareDocument;
+    return resultLines(`${scenario} (the replays' stages)`, doc, r.seconds);
+  } catch {
+    return [`compare ${scenario} --replay-stages: FAILED (exit ${r.code}) after ${r.seconds.toFixed(0)} s`];
+  }
 }
 
 /** Where the two cores went during each replay's window, policy by policy. */

@@ -107,7 +107,9 @@ function columns(rows: string[][]): string[] {
 }
 
 export function compareTerminal(doc: CompareDocument): string {
-  const out = [`compare ${headlineOf(doc)}`, `  simulated: ${doc.sides.simulated.sources.join(', ')}`, `  measured:  ${doc.sides.measured.sources.join(', ')}`];
+  // the simulated side's first source is the run; any more are its inputs (--replay-stages' swaps), a line each
+  const [run, ...inputs] = doc.sides.simulated.sources;
+  const out = [`compare ${headlineOf(doc)}`, `  simulated: ${run ?? ''}`, ...inputs.map((x) => `             ${x}`), `  measured:  ${doc.sides.measured.sources.join(', ')}`];
   for (const w of doc.warnings) out.push(`!! ${w}`);
   const unmatched = unmatchedLine(doc);
   if (unmatched) out.push(unmatched);
@@ -141,7 +143,8 @@ const mdCell = (s: string): string => s.replace(/\|/g, '\\|');
 
 export function compareMarkdown(doc: CompareDocument): string {
   const out = [`# Compare: ${doc.scenario}`, '', `Simulated side: ${doc.sides.simulated.label}. Measured side: ${doc.sides.measured.label}.`, ''];
-  out.push(`- simulated: ${doc.sides.simulated.sources.join(', ')}`, `- measured: ${doc.sides.measured.sources.join(', ')}`, '');
+  const [run, ...inputs] = doc.sides.simulated.sources;
+  out.push(`- simulated: ${run ?? ''}`, ...inputs.map((x) => `  - ${x}`), `- measured: ${doc.sides.measured.sources.join(', ')}`, '');
   for (const w of doc.warnings) out.push(`> **${mdCell(w)}**`, '');
   const unmatched = unmatchedLine(doc);
   if (unmatched) out.push(`**${unmatched}**`, '');

@@ -12,6 +12,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatPolicy, notLiveRunnable, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { buildComparison, type CompareDocument, type PolicyInput } from '../../sim/compare/compare.js';
+import { fedByReplayRefined } from '../../sim/compare/replay-stages.js';
 import { replayMapping } from '../../sim/replay/mapping.js';
 import { mirrorScenario, replayKeyPrefix, simulateMirror } from '../../sim/replay/mirror.js';
 import type { RunResult } from '../../sim/result.js';
@@ -162,6 +163,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
     const worlds = scs.map((sc) => ({ ...world, mapping: { ...world.mapping, scenario: sc } }));
     const calibrated = (k: number) => (worlds.length === 1 ? '' : `calibration ${k + 1}, `);
     const inputs: PolicyInput[] = [];
+    const fedSources: string[] = [];
     const unmatched: Array<{ policy: string; side: 'simulated' | 'measured' }> = [];
     for (const policy of policies) {
       const spec = formatPolicy(policy);
@@ -172,24 +174,41 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
       }
       // the replays' keys are named under their scratch prefix: the model counts the same names
       const keyPrefix = replayKeyPrefix(live[0]);
-      const simulated = worlds.flatMap((w, k) =>
-        seedList.map((seed) => {
-          say(`simulating ${spec}, ${calibrated(k)}seed ${seed}`);
-          return simulateMirror(w, policy, seed, cores, keyPrefix);
-        }),
-      );
-      const notes = figureNotes(live, worlds.map((w) => mirrorScenario(w.mapping, cores)));
+      // `from`: the first world's place among the calibrations
+      const simulateAll = (ws: typeof worlds, what: string, from = 0) =>
+        ws.flatMap((w, k) =>
+          seedList.map((seed) => {
+            say(`simulating ${spec}, ${what}${calibrated(from + k)}seed ${seed}`);
+            return simulateMirror(w, policy, seed, cores, keyPrefix);
+          }),
+        );
+      let simulated = simulateAll(worlds, '');
+      let simulatedWorlds = worlds;
+      if (f['replay-stages']) {
+        // each calibration with its paired replay's stages (the last replay for any past them)
+        const fed = worlds.map((w, k) =>
+          fedByReplayRefined(w.mapping.scenario, live[Math.min(k, live.length - 1)], simulated.slice(k * seeds, (k + 1) * seeds), (sc) =>
+            simulateAll([{ ...w, mapping: { ...w.mapping, scenario: sc } }], `the replay's stages (a first pass), `, k),
+          ),
+        );
+        simulatedWorlds = worlds.map((w, k) => ({ ...w, mapping: { ...w.mapping, scenario: fed[k].sc } }));
+        fed.forEach((x, k) => fedSources.push(`${spec}, ${calibrated(k)}the replay's stages: ${x.swapped.length === 0 ? 'none measured' : x.swapped.map((s) => `${s.key} ${s.replay} (calibrated ${s.calibrated})`).join('; ')}`));
+        simulated = simulateAll(simulatedWorlds, "the replay's stages, ");
+      }
+      const notes = figureNotes(live, simulatedWorlds.map((w) => mirrorScenario(w.mapping, cores)));
       // the documents' closed forms with the first calibration's costs (one estimate a policy)
       inputs.push({ policy: spec, estimate: estimateSide(scs[0], world, policy), simulated, measured: live, notes });
     }
     if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);
     const seedText = seeds === 1 ? `seed ${seedList[0]}` : `seeds ${seedList[0]}-${seedList[seeds - 1]}`;
-    const costsText = calibrationFiles.length === 0 ? "the scenario's costs" : calibrationFiles.length === 1 ? 'calibrated' : `${calibrationFiles.length} calibrations`;
+    const costsText =
+      (calibrationFiles.length === 0 ? "the scenario's costs" : calibrationFiles.length === 1 ? 'calibrated' : `${calibrationFiles.length} calibrations`) +
+      (f['replay-stages'] ? ", the replays' stages swapped in" : '');
     const doc = buildComparison({
       scenario: declared.name,
       policies: inputs,
       labels: { simulated: `simulate (${costsText}, ${seedText}${calibrationFiles.length > 1 ? ' each' : ''})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
-      sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFiles.length > 0 ? `, costs from ${calibrationFiles.join(', ')}` : ''}`], measured: measured.names },
+      sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFiles.length > 0 ? `, costs from ${calibrationFiles.join(', ')}` : ''}`, ...fedSources], measured: measured.names },
       documentLabels: { simulated: worlds.flatMap((_, k) => seedList.map((s) => `${calibrated(k)}seed ${s}`)), measured: measured.names },
       unmatched,
       warnings,

@@ -119,6 +119,10 @@ export const COMPARE_SCENARIO_OPTIONS = {
   },
   calibrations: { type: 'string', arg: 'N', help: 'without --calibration: how many times feedlab calibrate runs, each just before a replay (default: one a replay, --runs; with --replays, 1, run now)' },
   'no-calibrate': { type: 'boolean', help: "simulate with the scenario's costs as they are" },
+  'replay-stages': {
+    type: 'boolean',
+    help: "simulate with the stages each replay measured in place of its calibration's (the post-to-log hop, the worker's statement and pickup, a large post's writes per timeline, the server's own read spread): whether the model adds the replay's own stages up to its figures",
+  },
   ...MAPPING_OPTIONS,
   quiet: { type: 'boolean', short: 'q', help: 'no progress on stderr' },
 } as const;

@@ -152,7 +152,7 @@ export function compareHtml(doc: CompareDocument): string {
   const body: string[] = [
     `<h1>Compare: ${esc(doc.scenario)}</h1>`,
     `<p>${esc(`Simulated side: ${doc.sides.simulated.label}. Measured side: ${doc.sides.measured.label}.${doc.sides.estimate ? ' With the estimate.' : ''}`)}</p>`,
-    `<p class="lead">${esc(`Simulated: ${doc.sides.simulated.sources.join(', ')}. Measured: ${doc.sides.measured.sources.join(', ')}.`)}</p>`,
+    `<p class="lead">${esc(`Simulated: ${doc.sides.simulated.sources.join('; ')}. Measured: ${doc.sides.measured.sources.join(', ')}.`)}</p>`,
   ];
   for (const w of doc.warnings) {
     const loud = /^(CONTENDED|PARTIAL) /.test(w);

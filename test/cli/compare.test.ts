@@ -3,7 +3,9 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CompareDocument } from '../../sim/compare/compare.js';
-import { EVENTS_YAML, REPLAY_RUNS } from '../sim/compare/documents.js';
+import { EVENTS_YAML, REPLAY_RUNS, savedReplay } from '../sim/compare/documents.js';
+import { summaryDistribution } from '../../sim/compare/replay-stages.js';
+import { quantileMean } from '../../sim/scenario/quantiles.js';
 import { expectInputErrors, feedlab, oneLine, scratchDir } from './cli-helpers.js';
 
 const REPLAY = REPLAY_RUNS[0];
@@ -271,6 +273,27 @@ infrastructure:
     // the second alone is of their hour
     const one = feedlab(['compare', scenario, '--replays', REPLAY_RUNS.join(','), '--calibration', b, '--seeds', '1', '--json']);
     expect((JSON.parse(one.stdout) as CompareDocument).warnings).toEqual([]);
+  });
+
+  it("--replay-stages simulates with each replay's own stages in place of the costs', each swap named", () => {
+    const r = feedlab(['compare', scenario, ...saved, '--seeds', '1', '--json', '--replay-stages']);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as CompareDocument;
+    expect(doc.sides.simulated.label).toBe("simulate (the scenario's costs, the replays' stages swapped in, seed 9)");
+    const [, fed] = doc.sides.simulated.sources;
+    expect(fed).toMatch(/^threshold:100000:skip-dormant, the replay's stages: postToLog mean [\d.]+ ms, p99 [\d.]+ ms \(calibrated mean [\d.]+ ms, p99 [\d.]+ ms\); costs\.eventStatements /);
+    expect(fed).toContain("api.spread the server's feed handler, p99 ");
+    // one calibration (the scenario's costs) pairs with the first replay: the model draws its stages
+    const first = savedReplay(0).summary.fanout.stagesSeconds!;
+    const simulated = (id: string) => (doc.figures.find((f) => f.id === id)!.values.simulated as number[])[0];
+    expect(fed).toContain(`postToLog mean ${(1000 * quantileMean(summaryDistribution(first.postToLog, 0)!)).toFixed(2)} ms, p99 ${(1000 * first.postToLog.p99).toFixed(2)} ms`);
+    expect(fed).toContain(`costs.eventStatements mean`);
+    expect(fed).toContain(`p99 ${(1000 * first.statements.p99).toFixed(2)} ms (calibrated mean 2.00 ms, p99 2.00 ms)`);
+    expect(Math.abs(simulated('stage_post_to_log_p50') / first.postToLog.p50 - 1)).toBeLessThan(0.1);
+    // the scenario's statement is a constant 2 ms: without the flag every draw is it, with it the replay's (104 posts)
+    const plain = JSON.parse(feedlab(['compare', scenario, ...saved, '--seeds', '1', '--json']).stdout) as CompareDocument;
+    expect((plain.figures.find((f) => f.id === 'stage_statements_p99')!.values.simulated as number[])[0]).toBe(0.002);
+    expect(simulated('stage_statements_p99')).toBeGreaterThan(0.004);
   });
 
   it('warns when the saved replays sent another schedule than the one simulated', () => {

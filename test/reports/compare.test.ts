@@ -46,6 +46,16 @@ describe('the terminal and Markdown reports', () => {
     expect(lines.find((l) => l.trim().startsWith("stage: a large post's writes per timeline"))).toMatch(/no post of 300 timelines or more\s+not measured\s+n\/a$/);
   });
 
+  it("put the simulated side's inputs (--replay-stages' swaps) under its run, a line each", () => {
+    const fed = buildComparison({
+      scenario: 'replay-events',
+      policies: [{ policy, simulated: seeds, measured: runs }],
+      sources: { simulated: ['the run', 'calibration 1: postToLog 5 ms', 'calibration 2: postToLog 6 ms'], measured: ['a.json', 'b.json'] },
+    });
+    expect(compareTerminal(fed).split('\n').slice(1, 5)).toEqual(['  simulated: the run', '             calibration 1: postToLog 5 ms', '             calibration 2: postToLog 6 ms', '  measured:  a.json, b.json']);
+    expect(compareMarkdown(fed)).toContain('- simulated: the run\n  - calibration 1: postToLog 5 ms\n  - calibration 2: postToLog 6 ms\n- measured: a.json, b.json\n');
+  });
+
   it('say a contended measurement before anything else', () => {
     const contended = structuredClone(runs[1]);
     contended.replay!.cpu.contended = true;
