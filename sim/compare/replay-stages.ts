@@ -135,7 +135,8 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
     const busy = meanOf(simulated.map((r) => stageOf(r, 'pickup')?.mean)) - quantileMean(infra.costs.pickup);
     swapped.push({
       key: 'costs.pickup',
-      calibrated: `${dist(infra.costs.pickup)}${Number.isFinite(busy) ? ` (the model's waits behind a busy worker add ${ms(Math.max(0, busy))} to the mean, counted twice now)` : ''}`,
+      // said only where the model's own waits add a hundredth of a ms or more
+      calibrated: `${dist(infra.costs.pickup)}${busy >= 1e-5 ? ` (the model's waits behind a busy worker add ${ms(busy)} to the mean, counted twice now)` : ''}`,
       replay: dist(pickup),
     });
     costs.pickup = pickup;

@@ -130,6 +130,17 @@ describe('fedByReplay', () => {
     expect(swapped.find((x) => x.key === 'costs.eventStatements')!.calibrated).toMatch(/^mean [\d.]+ ms, p99 [\d.]+ ms/);
   });
 
+  it("says how much the model's own waits behind a busy worker add to the pickup it now draws the replay's from", () => {
+    const withPickupMean = (r: RunResult, mean: number): RunResult => {
+      const p = r.summary.fanout.stagesSeconds!.pickup;
+      return { ...r, summary: { ...r.summary, fanout: { ...r.summary.fanout, stagesSeconds: { ...r.summary.fanout.stagesSeconds!, pickup: { ...p, mean } } } } };
+    };
+    const idle = quantileMean(sc.infrastructure.costs.pickup);
+    const text = (mean: number) => fedByReplay(sc, replay, [withPickupMean(sims[0], mean)]).swapped.find((x) => x.key === 'costs.pickup')!.calibrated;
+    expect(text(idle + 0.0002)).toMatch(/\(the model's waits behind a busy worker add 0\.20 ms to the mean, counted twice now\)$/);
+    expect(text(idle)).not.toContain('busy worker');
+  });
+
   it('leaves everything as it was for a document without stages', () => {
     const bare: RunResult = { ...replay, summary: { ...replay.summary, fanout: { ...replay.summary.fanout, stagesSeconds: undefined } }, replay: undefined };
     const { sc: fed, swapped } = fedByReplay(sc, bare, sims);
