@@ -5,10 +5,10 @@
 // heap, how busy the machine was); one still outside says the model lacks something between them.
 //
 // Swapped in, each from the replay's document:
-// - infrastructure.postToLog: the commit to the event log, its quantiles (the same clocks);
+// - infrastructure.postToLog: the commit to the event log, its quantiles scaled to its mean (atMean);
 // - costs.eventStatements: the worker's statement per event; its idle curve is dropped (the
 //   replay's statements were met at the replay's own idle times);
-// - costs.pickup: the log to a worker starting on the event. A replay keeps every event's, those
+// - costs.pickup: the log to a worker starting on the event, scaled alike. A replay keeps every event's, those
 //   that waited behind the worker's own batch included, which the model adds again (its own such
 //   waits: the simulated pickup's mean over the calibrated draws', said beside);
 // - writesPerSecondPerWorker: a large post's writes per timeline, the line's slope moved by the
@@ -91,6 +91,17 @@ export function tailPoint(a: { p: number; value: number }, b: { p: number; value
   return { p, value: a.value * (b.value / a.value) ** f };
 }
 
+/**
+ * `d` scaled to `mean`: the hop and the pickup are read off millisecond clocks, where a quantile is
+ * a whole ms (a pickup of 0.75 ms on average reads p50 1 ms) but the mean is exact (the stamps fall
+ * anywhere in their ms). Unscaled, a burst replay's pickup drew a mean of 1.2 times the replay's.
+ */
+export function atMean(d: QuantileDistribution | null, mean: number | null | undefined): QuantileDistribution | null {
+  if (!d || typeof mean !== 'number' || !(mean > 0)) return d;
+  const k = mean / quantileMean(d);
+  return Number.isFinite(k) && k > 0 ? { points: d.points.map((q) => ({ p: q.p, value: q.value * k })) } : d;
+}
+
 /** The server's feed-handler buckets (cumulative, seconds) over their mean, at calibrate's quantiles; null when empty. */
 export function serverSpread(buckets: readonly { le: number; count: number }[] | undefined): QuantileDistribution | null {
   if (!buckets || buckets.length === 0 || !(buckets[buckets.length - 1].count > 0)) return null;
@@ -119,7 +130,7 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
   const swapped: SwappedStage[] = [];
   const dist = (d: QuantileDistribution) => `mean ${ms(quantileMean(d))}, p99 ${ms(quantileAt(d, 0.99))}`;
 
-  const hop = summaryDistribution(stageOf(replay, 'postToLog'), 0);
+  const hop = atMean(summaryDistribution(stageOf(replay, 'postToLog'), 0), stageOf(replay, 'postToLog')?.mean);
   if (hop) {
     swapped.push({ key: 'postToLog', calibrated: dist(infra.postToLog), replay: dist(hop) });
     next.postToLog = hop;
@@ -130,7 +141,7 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
     costs.eventStatements = statements;
     costs.eventStatementsByIdle = null;
   }
-  const pickup = summaryDistribution(stageOf(replay, 'pickup'), 0);
+  const pickup = atMean(summaryDistribution(stageOf(replay, 'pickup'), 0), stageOf(replay, 'pickup')?.mean);
   if (pickup) {
     const busy = meanOf(simulated.map((r) => stageOf(r, 'pickup')?.mean)) - quantileMean(infra.costs.pickup);
     swapped.push({

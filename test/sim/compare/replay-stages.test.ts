@@ -1,6 +1,6 @@
 // The model fed a replay's own stages: each swapped input in closed form, from a saved replay.
 import { describe, expect, it } from 'vitest';
-import { fedByReplay, fedByReplayRefined, serverSpread, summaryDistribution, tailPoint } from '../../../sim/compare/replay-stages.js';
+import { atMean, fedByReplay, fedByReplayRefined, serverSpread, summaryDistribution, tailPoint } from '../../../sim/compare/replay-stages.js';
 import { quantileAt, quantileMean } from '../../../sim/scenario/quantiles.js';
 import { parseScenario } from '../../../sim/scenario/load.js';
 import type { RunResult } from '../../../sim/result.js';
@@ -49,6 +49,17 @@ describe('tailPoint', () => {
   });
 });
 
+describe('atMean', () => {
+  it("scales a millisecond clock's quantiles to its exact mean: p50 1 ms of a 0.75 ms pickup", () => {
+    const d = summaryDistribution({ mean: 0.00075, p50: 0.001, p90: 0.001, p99: 0.003, max: 0.004 }, 0)!;
+    const scaled = atMean(d, 0.00075)!;
+    expect(quantileMean(scaled)).toBeCloseTo(0.00075, 12);
+    expect(quantileAt(scaled, 0.5) / quantileAt(d, 0.5)).toBeCloseTo(0.00075 / quantileMean(d), 12);
+    expect(atMean(d, null)).toBe(d);
+    expect(atMean(null, 0.001)).toBeNull();
+  });
+});
+
 describe('serverSpread', () => {
   it("is the server's buckets over their mean: all reads within 1-2 ms is uniform on 2/3-4/3", () => {
     const s = serverSpread([
@@ -77,11 +88,12 @@ describe('fedByReplay', () => {
   it("swaps in the replay's hop, statement (its idle curve dropped), pickup and read spread, and names each", () => {
     const { sc: fed, swapped } = fedByReplay(sc, replay, sims);
     const stages = replay.summary.fanout.stagesSeconds!;
-    expect(quantileAt(fed.infrastructure.postToLog, 0.5)).toBe(stages.postToLog.p50);
-    expect(quantileAt(fed.infrastructure.postToLog, 0.99)).toBe(stages.postToLog.p99);
+    // the millisecond clocks' quantiles scaled to their exact means
+    expect(quantileMean(fed.infrastructure.postToLog)).toBeCloseTo(stages.postToLog.mean, 12);
+    expect(quantileAt(fed.infrastructure.postToLog, 0.99) / quantileAt(fed.infrastructure.postToLog, 0.5)).toBeCloseTo(stages.postToLog.p99 / stages.postToLog.p50, 9);
+    expect(quantileMean(fed.infrastructure.costs.pickup)).toBeCloseTo(stages.pickup.mean, 12);
     expect(quantileAt(fed.infrastructure.costs.eventStatements, 0.5)).toBe(stages.statements.p50);
     expect(fed.infrastructure.costs.eventStatementsByIdle).toBeNull();
-    expect(quantileAt(fed.infrastructure.costs.pickup, 1)).toBe(stages.pickup.max);
     expect(quantileMean(fed.infrastructure.api!.spread)).toBeCloseTo(1, 9);
     expect(swapped.map((s) => s.key)).toEqual(['postToLog', 'costs.eventStatements', 'costs.pickup', ...(swapped.some((s) => s.key === 'writesPerSecondPerWorker') ? ['writesPerSecondPerWorker'] : []), 'costs.batch', 'api.spread']);
     // the batch moved by the replay's writes p50 less the model's (at most to 0)
