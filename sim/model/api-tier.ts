@@ -15,7 +15,7 @@
 import { Rng } from '../../core/random.js';
 import { quantileAt, quantileMean } from '../scenario/quantiles.js';
 import type { ApiTier } from '../scenario/types.js';
-import { firstSlice, listsPerPage } from '../../core/read-plan.js';
+import { firstSlice, listsPerPage, ROUND_TRIPS_PER_PAGE } from '../../core/read-plan.js';
 import { meanPagesPerSession } from '../workload/activity.js';
 import type { ModelContext } from './context.js';
 import { fullListsCpuSeconds, listCpuSeconds, listReadSeconds } from './list-reads.js';
@@ -54,6 +54,16 @@ const NO_IDLE_EXTRA = { wait: 0, cpu: 0 } as const;
  * (FeedService.createPost): its Postgres statement, then the list add in Redis.
  */
 const POST_RESUMPTIONS = 2;
+
+/**
+ * The pieces a request's handler runs in on its event loop, split by its waits: a page's before,
+ * between and after its two Redis round trips, a post's around its statement and its list add. A
+ * handler resuming waits for the rest of one such piece, not of a whole request: drawn from a
+ * whole request's, pull's posts (beside 3 ms pages on a server 17-22% busy) reached their list at
+ * 1.29-1.41 times the replays' median, where the server's own Server-Timing under that load (p50
+ * 3.2 ms) was no slower than calibrate's one at a time (3.3-3.5 ms; the compare bench, 2026-12-06).
+ */
+const RUNS_PER_REQUEST = ROUND_TRIPS_PER_PAGE + 1;
 
 /**
  * The CPU a request spends beyond its own on a tier `utilisation` busy (api.idleCpu, at most
@@ -246,11 +256,11 @@ export class ApiStage {
 
   /**
    * The wait of a handler resuming at t after a Redis round trip or a Postgres statement: its
-   * process's event loop first finishes the request (or timer) it is running. With the chance the
-   * process was busy over the second before (its requests and its background), the rest of a
-   * service in progress, exponential with that second's mean service (an M/M/1's residual). What
-   * calibrate measures one request at a time (the spread, api.postListed) has none: nothing else
-   * runs. 0 without an API tier, or before a second has passed.
+   * process's event loop first finishes the run it is in, one of the RUNS_PER_REQUEST pieces of
+   * another request (or a timer). With the chance the process was busy over the second before (its
+   * requests and its background), the rest of such a run, exponential with that second's mean
+   * service over RUNS_PER_REQUEST. What calibrate measures one request at a time (the spread,
+   * api.postListed) has none: nothing else runs. 0 without an API tier, or before a second has passed.
    */
   resumeWait(t: number): number {
     if (!this.spec) return 0;
@@ -258,7 +268,7 @@ export class ApiStage {
     if (prev < 0 || this.requests[prev] === 0) return 0;
     const busy = Math.min(0.99, (this.work[prev] + this.background) / this.servers);
     if (this.resumeRng.float() >= busy) return 0;
-    return this.resumeRng.exponential(this.requests[prev] / this.work[prev]);
+    return this.resumeRng.exponential((RUNS_PER_REQUEST * this.requests[prev]) / this.work[prev]);
   }
 
   private serve(t: number, cpu: number, weight: number): number;
