@@ -15,11 +15,12 @@
 //   replay's p50 less the calibrated simulation's;
 // - costs.batch: a batch's own cost moved by the replay's pushed posts' writes p50 less the
 //   calibrated simulation's (most posts are one batch; at most to 0);
+// - costs.expand: the first follower page's line moved alike by its p50 (a replay keeps no line
+//   by size: its slope stays calibrated);
 // - api.spread: the server's own histogram of its feed handler over its mean. It holds the waits
 //   the model adds itself (a resumption behind other work, a queue, a Redis pipeline), which at a
 //   replay's few percent of a core are a small part of it.
-// A stage the replay does not measure stays calibrated: the first follower page, the API's CPU and
-// the Redis costs of a read.
+// What the replay does not measure stays calibrated: the API's CPU and the Redis costs of a read.
 import type { RunResult, StageId } from '../result.js';
 import { bucketQuantile } from '../replay/server-metrics.js';
 import { QUANTILES } from '../calibration/document.js';
@@ -161,6 +162,14 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
       next.writesPerSecondPerWorker = 1 / perFollower;
     }
   }
+  // the first follower page: its line's intercept moved by the replay's median less the model's
+  const measuredPage = stageOf(replay, 'firstPage')?.p50;
+  const modelPage = meanOf(simulated.map((r) => stageOf(r, 'firstPage')?.p50));
+  if (typeof measuredPage === 'number' && Number.isFinite(measuredPage) && Number.isFinite(modelPage)) {
+    const expand = Math.max(0, infra.costs.expand + measuredPage - modelPage);
+    swapped.push({ key: 'costs.expand', calibrated: `${ms(infra.costs.expand)} a first page (its p50 ${ms(modelPage)})`, replay: `${ms(expand)} (its p50 ${ms(measuredPage)})` });
+    costs.expand = expand;
+  }
   // most pushed posts are one batch: the median post's writes move with the batch's own cost
   const measuredWrites = stageOf(replay, 'writes')?.p50;
   const modelWrites = meanOf(simulated.map((r) => stageOf(r, 'writes')?.p50));
@@ -180,8 +189,9 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
 
 /**
  * fedByReplay, then once more on its own simulations (`simulate`: the fed scenario's runs): the
- * slope and the batch are moved again by what the first move left (a slope that rises for the large
- * posts lengthens the small ones' writes too, which the batch's first move did not see). Each swap
+ * slope, the batch and the first page are moved again by what the first move left (a slope that
+ * rises for the large posts lengthens the small ones' writes too, which the batch's first move did
+ * not see). Each swap
  * keeps the calibrated value it replaced.
  */
 export function fedByReplayRefined(sc: Scenario, replay: RunResult, simulated: readonly RunResult[], simulate: (fed: Scenario) => RunResult[]): ReplayFed {

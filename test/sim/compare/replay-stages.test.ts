@@ -95,7 +95,11 @@ describe('fedByReplay', () => {
     expect(quantileAt(fed.infrastructure.costs.eventStatements, 0.5)).toBe(stages.statements.p50);
     expect(fed.infrastructure.costs.eventStatementsByIdle).toBeNull();
     expect(quantileMean(fed.infrastructure.api!.spread)).toBeCloseTo(1, 9);
-    expect(swapped.map((s) => s.key)).toEqual(['postToLog', 'costs.eventStatements', 'costs.pickup', ...(swapped.some((s) => s.key === 'writesPerSecondPerWorker') ? ['writesPerSecondPerWorker'] : []), 'costs.batch', 'api.spread']);
+    expect(swapped.map((s) => s.key)).toEqual(['postToLog', 'costs.eventStatements', 'costs.pickup', ...(swapped.some((s) => s.key === 'writesPerSecondPerWorker') ? ['writesPerSecondPerWorker'] : []), 'costs.expand', 'costs.batch', 'api.spread']);
+    // the first page's line moved by the replay's p50 less the model's (at most to 0)
+    const modelPage = (sims[0].summary.fanout.stagesSeconds!.firstPage.p50 + sims[1].summary.fanout.stagesSeconds!.firstPage.p50) / 2;
+    expect(fed.infrastructure.costs.expand).toBeCloseTo(Math.max(0, sc.infrastructure.costs.expand + stages.firstPage.p50 - modelPage), 12);
+    expect(fed.infrastructure.costs.expandPerFollower).toBe(sc.infrastructure.costs.expandPerFollower);
     // the batch moved by the replay's writes p50 less the model's (at most to 0)
     const modelWrites = (sims[0].summary.fanout.stagesSeconds!.writes.p50 + sims[1].summary.fanout.stagesSeconds!.writes.p50) / 2;
     expect(fed.infrastructure.costs.batch).toBeCloseTo(Math.max(0, sc.infrastructure.costs.batch + stages.writes.p50 - modelWrites), 12);
