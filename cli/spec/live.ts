@@ -121,7 +121,7 @@ export const COMPARE_SCENARIO_OPTIONS = {
   'no-calibrate': { type: 'boolean', help: "simulate with the scenario's costs as they are" },
   'replay-stages': {
     type: 'boolean',
-    help: "simulate with the stages each replay measured in place of its calibration's (the post-to-log hop, the worker's statement and pickup, a large post's writes per timeline, the server's own read spread): whether the model adds the replay's own stages up to its figures",
+    help: "simulate with the stages each replay measured in place of its calibration's (the post-to-log hop, the worker's statement, pickup and first page, a post's writes, the server's own read spread): whether the model adds the replay's own stages up to its figures",
   },
   ...MAPPING_OPTIONS,
   quiet: { type: 'boolean', short: 'q', help: 'no progress on stderr' },
