@@ -121,8 +121,9 @@ const stageOf = (r: RunResult, id: StageId) => r.summary.fanout.stagesSeconds?.[
 
 /**
  * `sc` (a calibration's scenario) with the stages `replay` measured swapped in. `simulated`: the
- * same calibration's simulations of that replay's world (their large posts' writes per timeline move
- * the line's slope). Inputs a replay did not measure stay as they were, and are not listed.
+ * same calibration's simulations of that replay's world (the slope, the batch and the first page
+ * move by the replay's figure less theirs). Inputs a replay did not measure stay as they were, and
+ * are not listed.
  */
 export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly RunResult[]): ReplayFed {
   const infra = sc.infrastructure;
@@ -191,8 +192,7 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
  * fedByReplay, then once more on its own simulations (`simulate`: the fed scenario's runs): the
  * slope, the batch and the first page are moved again by what the first move left (a slope that
  * rises for the large posts lengthens the small ones' writes too, which the batch's first move did
- * not see). Each swap
- * keeps the calibrated value it replaced.
+ * not see). Each swap keeps the calibrated value it replaced.
  */
 export function fedByReplayRefined(sc: Scenario, replay: RunResult, simulated: readonly RunResult[], simulate: (fed: Scenario) => RunResult[]): ReplayFed {
   const first = fedByReplay(sc, replay, simulated);
