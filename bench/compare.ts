@@ -13,6 +13,7 @@ import { AGREEMENT, type CompareDocument } from '../sim/compare/compare.js';
 import type { RunResult } from '../sim/result.js';
 import { formatCpu } from '../sim/replay/cpu.js';
 import { runCli } from './harness.js';
+import { DEFAULT_RUNS } from '../cli/spec/live.js';
 
 const SCENARIOS = ['scenarios/celebrity-burst.yaml', 'scenarios/threshold-sweep.yaml'];
 const TIMEOUT_MS = 60 * 60_000;
@@ -54,7 +55,8 @@ export async function benchCompare(): Promise<void> {
  * figures the model adds up to from what the replay measured, and which it does not.
  */
 async function replayStages(scenario: string, out: string): Promise<string[]> {
-  const kept = (prefix: string, ext: string) => [1, 2].map((i) => join(out, `${prefix}-${i}.${ext}`)).join(',');
+  // compare kept each replay and its calibration beside the report, numbered (one of each a run)
+  const kept = (prefix: string, ext: string) => Array.from({ length: DEFAULT_RUNS }, (_, i) => join(out, `${prefix}-${i + 1}.${ext}`)).join(',');
   const fedOut = join(out, 'replay-stages');
   const args = ['compare', scenario, '--replays', kept('replay', 'json'), '--calibration', kept('calibration', 'yaml'), '--replay-stages', '--out', fedOut, '--quiet'];
   console.log(`\n\`node dist/cli/main.js ${args.join(' ')}\` (the same documents, each replay's stages in place of its calibration's):`);

@@ -27,6 +27,7 @@ import { QUANTILES } from '../calibration/document.js';
 import { quantileAt, quantileMean, type QuantileDistribution } from '../scenario/quantiles.js';
 import type { Scenario } from '../scenario/types.js';
 import type { DurationSummary } from '../metrics/recorder.js';
+import { mean } from 'simple-statistics';
 
 /** One input swapped: its name in the scenario, calibrate's value and the replay's, in words. */
 export interface SwappedStage {
@@ -117,7 +118,7 @@ export function serverSpread(buckets: readonly { le: number; count: number }[] |
   return { points: points.map((q) => ({ p: q.p, value: q.value / mean })) };
 }
 
-const stageOf = (r: RunResult, id: StageId) => r.summary.fanout.stagesSeconds?.[id as Exclude<StageId, 'largeWritesPerTimeline'>];
+const stageOf = (r: RunResult, id: StageId) => r.summary.fanout.stagesSeconds?.[id];
 
 /**
  * `sc` (a calibration's scenario) with the stages `replay` measured swapped in. `simulated`: the
@@ -131,6 +132,12 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
   const next = { ...infra, costs };
   const swapped: SwappedStage[] = [];
   const dist = (d: QuantileDistribution) => `mean ${ms(quantileMean(d))}, p99 ${ms(quantileAt(d, 0.99))}`;
+  // a stage's median in the replay and in the calibrated simulations (their mean): what a line moves by
+  const medians = (id: StageId) => {
+    const measured = stageOf(replay, id)?.p50;
+    const model = meanOf(simulated.map((r) => stageOf(r, id)?.p50));
+    return typeof measured === 'number' && Number.isFinite(measured) && Number.isFinite(model) ? { measured, model } : null;
+  };
 
   const hop = atMean(summaryDistribution(stageOf(replay, 'postToLog'), 0), stageOf(replay, 'postToLog')?.mean);
   if (hop) {
@@ -154,29 +161,26 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
     });
     costs.pickup = pickup;
   }
-  const measuredLarge = replay.summary.fanout.stagesSeconds?.largeWritesPerTimeline?.p50;
-  const modelLarge = meanOf(simulated.map((r) => r.summary.fanout.stagesSeconds?.largeWritesPerTimeline?.p50));
-  if (typeof measuredLarge === 'number' && Number.isFinite(modelLarge)) {
-    const perFollower = 1 / infra.writesPerSecondPerWorker + measuredLarge - modelLarge;
+  const large = medians('largeWritesPerTimeline');
+  if (large) {
+    const perFollower = 1 / infra.writesPerSecondPerWorker + large.measured - large.model;
     if (perFollower > 0) {
-      swapped.push({ key: 'writesPerSecondPerWorker', calibrated: `${us(1 / infra.writesPerSecondPerWorker)} a follower (a large post ${us(modelLarge)} a timeline)`, replay: `${us(perFollower)} a follower (a large post ${us(measuredLarge)} a timeline)` });
+      swapped.push({ key: 'writesPerSecondPerWorker', calibrated: `${us(1 / infra.writesPerSecondPerWorker)} a follower (a large post ${us(large.model)} a timeline)`, replay: `${us(perFollower)} a follower (a large post ${us(large.measured)} a timeline)` });
       next.writesPerSecondPerWorker = 1 / perFollower;
     }
   }
   // the first follower page: its line's intercept moved by the replay's median less the model's
-  const measuredPage = stageOf(replay, 'firstPage')?.p50;
-  const modelPage = meanOf(simulated.map((r) => stageOf(r, 'firstPage')?.p50));
-  if (typeof measuredPage === 'number' && Number.isFinite(measuredPage) && Number.isFinite(modelPage)) {
-    const expand = Math.max(0, infra.costs.expand + measuredPage - modelPage);
-    swapped.push({ key: 'costs.expand', calibrated: `${ms(infra.costs.expand)} a first page (its p50 ${ms(modelPage)})`, replay: `${ms(expand)} (its p50 ${ms(measuredPage)})` });
+  const page = medians('firstPage');
+  if (page) {
+    const expand = Math.max(0, infra.costs.expand + page.measured - page.model);
+    swapped.push({ key: 'costs.expand', calibrated: `${ms(infra.costs.expand)} a first page (its p50 ${ms(page.model)})`, replay: `${ms(expand)} (its p50 ${ms(page.measured)})` });
     costs.expand = expand;
   }
   // most pushed posts are one batch: the median post's writes move with the batch's own cost
-  const measuredWrites = stageOf(replay, 'writes')?.p50;
-  const modelWrites = meanOf(simulated.map((r) => stageOf(r, 'writes')?.p50));
-  if (typeof measuredWrites === 'number' && Number.isFinite(measuredWrites) && Number.isFinite(modelWrites)) {
-    const batch = Math.max(0, infra.costs.batch + measuredWrites - modelWrites);
-    swapped.push({ key: 'costs.batch', calibrated: `${ms(infra.costs.batch)} a batch (a pushed post's writes p50 ${ms(modelWrites)})`, replay: `${ms(batch)} a batch (a pushed post's writes p50 ${ms(measuredWrites)})` });
+  const writes = medians('writes');
+  if (writes) {
+    const batch = Math.max(0, infra.costs.batch + writes.measured - writes.model);
+    swapped.push({ key: 'costs.batch', calibrated: `${ms(infra.costs.batch)} a batch (a pushed post's writes p50 ${ms(writes.model)})`, replay: `${ms(batch)} a batch (a pushed post's writes p50 ${ms(writes.measured)})` });
     costs.batch = batch;
   }
   const spread = infra.api ? serverSpread(replay.replay?.reads.counters.feedLatency) : null;
@@ -201,7 +205,8 @@ export function fedByReplayRefined(sc: Scenario, replay: RunResult, simulated: r
   return { sc: again.sc, swapped: again.swapped.map((x) => ({ ...x, calibrated: was.get(x.key) ?? x.calibrated })) };
 }
 
+/** The mean of the finite values, NaN when there are none. */
 function meanOf(xs: readonly (number | null | undefined)[]): number {
   const v = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-  return v.length > 0 ? v.reduce((a, b) => a + b, 0) / v.length : NaN;
+  return v.length > 0 ? mean(v) : NaN;
 }
