@@ -33,6 +33,7 @@ describe('feedlab compare', () => {
       [['compare'], /^feedlab: compare: missing required argument 'inputs'/],
       [['compare', sim, REPLAY, sim], /^feedlab: compare: a scenario, or two result documents \(simulated, then measured\), got 3 arguments$/],
       [['compare', sim, REPLAY, '--seeds', '2'], /^feedlab: compare: --seeds goes with compare SCENARIO, not with two documents$/],
+      [['compare', sim, REPLAY, '--replay-stages'], /^feedlab: compare: --replay-stages goes with compare SCENARIO, not with two documents$/],
       [['compare', sim, REPLAY, '--bogus'], /^feedlab: compare: unknown option '--bogus'/],
       [['compare', join(dir, 'missing.json'), REPLAY], /^feedlab: .*missing\.json: no such file$/],
       [['compare', sim, dir], /^feedlab: .*: is a directory, not a result document$/],
