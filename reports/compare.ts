@@ -1,7 +1,7 @@
 // The comparison (feedlab.compare/1) as text: the terminal report and report.md. One table per
 // policy, a row per figure: estimate (when given), simulated, measured, their ratio, the noise and
 // the verdict; a contended or partial measurement is said above everything else.
-import type { CompareDocument, FigureComparison, Side, Verdict } from '../sim/compare/compare.js';
+import type { CompareDocument, FigureComparison, Gap, Side, Verdict } from '../sim/compare/compare.js';
 import { FIGURES, type FigureUnit } from '../sim/compare/figures.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { fmtMs, fmtSeconds } from './summary-lines.js';
@@ -52,11 +52,28 @@ export function headlineOf(doc: CompareDocument): string {
   return `${doc.scenario}: ${doc.sides.simulated.label} against ${doc.sides.measured.label}`;
 }
 
-/** "12 within 15%, 2 inside the noise, 3 outside, 8 n/a (not measured or not modelled)". */
+/** "12 within 15%, 2 inside the noise, 3 outside (2 the costs', 1 the model's), 8 n/a (a side without the figure)". */
 export function countsLine(doc: CompareDocument): string {
   const c = doc.counts;
-  return `${c.within} within 15%, ${c.noise} inside the noise, ${c.outside} outside, ${c['n/a']} n/a (a side without the figure)`;
+  const gaps = doc.gaps && c.outside > 0 ? ` (${gapsText(doc.gaps)})` : '';
+  return `${c.within} within 15%, ${c.noise} inside the noise, ${c.outside} outside${gaps}, ${c['n/a']} n/a (a side without the figure)`;
 }
+
+const GAP_WORDS: Record<Gap, string> = { costs: "the costs'", model: "the model's", open: 'open' };
+/** Whose a gap is, in words: "the costs'", "the model's" or "open". */
+export const gapWords = (gap: Gap): string => GAP_WORDS[gap];
+
+/** "2 the costs', 1 the model's, 1 open": the figures outside by whose gap; those with no reading with the replays' stages are not counted. */
+export function gapsText(gaps: Record<Gap, number>): string {
+  return (Object.keys(GAP_WORDS) as Gap[]).map((g) => `${gaps[g]} ${GAP_WORDS[g]}`).join(', ');
+}
+
+/** What the simulations with the replays' stages keep calibrated, for the legend. */
+const CALIBRATED_ONLY = [...new Set(FIGURES.flatMap((f) => (f.calibratedOnly ? [f.calibratedOnly] : [])))].join('; ');
+
+/** Under the table when the simulations were run again with the replays' stages: what its two last columns say. */
+export const STAGES_LEGEND =
+  `stages ratio: the same simulations with each replay's own stages in place of the costs (the sources above), over measured; gap, of a figure outside: costs where with the replay's stages it comes within 15% or inside the noise (the model adds up what the replay met, the costs it was given are not that), model where it stays outside (the model lacks something between the stages), open where it stays outside but hangs on costs a replay does not measure (${CALIBRATED_ONLY}), so either may be it`;
 
 export function unmatchedLine(doc: CompareDocument): string | null {
   if (doc.unmatched.length === 0) return null;
@@ -77,7 +94,12 @@ export function hasSpreads(doc: CompareDocument): boolean {
 
 export function tableHead(doc: CompareDocument): string[] {
   const spreads = hasSpreads(doc);
-  return ['figure', ...(doc.sides.estimate ? ['estimate'] : []), 'simulated', ...(spreads ? ['spread'] : []), 'measured', ...(spreads ? ['spread'] : []), 'ratio', 'noise', 'verdict'];
+  return ['figure', ...(doc.sides.estimate ? ['estimate'] : []), 'simulated', ...(spreads ? ['spread'] : []), 'measured', ...(spreads ? ['spread'] : []), 'ratio', 'noise', 'verdict', ...(doc.sides.replayStages ? ['stages ratio', 'gap'] : [])];
+}
+
+/** The ratio with the replays' stages and whose gap a figure outside is (STAGES_LEGEND). */
+export function stagesCells(f: FigureComparison): [string, string] {
+  return [formatRatio(f.replayStages?.ratio), f.gap ?? ''];
 }
 
 export function tableRow(doc: CompareDocument, f: FigureComparison): string[] {
@@ -92,7 +114,14 @@ export function tableRow(doc: CompareDocument, f: FigureComparison): string[] {
     formatRatio(f.ratio),
     formatShare(f.noise),
     verdictCell(f),
+    ...(doc.sides.replayStages ? stagesCells(f) : []),
   ];
+}
+
+/** The simulations with the replays' stages, then their swaps a line each (none without them). */
+function stagesSources(doc: CompareDocument): string[] {
+  const st = doc.sides.replayStages;
+  return st ? [st.label, ...st.sources] : [];
 }
 
 /** The per-figure notes (the scenario mode's "why"), as "id (policy): note". */
@@ -110,6 +139,8 @@ export function compareTerminal(doc: CompareDocument): string {
   // the simulated side's first source is the run; any more are its inputs (--replay-stages' swaps), a line each
   const [run, ...inputs] = doc.sides.simulated.sources;
   const out = [`compare ${headlineOf(doc)}`, `  simulated: ${run ?? ''}`, ...inputs.map((x) => `             ${x}`), `  measured:  ${doc.sides.measured.sources.join(', ')}`];
+  const [stagesLabel, ...stageSwaps] = stagesSources(doc);
+  if (stagesLabel) out.push(`  gaps:      ${stagesLabel}`, ...stageSwaps.map((x) => `             ${x}`));
   for (const w of doc.warnings) out.push(`!! ${w}`);
   const unmatched = unmatchedLine(doc);
   if (unmatched) out.push(unmatched);
@@ -127,6 +158,7 @@ export function compareTerminal(doc: CompareDocument): string {
     out.push('');
   }
   out.push(`verdicts: ${countsLine(doc)}`);
+  if (doc.sides.replayStages) out.push(STAGES_LEGEND);
   out.push('ratio = simulated / measured; noise = the spread of the simulated side + that of the measured side ((max - min) / mean, 0 for one document), + the clock step of a side over its mean where it read whole milliseconds (the lags, hop and pickup p99 of a replay); inside the noise: outside 15% but |ratio - 1| <= noise');
   return out.join('\n') + '\n';
 }
@@ -144,7 +176,10 @@ const mdCell = (s: string): string => s.replace(/\|/g, '\\|');
 export function compareMarkdown(doc: CompareDocument): string {
   const out = [`# Compare: ${doc.scenario}`, '', `Simulated side: ${doc.sides.simulated.label}. Measured side: ${doc.sides.measured.label}.`, ''];
   const [run, ...inputs] = doc.sides.simulated.sources;
-  out.push(`- simulated: ${run ?? ''}`, ...inputs.map((x) => `  - ${x}`), `- measured: ${doc.sides.measured.sources.join(', ')}`, '');
+  out.push(`- simulated: ${run ?? ''}`, ...inputs.map((x) => `  - ${x}`), `- measured: ${doc.sides.measured.sources.join(', ')}`);
+  const [stagesLabel, ...stageSwaps] = stagesSources(doc);
+  if (stagesLabel) out.push(`- gaps: ${stagesLabel}`, ...stageSwaps.map((x) => `  - ${x}`));
+  out.push('');
   for (const w of doc.warnings) out.push(`> **${mdCell(w)}**`, '');
   const unmatched = unmatchedLine(doc);
   if (unmatched) out.push(`**${unmatched}**`, '');
@@ -174,6 +209,7 @@ export function compareMarkdown(doc: CompareDocument): string {
   out.push(
     `- ratio = simulated / measured, each the mean over its side's documents (seeds of a simulation, runs of a replay); within 15%: |ratio - 1| <= ${doc.agreement}.`,
     "- spread of a side = (max - min) / mean over its documents (0 for one document); noise = the simulated spread + the measured spread. Inside the noise: outside 15%, but |ratio - 1| <= noise.",
+    ...(doc.sides.replayStages ? [`- ${STAGES_LEGEND}.`] : []),
     '- n/a: a side has no such figure (a replay does not measure it, or the simulator does not model it); never a number made up for it.',
     '',
   );

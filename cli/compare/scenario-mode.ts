@@ -182,22 +182,30 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
             return simulateMirror(w, policy, seed, cores, keyPrefix);
           }),
         );
-      let simulated = simulateAll(worlds, '');
-      let simulatedWorlds = worlds;
-      if (f['replay-stages']) {
-        // each calibration with its paired replay's stages (the last replay for any past them)
-        const fed = worlds.map((w, k) =>
-          fedByReplayRefined(w.mapping.scenario, live[Math.min(k, live.length - 1)], simulated.slice(k * seeds, (k + 1) * seeds), (sc) =>
-            simulateAll([{ ...w, mapping: { ...w.mapping, scenario: sc } }], `the replay's stages (a first pass), `, k),
-          ),
-        );
-        simulatedWorlds = worlds.map((w, k) => ({ ...w, mapping: { ...w.mapping, scenario: fed[k].sc } }));
-        fed.forEach((x, k) => fedSources.push(`${spec}, ${calibrated(k)}the replay's stages: ${x.swapped.length === 0 ? 'none measured' : x.swapped.map((s) => `${s.key} ${s.replay} (calibrated ${s.calibrated})`).join('; ')}`));
-        simulated = simulateAll(simulatedWorlds, "the replay's stages, ");
-      }
+      const simulated = simulateAll(worlds, '');
+      // each calibration with its paired replay's stages (the last replay for any past them): the
+      // simulated side with --replay-stages, else what says whose each gap is
+      const fed = worlds.map((w, k) =>
+        fedByReplayRefined(w.mapping.scenario, live[Math.min(k, live.length - 1)], simulated.slice(k * seeds, (k + 1) * seeds), (sc) =>
+          simulateAll([{ ...w, mapping: { ...w.mapping, scenario: sc } }], `the replay's stages (a first pass), `, k),
+        ),
+      );
+      // replays that measured no stage (documents older than the stages) leave nothing to swap
+      const fedWorlds = fed.every((x) => x.swapped.length === 0) ? null : worlds.map((w, k) => ({ ...w, mapping: { ...w.mapping, scenario: fed[k].sc } }));
+      fed.forEach((x, k) => fedSources.push(`${spec}, ${calibrated(k)}the replay's stages: ${x.swapped.length === 0 ? 'none measured' : x.swapped.map((s) => `${s.key} ${s.replay} (calibrated ${s.calibrated})`).join('; ')}`));
+      const withStages = fedWorlds ? simulateAll(fedWorlds, "the replay's stages, ") : null;
+      const stagesAsSide = f['replay-stages'] === true && withStages !== null;
+      const simulatedWorlds = stagesAsSide ? fedWorlds! : worlds;
       const notes = figureNotes(live, simulatedWorlds.map((w) => mirrorScenario(w.mapping, cores)));
       // the documents' closed forms with the first calibration's costs (one estimate a policy)
-      inputs.push({ policy: spec, estimate: estimateSide(scs[0], world, policy), simulated, measured: live, notes });
+      inputs.push({
+        policy: spec,
+        estimate: estimateSide(scs[0], world, policy),
+        simulated: stagesAsSide ? withStages : simulated,
+        measured: live,
+        notes,
+        ...(withStages && !stagesAsSide ? { replayStages: withStages } : {}),
+      });
     }
     if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);
     const seedText = seeds === 1 ? `seed ${seedList[0]}` : `seeds ${seedList[0]}-${seedList[seeds - 1]}`;
@@ -208,7 +216,8 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
       scenario: declared.name,
       policies: inputs,
       labels: { simulated: `simulate (${costsText}, ${seedText}${calibrationFiles.length > 1 ? ' each' : ''})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
-      sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFiles.length > 0 ? `, costs from ${calibrationFiles.join(', ')}` : ''}`, ...fedSources], measured: measured.names },
+      sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFiles.length > 0 ? `, costs from ${calibrationFiles.join(', ')}` : ''}`, ...(f['replay-stages'] ? fedSources : [])], measured: measured.names },
+      ...(f['replay-stages'] ? {} : { replayStages: { label: `simulate (the replays' stages in place of the costs, ${seedText}${calibrationFiles.length > 1 ? ' each' : ''})`, sources: fedSources } }),
       documentLabels: { simulated: worlds.flatMap((_, k) => seedList.map((s) => `${calibrated(k)}seed ${s}`)), measured: measured.names },
       unmatched,
       warnings,

@@ -5,7 +5,7 @@
 // measurement is said at the top, in red.
 import type { CompareDocument, FigureComparison, Side } from '../../sim/compare/compare.js';
 import { FIGURES, type FigureDef, type FigureUnit } from '../../sim/compare/figures.js';
-import { formatFigure, formatRatio, formatShare, headlineOf, hasSpreads, sideCell, unmatchedLine, verdictCell, VERDICT_WORDS } from '../compare.js';
+import { countsLine, formatFigure, gapWords, formatRatio, formatShare, headlineOf, hasSpreads, sideCell, stagesCells, STAGES_LEGEND, unmatchedLine, verdictCell, VERDICT_WORDS } from '../compare.js';
 import { COLORS } from './chart-specs.js';
 import { COMPARE_CHART_DATA_ID, drawComparisonCharts, type CompareChartSpec, type CompareColumn, type CompareUnit } from './compare-chart.js';
 import { esc, htmlTable, renderPage, scriptJson } from './page.js';
@@ -104,8 +104,10 @@ function figureTable(doc: CompareDocument, def: FigureDef): string {
     formatShare(f.noise),
     ...(spreads ? [documentsCell(doc, f)] : []),
     f.verdict === 'n/a' ? verdictCell(f) : unbroken(verdictCell(f)),
+    ...(doc.sides.replayStages ? stagesCells(f) : []),
   ]);
-  const numeric = head.map((h, i) => (h === 'policy' || h === 'verdict' || h.startsWith('each') ? -1 : i)).filter((i) => i >= 0);
+  if (doc.sides.replayStages) head.push('stages ratio', 'gap');
+  const numeric = head.map((h, i) => (h === 'policy' || h === 'verdict' || h === 'gap' || h.startsWith('each') ? -1 : i)).filter((i) => i >= 0);
   return htmlTable(head, body, { numeric, className: 'policies', rowClass: rows.map((f) => (f.verdict === 'within' || f.verdict === 'noise' ? 'pass' : f.verdict === 'outside' ? 'fail' : '')) });
 }
 
@@ -134,10 +136,11 @@ function overviewTable(doc: CompareDocument): string {
     ...policies.map((p) => {
       const f = doc.figures.find((x) => x.id === def.id && x.policy === p);
       if (!f) return '';
-      return f.verdict === 'n/a' ? `n/a (${Object.values(f.missing ?? {}).join(', ') || 'no value'})` : `${formatRatio(f.ratio)} ${VERDICT_WORDS[f.verdict]}`.trim();
+      if (f.verdict === 'n/a') return `n/a (${Object.values(f.missing ?? {}).join(', ') || 'no value'})`;
+      return `${formatRatio(f.ratio)} ${VERDICT_WORDS[f.verdict]}${f.gap ? ` (${gapWords(f.gap)})` : ''}`.trim();
     }),
   ]);
-  return htmlTable(['figure', ...policies], rows, { numeric: policies.map((_, i) => i + 1), caption: 'simulated / measured, and the verdict' });
+  return htmlTable(['figure', ...policies], rows, { numeric: policies.map((_, i) => i + 1), caption: doc.sides.replayStages ? "simulated / measured, the verdict, and of a figure outside whose gap it is" : 'simulated / measured, and the verdict' });
 }
 
 function chartScript(specs: Record<string, CompareChartSpec>): string[] {
@@ -154,6 +157,8 @@ export function compareHtml(doc: CompareDocument): string {
     `<p>${esc(`Simulated side: ${doc.sides.simulated.label}. Measured side: ${doc.sides.measured.label}.${doc.sides.estimate ? ' With the estimate.' : ''}`)}</p>`,
     `<p class="lead">${esc(`Simulated: ${doc.sides.simulated.sources.join('; ')}. Measured: ${doc.sides.measured.sources.join(', ')}.`)}</p>`,
   ];
+  const stages = doc.sides.replayStages;
+  if (stages) body.push(`<p class="lead">${esc(`Whose each gap is: ${stages.label}; ${stages.sources.join('; ')}.`)}</p>`);
   for (const w of doc.warnings) {
     const loud = /^(CONTENDED|PARTIAL) /.test(w);
     body.push(`<div class="callout${loud ? ' fail' : ''}"><p>${loud ? `<strong>${esc(w)}</strong>` : esc(w)}</p></div>`);
@@ -162,7 +167,8 @@ export function compareHtml(doc: CompareDocument): string {
   if (unmatched) body.push(`<div class="callout"><p>${esc(unmatched)}</p></div>`);
   body.push(
     `<p><span class="verdict ${c.outside === 0 ? 'pass' : 'fail'}">${esc(c.outside === 0 ? 'No figure outside 15% beyond the noise' : `${c.outside} ${c.outside === 1 ? 'figure' : 'figures'} OUTSIDE 15%`)}</span></p>`,
-    `<p>${esc(`${c.within} within 15%, ${c.noise} inside the noise, ${c.outside} outside, ${c['n/a']} n/a (a side without the figure), over ${doc.policies.length} ${doc.policies.length === 1 ? 'policy' : 'policies'}.`)}</p>`,
+    `<p>${esc(`${countsLine(doc)}, over ${doc.policies.length} ${doc.policies.length === 1 ? 'policy' : 'policies'}.`)}</p>`,
+    ...(stages ? [`<p class="lead">${esc(`${STAGES_LEGEND}.`)}</p>`] : []),
     '<h2>Verdicts</h2>',
     overviewTable(doc),
     `<p class="lead">${esc(`ratio = simulated / measured, each the mean over its side's documents; within 15%: |ratio - 1| <= ${doc.agreement}. A side's spread is (max - min) / mean over its documents (0 for one); noise = the simulated spread + the measured spread (+ a side's clock step over its mean where it read whole milliseconds: a replay's lags, hop and pickup p99), and a difference outside 15% but within the noise is "inside the noise". n/a: a side has no such figure (not measured by a replay, not modelled by the simulator), never a made-up number.`)}</p>`,

@@ -18,6 +18,13 @@
 //                        noise    outside 15%, but |ratio - 1| <= noise: the difference is inside the noise
 //                        outside  neither
 //                        n/a      a side has no value (not measured, not modelled): which side says `why`
+//   replayStages         compare SCENARIO: the same simulations again with each replay's own stages in
+//                        place of the costs (sim/compare/replay-stages.ts), judged the same way
+//   gap                  of a figure outside: `costs` when with the replay's stages it comes within
+//                        15% or inside the noise (the model adds the stages up; the costs it was given
+//                        are not what the replay met), `model` when it stays outside (the model lacks
+//                        something between the stages), `open` when it stays outside but hangs on
+//                        costs a replay does not measure (FigureDef.calibratedOnly: either may be it)
 // Same inputs, same document: nothing here depends on the clock or on the order of a Map.
 import { FEEDLAB_VERSION, type RunResult } from '../result.js';
 import { FIGURES, readFigure, type FigureId, type FigureUnit } from './figures.js';
@@ -40,6 +47,8 @@ export interface PolicyInput {
   measured: RunResult[];
   /** Why a figure lands where it does (the scenario mode's explanations), by id. */
   notes?: Partial<Record<FigureId, string>>;
+  /** The simulated side again with each replay's own stages swapped in: whose each gap is. */
+  replayStages?: RunResult[];
 }
 
 export interface ComparisonInput {
@@ -54,6 +63,8 @@ export interface ComparisonInput {
   documentLabels?: Partial<Record<Side, string[]>>;
   /** Policies only one side has: listed, not compared. */
   unmatched?: Array<{ policy: string; side: Side }>;
+  /** How the simulations with the replays' stages (PolicyInput.replayStages) are named, and their swaps, a line each. */
+  replayStages?: { label: string; sources: string[] };
   /** Lines the reports show above the figures (documents of different worlds, different policies). */
   warnings?: string[];
 }
@@ -80,7 +91,14 @@ export interface FigureComparison {
   /** A side without the figure, and why ("not measured", "not modelled"). */
   missing?: Partial<Record<Side, string>>;
   note?: string;
+  /** The simulated side with the replay's own stages (compare SCENARIO), judged against the same measurement. */
+  replayStages?: { simulated: number | null; ratio: number | null; noise: number | null; verdict: Verdict };
+  /** Of a figure outside with replayStages: whose gap it is (see the head of this file). */
+  gap?: Gap;
 }
+
+/** Whose a gap is: the costs the model was given (the replay's own stages close it), the model's, or either (open). */
+export type Gap = 'costs' | 'model' | 'open';
 
 export interface DocumentFlags {
   label: string;
@@ -96,13 +114,15 @@ export interface CompareDocument {
   tool: { name: 'feedlab'; version: string };
   scenario: string;
   agreement: number;
-  sides: Record<Side, { label: string; sources: string[] }> & { estimate: boolean };
+  sides: Record<Side, { label: string; sources: string[] }> & { estimate: boolean; replayStages?: { label: string; sources: string[] } };
   /** Any measured document contended (another load on the machine) or stopped early: every ratio is suspect. */
   measurement: { contended: boolean; partial: boolean };
   warnings: string[];
   policies: Array<{ policy: string; documents: Record<Side, DocumentFlags[]> }>;
   unmatched: Array<{ policy: string; side: Side }>;
   counts: Record<Verdict, number>;
+  /** With replayStages: the figures outside by whose gap they are. */
+  gaps?: Record<Gap, number>;
   figures: FigureComparison[];
 }
 
@@ -164,58 +184,91 @@ function defaultLabel(doc: RunResult, i: number): string {
   return doc.source === 'replay' ? `run ${i + 1}` : `seed ${doc.scenario.seed}`;
 }
 
+/** One side's reading of a figure: each document's value, their mean and spread, or why none. */
+function sideOf(def: (typeof FIGURES)[number], docs: readonly RunResult[]): { values: Array<number | null>; mean: number | null; spread: number | null; why?: string } {
+  const readings = docs.map((d) => readFigure(def, d));
+  const present = readings.flatMap((r) => (r.value === null ? [] : [r.value]));
+  const out = { values: readings.map((r) => r.value), mean: present.length > 0 ? mean(present) : null, spread: spreadOf(present) };
+  return present.length > 0 ? out : { ...out, why: readings.find((r) => r.value === null)?.why ?? 'no documents' };
+}
+
+/** Ratio, noise and verdict of two sides' readings (both present); `whys` gets the reason where there is no ratio. */
+function judge(
+  def: (typeof FIGURES)[number],
+  docs: Record<Side, readonly RunResult[]>,
+  read: Record<Side, { mean: number | null; spread: number | null }>,
+  measuredLabel: string,
+  whys: string[],
+): { ratio: number | null; noise: number | null; resolution?: number; verdict: Verdict } {
+  const s = read.simulated.mean;
+  const m = read.measured.mean;
+  if (s === null || m === null) return { ratio: null, noise: null, verdict: 'n/a' };
+  // each side's coarsest clock step over its mean, added
+  const step = { simulated: stepOf(def, docs.simulated), measured: stepOf(def, docs.measured) };
+  const steps = SIDES.reduce((sum, side) => (step[side] > 0 && read[side].mean !== 0 ? sum + step[side] / Math.abs(read[side].mean!) : sum), 0);
+  const noise = (read.simulated.spread ?? 0) + (read.measured.spread ?? 0) + steps;
+  const out: { ratio: number | null; noise: number | null; resolution?: number; verdict: Verdict } = {
+    ratio: null,
+    noise: read.simulated.spread === null || read.measured.spread === null ? null : noise,
+    verdict: 'n/a',
+  };
+  if (steps > 0) out.resolution = steps;
+  if (m !== 0) {
+    out.ratio = s / m;
+    out.verdict = verdictOf(out.ratio, noise);
+  } else if (s === 0) {
+    out.ratio = 1; // both zero: nothing of it on either side (no list memory under push)
+    out.verdict = 'within';
+  } else if (Math.abs(s) <= step.measured) {
+    // a whole-ms clock read 0 where the model has less than its step (a 0.28 ms pickup): no ratio, inside the noise
+    out.verdict = 'noise';
+    whys.push(`${measuredLabel}: 0 on a clock of ${step.measured * 1000} ms steps, the simulated value under one`);
+  } else {
+    out.verdict = 'outside';
+    whys.push(`${measuredLabel}: 0, so no ratio`);
+  }
+  return out;
+}
+
 function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Record<Side, string>): FigureComparison {
-  const values = {} as Record<Side, Array<number | null>>;
-  const spread = {} as Record<Side, number | null>;
-  const means = {} as Record<Side, number | null>;
+  const read = { simulated: sideOf(def, p.simulated), measured: sideOf(def, p.measured) };
   const whys: string[] = [];
   const missing: Partial<Record<Side, string>> = {};
   for (const side of SIDES) {
-    const readings = p[side].map((d) => readFigure(def, d));
-    values[side] = readings.map((r) => r.value);
-    const present = readings.flatMap((r) => (r.value === null ? [] : [r.value]));
-    means[side] = present.length > 0 ? mean(present) : null;
-    spread[side] = spreadOf(present);
-    if (present.length === 0) {
-      const why = readings.find((r) => r.value === null)?.why ?? 'no documents';
-      missing[side] = why;
-      whys.push(`${labels[side]}: ${why}`);
-    }
+    const why = read[side].why;
+    if (why === undefined) continue;
+    missing[side] = why;
+    whys.push(`${labels[side]}: ${why}`);
   }
-  const out: FigureComparison = { id: def.id, label: def.label, unit: def.unit, policy: p.policy, simulated: means.simulated, measured: means.measured, ratio: null, noise: null, verdict: 'n/a', spread, values };
+  const judged = judge(def, p, read, labels.measured, whys);
+  const out: FigureComparison = {
+    id: def.id,
+    label: def.label,
+    unit: def.unit,
+    policy: p.policy,
+    simulated: read.simulated.mean,
+    measured: read.measured.mean,
+    ratio: judged.ratio,
+    noise: judged.noise,
+    verdict: judged.verdict,
+    spread: { simulated: read.simulated.spread, measured: read.measured.spread },
+    values: { simulated: read.simulated.values, measured: read.measured.values },
+  };
+  if (judged.resolution !== undefined) out.resolution = judged.resolution;
   if (p.estimate) {
     const e = p.estimate[def.id];
     out.estimate = typeof e === 'number' && Number.isFinite(e) ? e : null;
-  }
-  const s = means.simulated;
-  const m = means.measured;
-  if (s !== null && m !== null) {
-    // each side's coarsest clock step over its mean, added
-    const step = { simulated: stepOf(def, p.simulated), measured: stepOf(def, p.measured) };
-    const steps = SIDES.reduce((sum, side) => (step[side] > 0 && means[side] !== 0 ? sum + step[side] / Math.abs(means[side]!) : sum), 0);
-    if (steps > 0) out.resolution = steps;
-    const noise = (spread.simulated ?? 0) + (spread.measured ?? 0) + steps;
-    const spreadUnknown = spread.simulated === null || spread.measured === null;
-    out.noise = spreadUnknown ? null : noise;
-    if (m !== 0) {
-      out.ratio = s / m;
-      out.verdict = verdictOf(out.ratio, noise);
-    } else if (s === 0) {
-      out.ratio = 1; // both zero: nothing of it on either side (no list memory under push)
-      out.verdict = 'within';
-    } else if (Math.abs(s) <= step.measured) {
-      // a whole-ms clock read 0 where the model has less than its step (a 0.28 ms pickup): no ratio, inside the noise
-      out.verdict = 'noise';
-      whys.push(`${labels.measured}: 0 on a clock of ${step.measured * 1000} ms steps, the simulated value under one`);
-    } else {
-      out.verdict = 'outside';
-      whys.push(`${labels.measured}: 0, so no ratio`);
-    }
   }
   if (whys.length > 0) out.why = whys.join('; ');
   if (Object.keys(missing).length > 0) out.missing = missing;
   const note = p.notes?.[def.id];
   if (note) out.note = note;
+  if (p.replayStages) {
+    const fed = sideOf(def, p.replayStages);
+    const j = judge(def, { simulated: p.replayStages, measured: p.measured }, { simulated: fed, measured: read.measured }, labels.measured, []);
+    out.replayStages = { simulated: fed.mean, ratio: j.ratio, noise: j.noise, verdict: j.verdict };
+    if (out.verdict === 'outside' && j.verdict !== 'n/a') out.gap = j.verdict !== 'outside' ? 'costs' : def.calibratedOnly ? 'open' : 'model';
+  }
   return out;
 }
 
@@ -255,6 +308,10 @@ export function buildComparison(input: ComparisonInput): CompareDocument {
   for (const def of FIGURES) for (const p of input.policies) figures.push(compareFigure(def, p, labels));
   const counts: Record<Verdict, number> = { within: 0, noise: 0, outside: 0, 'n/a': 0 };
   for (const f of figures) counts[f.verdict]++;
+  const fed = input.policies.some((p) => p.replayStages !== undefined);
+  if (fed) sides.replayStages = input.replayStages ?? { label: "the simulation with the replays' stages", sources: [] };
+  const gaps: Record<Gap, number> = { costs: 0, model: 0, open: 0 };
+  for (const f of figures) if (f.gap) gaps[f.gap]++;
 
   return {
     schema: COMPARE_SCHEMA,
@@ -267,6 +324,7 @@ export function buildComparison(input: ComparisonInput): CompareDocument {
     policies,
     unmatched: input.unmatched ?? [],
     counts,
+    ...(fed ? { gaps } : {}),
     figures,
   };
 }

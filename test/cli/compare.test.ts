@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CompareDocument } from '../../sim/compare/compare.js';
+import { figureDef } from '../../sim/compare/figures.js';
 import { EVENTS_YAML, REPLAY_RUNS, savedReplay } from '../sim/compare/documents.js';
 import { atMean, summaryDistribution } from '../../sim/compare/replay-stages.js';
 import { quantileAt } from '../../sim/scenario/quantiles.js';
@@ -293,9 +294,29 @@ infrastructure:
     const hop = atMean(summaryDistribution(first.postToLog, 0), first.postToLog.mean)!;
     expect(Math.abs(simulated('stage_post_to_log_p50') / quantileAt(hop, 0.5) - 1)).toBeLessThan(0.1);
     // the scenario's statement is a constant 2 ms: without the flag every draw is it, with it the replay's (104 posts)
-    const plain = JSON.parse(feedlab(['compare', scenario, ...saved, '--seeds', '1', '--json']).stdout) as CompareDocument;
+    const plainRun = feedlab(['compare', scenario, ...saved, '--seeds', '1', '--json']);
+    const plain = JSON.parse(plainRun.stdout) as CompareDocument;
     expect((plain.figures.find((f) => f.id === 'stage_statements_p99')!.values.simulated as number[])[0]).toBe(0.002);
     expect(simulated('stage_statements_p99')).toBeGreaterThan(0.004);
+    // without the flag the same simulations say whose each gap is: their swaps listed apart, each
+    // figure's value with the stages the flag's simulated side, to the bit
+    expect(plain.sides.simulated.sources).toHaveLength(1);
+    expect(plain.sides.replayStages).toEqual({ label: "simulate (the replays' stages in place of the costs, seed 9)", sources: [fed] });
+    for (const f of plain.figures) expect(f.replayStages?.simulated ?? null, f.id).toBe(doc.figures.find((x) => x.id === f.id)!.simulated);
+    const outside = plain.figures.filter((f) => f.verdict === 'outside');
+    expect(outside.length).toBeGreaterThan(0);
+    for (const f of plain.figures) {
+      const judged = f.replayStages?.verdict;
+      const stays = figureDef(f.id)?.calibratedOnly ? 'open' : 'model';
+      expect(f.gap, f.id).toBe(f.verdict !== 'outside' || judged === undefined || judged === 'n/a' ? undefined : judged === 'outside' ? stays : 'costs');
+    }
+    expect(plain.gaps!.costs + plain.gaps!.model + plain.gaps!.open).toBe(outside.filter((f) => f.gap).length);
+    expect(plain.gaps!.costs).toBeGreaterThan(0);
+    // the terminal report: the two columns, the gaps' line, the counts by whose
+    const text = feedlab(['compare', scenario, ...saved, '--seeds', '1']).stdout;
+    expect(text).toContain(`  gaps:      simulate (the replays' stages in place of the costs, seed 9)\n             ${fed}\n`);
+    expect(text).toMatch(/ +verdict +stages ratio +gap\n/);
+    expect(text).toContain(`${plain.counts.outside} outside (${plain.gaps!.costs} the costs', ${plain.gaps!.model} the model's, ${plain.gaps!.open} open)`);
   });
 
   it('warns when the saved replays sent another schedule than the one simulated', () => {

@@ -142,6 +142,62 @@ describe('the verdict', () => {
   });
 });
 
+describe("whose a gap is: the simulations again with the replays' stages", () => {
+  /** lag p99 (and read p99) simulated (calibrated), simulated again with the replay's stages, and measured; read p99 is 1 unless given. */
+  function withStages(simulated: number[], fed: number[], measured: number[], read: { simulated?: number; fed?: number } = {}): CompareDocument {
+    const policy: PolicyInput = {
+      policy: 'push',
+      simulated: simulated.map((v, i) => handMade({ followerLagP99: v, readP99Ms: read.simulated, seed: i + 1 })),
+      measured: measured.map((v) => handMade({ source: 'replay', followerLagP99: v, seed: 7 })),
+      replayStages: fed.map((v, i) => handMade({ followerLagP99: v, readP99Ms: read.fed, seed: i + 1 })),
+    };
+    return buildComparison({ scenario: 'hand', policies: [policy], replayStages: { label: 'simulate (the stages)', sources: ['push: postToLog 5 ms'] } });
+  }
+
+  it("is the costs' where the replay's stages bring a figure outside within 15% or inside the noise", () => {
+    const within = one(withStages([2, 2], [1.1, 1.1], [1, 1]), 'lag_p99');
+    expect(within).toMatchObject({ ratio: 2, verdict: 'outside', gap: 'costs' });
+    expect(within.replayStages!.simulated).toBeCloseTo(1.1, 12);
+    expect(within.replayStages!.ratio).toBeCloseTo(1.1, 12);
+    expect(within.replayStages).toMatchObject({ noise: 0, verdict: 'within' });
+    // 1.3 and 1.5 against 1: 40% off, inside the stages' own spread (0.2 / 1.4) and the runs' (0.4 / 1)
+    const noise = one(withStages([2, 2], [1.3, 1.5], [0.8, 1.2]), 'lag_p99');
+    expect(noise.replayStages!.noise).toBeCloseTo(0.2 / 1.4 + 0.4, 12);
+    expect(noise).toMatchObject({ verdict: 'outside', gap: 'costs', replayStages: { verdict: 'noise' } });
+  });
+
+  it("is the model's where it stays outside with the replay's stages, and none where it was not outside", () => {
+    const doc = withStages([2, 2], [1.6, 1.6], [1, 1]);
+    expect(one(doc, 'lag_p99')).toMatchObject({ verdict: 'outside', gap: 'model', replayStages: { verdict: 'outside' } });
+    // read p99 is 1 on every side: within, no gap, its stages' ratio still there
+    expect(one(doc, 'read_p99')).toMatchObject({ verdict: 'within', replayStages: { ratio: 1, verdict: 'within' } });
+    expect(one(doc, 'read_p99').gap).toBeUndefined();
+    expect(doc.gaps).toEqual({ costs: 0, model: 1, open: 0 });
+    expect(doc.counts.outside).toBe(1);
+    expect(doc.sides.replayStages).toEqual({ label: 'simulate (the stages)', sources: ['push: postToLog 5 ms'] });
+    // a figure the stages' simulations lack has no gap to say: outside, unattributed
+    const none = one(withStages([2, 2], [NaN, NaN], [1, 1]), 'lag_p99');
+    expect(none).toMatchObject({ verdict: 'outside', replayStages: { simulated: null, ratio: null, verdict: 'n/a' } });
+    expect(none.gap).toBeUndefined();
+  });
+
+  it('is open where it stays outside but hangs on costs a replay does not measure (the API CPU behind a read)', () => {
+    const doc = withStages([1, 1], [1, 1], [1, 1], { simulated: 2, fed: 1.6 });
+    expect(one(doc, 'read_p99')).toMatchObject({ ratio: 2, verdict: 'outside', gap: 'open', replayStages: { ratio: 1.6, verdict: 'outside' } });
+    expect(doc.gaps).toEqual({ costs: 0, model: 0, open: 1 });
+    // the same read within 15% with the stages: the costs'
+    expect(one(withStages([1, 1], [1, 1], [1, 1], { simulated: 2, fed: 1.1 }), 'read_p99').gap).toBe('costs');
+  });
+
+  it('leaves the document as it was without them', () => {
+    const plain = lagP99([2, 2], [1, 1]);
+    expect(plain.gaps).toBeUndefined();
+    expect(plain.sides.replayStages).toBeUndefined();
+    expect(one(plain, 'lag_p99').replayStages).toBeUndefined();
+    expect(one(plain, 'lag_p99').gap).toBeUndefined();
+  });
+});
+
 describe('the document', () => {
   it('flags a contended or partial measurement first, and only the measured side\'s', () => {
     const contended = lagP99([1], [1, 1], { meas: { contended: true } });
