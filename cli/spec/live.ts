@@ -121,7 +121,7 @@ export const COMPARE_SCENARIO_OPTIONS = {
   'no-calibrate': { type: 'boolean', help: "simulate with the scenario's costs as they are" },
   'replay-stages': {
     type: 'boolean',
-    help: "simulate with the stages each replay measured in place of its calibration's (the post-to-log hop, the worker's statement, pickup and first page, a post's writes, the server's own read spread): whether the model adds the replay's own stages up to its figures",
+    help: "simulate with the stages each replay measured in place of its calibration's (the post-to-log hop, the worker's statement, pickup and first page, a post's writes, the server's own read spread) as the simulated side: whether the model adds the replay's own stages up to its figures (without it, the same simulations only say whose each gap is)",
   },
   ...MAPPING_OPTIONS,
   quiet: { type: 'boolean', short: 'q', help: 'no progress on stderr' },
@@ -153,7 +153,10 @@ feedlab compare A.json B.json: two saved documents held against each other: A th
 measured value, their ratio (simulated / measured), the noise (the spread of each side's documents)
 and a verdict: within 15%, inside the noise, outside, or n/a where a side does not measure or model
 it. Lags: fan-out lag per follower (lag_p50, lag_p99, lag_max) and per post; writes/s mean and peak;
-Redis memory, in total and by key class; read p50 and p99; Redis commands per read.`,
+Redis memory, in total and by key class; read p50 and p99; Redis commands per read. With a scenario,
+the same simulations run again with each replay's own stages in place of the costs, and a figure
+outside says whose gap it is: the costs' (with the replay's stages it lands), the model's (it stays
+outside), or open (it hangs on costs a replay does not measure).`,
   examples: [
     ['feedlab compare scenarios/celebrity-burst.yaml -o compare/', 'calibrate and replay, twice, then simulate each calibration three times: about 25 minutes'],
     ['feedlab compare sim/report.json live/report.json', 'a simulation held against a replay'],

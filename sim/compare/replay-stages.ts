@@ -200,6 +200,8 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
  */
 export function fedByReplayRefined(sc: Scenario, replay: RunResult, simulated: readonly RunResult[], simulate: (fed: Scenario) => RunResult[]): ReplayFed {
   const first = fedByReplay(sc, replay, simulated);
+  // nothing swapped (a replay document older than the stages): nothing to simulate again
+  if (first.swapped.length === 0) return first;
   const again = fedByReplay(first.sc, replay, simulate(first.sc));
   const was = new Map(first.swapped.map((x) => [x.key, x.calibrated]));
   return { sc: again.sc, swapped: again.swapped.map((x) => ({ ...x, calibrated: was.get(x.key) ?? x.calibrated })) };

@@ -162,5 +162,13 @@ describe('fedByReplay', () => {
     const { sc: fed, swapped } = fedByReplay(sc, bare, sims);
     expect(swapped).toEqual([]);
     expect(fed.infrastructure).toEqual(sc.infrastructure);
+    // and simulates nothing again for it (compare SCENARIO runs this for every policy of old documents too)
+    let passes = 0;
+    const refined = fedByReplayRefined(sc, bare, sims, () => {
+      passes++;
+      return sims;
+    });
+    expect(passes).toBe(0);
+    expect(refined.swapped).toEqual([]);
   });
 });
