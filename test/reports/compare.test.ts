@@ -56,6 +56,40 @@ describe('the terminal and Markdown reports', () => {
     expect(compareMarkdown(fed)).toContain('- simulated: the run\n  - calibration 1: postToLog 5 ms\n  - calibration 2: postToLog 6 ms\n- measured: a.json, b.json\n');
   });
 
+  it("add the stages ratio and whose each gap is, with the swaps and the legend, when the replays' stages were simulated", () => {
+    // the stages' simulations the replays themselves: every figure's stages ratio 1, every gap the costs'
+    const closed = buildComparison({
+      scenario: 'replay-events',
+      policies: [{ policy, simulated: seeds, measured: runs, replayStages: runs }],
+      replayStages: { label: "simulate (the replays' stages)", sources: ['push: postToLog 5 ms'] },
+    });
+    const outside = closed.figures.filter((f) => f.verdict === 'outside');
+    expect(outside.length).toBeGreaterThan(0);
+    expect(closed.gaps).toEqual({ costs: outside.length, model: 0, open: 0 });
+    const text = compareTerminal(closed);
+    const lines = text.split('\n');
+    expect(lines.slice(3, 5)).toEqual(["  gaps:      simulate (the replays' stages)", '             push: postToLog 5 ms']);
+    expect(lines.find((l) => l.trim().startsWith('figure'))!.trim().split(/\s{2,}/).slice(-3)).toEqual(['verdict', 'stages ratio', 'gap']);
+    const label = outside[0].label;
+    expect(lines.find((l) => l.trim().startsWith(label))).toMatch(/OUTSIDE\s+1\s+costs$/);
+    expect(text).toContain(`${closed.counts.outside} outside (${outside.length} the costs', 0 the model's, 0 open)`);
+    expect(text).toContain("stages ratio: the same simulations with each replay's own stages in place of the costs");
+    expect(text).toContain("(the API's CPU per page and a read's Redis costs; the API's CPU per request)");
+    const md = compareMarkdown(closed);
+    expect(md).toContain("- gaps: simulate (the replays' stages)\n  - push: postToLog 5 ms\n");
+    expect(md).toMatch(/\| verdict \| stages ratio \| gap \|\n/);
+    expect(md).toContain(`| OUTSIDE | 1 | costs |`);
+    const html = compareHtml(closed);
+    expect(html).toContain('OUTSIDE (the costs&#39;)');
+    expect(html).toContain('Whose each gap is: simulate (the replays&#39; stages); push: postToLog 5 ms.');
+    // the calibrated simulations again: nothing closes, the reads' gaps open, the rest the model's
+    const same = buildComparison({ scenario: 'replay-events', policies: [{ policy, simulated: seeds, measured: runs, replayStages: seeds }] });
+    for (const f of same.figures.filter((x) => x.verdict === 'outside')) expect(f.gap, f.id).toBe(f.id.startsWith('read_') || f.id === 'api_cpu' ? 'open' : 'model');
+    // without them, none of it
+    expect(compareTerminal(doc)).not.toMatch(/stages ratio|gaps:/);
+    expect(compareMarkdown(doc)).not.toMatch(/stages ratio|gaps:/);
+  });
+
   it('say a contended measurement before anything else', () => {
     const contended = structuredClone(runs[1]);
     contended.replay!.cpu.contended = true;
