@@ -13,6 +13,7 @@ import { AGREEMENT, type CompareDocument } from '../sim/compare/compare.js';
 import type { RunResult } from '../sim/result.js';
 import { formatCpu } from '../sim/replay/cpu.js';
 import { runCli } from './harness.js';
+import { gapWords } from '../reports/compare.js';
 import { DEFAULT_RUNS } from '../cli/spec/live.js';
 
 const SCENARIOS = ['scenarios/celebrity-burst.yaml', 'scenarios/threshold-sweep.yaml'];
@@ -88,13 +89,14 @@ function cpuLines(out: string): void {
   }
 }
 
-/** One RESULT line per policy: how many figures are within 15%, inside the noise, outside; and the ones outside. */
+/** One RESULT line per policy: how many figures are within 15%, inside the noise, outside; and the ones outside, with whose gap. */
 function resultLines(scenario: string, doc: CompareDocument, seconds: number): string[] {
   const lines: string[] = [];
   for (const p of doc.policies) {
     const figs = doc.figures.filter((f) => f.policy === p.policy && f.verdict !== 'n/a');
     const count = (v: string) => figs.filter((f) => f.verdict === v).length;
-    const outside = figs.filter((f) => f.verdict === 'outside').map((f) => `${f.id} ${f.ratio === null ? 'no ratio' : f.ratio.toFixed(2)}`);
+    // each figure outside with whose gap it is, where the replays' stages were simulated too
+    const outside = figs.filter((f) => f.verdict === 'outside').map((f) => `${f.id} ${f.ratio === null ? 'no ratio' : f.ratio.toFixed(2)}${f.gap ? ` ${gapWords(f.gap)}` : ''}`);
     lines.push(
       `compare ${scenario} ${p.policy}: ${count('within')} of ${figs.length} figures within ${AGREEMENT * 100}%, ${count('noise')} inside the noise, ${count('outside')} outside` +
         `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}${doc.measurement.contended ? ' !!! measured while CONTENDED' : ''}`,
