@@ -360,10 +360,13 @@ function stageNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Re
         stage_large_writes_per_timeline_p50: `the same line over a large post's timelines: ${perFollower} a follower (${from}${files.length > 0 ? `: a running worker's posts of ${CALIBRATE.workerBySize.followers.join(', ')} followers, one at a time` : ''}) and ${perBatch} a batch of up to ${batchSize}${spread}; ${runs('largeWritesPerTimeline', 'p50')}${redis}`,
       }
     : {};
+  // the replays' own pickup of an idle worker, as calibrate's is (absent from older documents)
+  const idleRuns = measured.map((r) => r.replay?.fanout.workers.pickupIdle).filter((x) => x !== undefined && x.count > 0);
+  const idlePickup = idleRuns.length > 0 ? `; of the events that found their worker waiting, ${idleRuns.map((x) => ms(x!.mean)).join(', ')} (${idleRuns.map((x) => x!.count.toLocaleString('en-US')).join(', ')} events)` : '';
   return {
     stage_post_to_log_p50: hop('p50', 0.5),
     stage_post_to_log_p99: hop('p99', 0.99),
-    stage_pickup_mean: `${from} pickup ${pickup('mean')} (its draws' mean) to an idle worker, plus any wait behind its batch; ${runs('pickup', 'mean')}`,
+    stage_pickup_mean: `${from} pickup ${pickup('mean')} (its draws' mean) to an idle worker, plus any wait behind its batch; ${runs('pickup', 'mean')}${idlePickup}`,
     stage_pickup_p99: `${from} pickup p99 ${pickup(0.99)} to an idle worker, drawn per event, plus a busy one's wait behind its batch: the model's worker has no event loop held by other work beyond what calibrate's met; ${runs('pickup', 'p99')}${ticks}${workerLoops(measured)}`,
     stage_statements_p50: statements('p50', 0.5),
     stage_statements_p99: statements('p99', 0.99),

@@ -8,9 +8,11 @@
 // - infrastructure.postToLog: the commit to the event log, its quantiles scaled to its mean (atMean);
 // - costs.eventStatements: the worker's statement per event; its idle curve is dropped (the
 //   replay's statements were met at the replay's own idle times);
-// - costs.pickup: the log to a worker starting on the event, scaled alike. A replay keeps every event's, those
-//   that waited behind the worker's own batch included, which the model adds again (its own such
-//   waits: the simulated pickup's mean over the calibrated draws', said beside);
+// - costs.pickup: the log to an idle worker starting on the event (replay.fanout.workers.pickupIdle:
+//   the events that found their worker's read waiting, as calibrate's), scaled alike. An older
+//   document keeps only every event's, those that waited behind the worker's own batch included,
+//   which the model adds again (its own such waits: the simulated pickup's mean over the calibrated
+//   draws', said beside);
 // - writesPerSecondPerWorker: a large post's writes per timeline, the line's slope moved by the
 //   replay's p50 less the calibrated simulation's;
 // - costs.batch: a batch's own cost moved by the replay's pushed posts' writes p50 less the
@@ -150,14 +152,17 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
     costs.eventStatements = statements;
     costs.eventStatementsByIdle = null;
   }
-  const pickup = atMean(summaryDistribution(stageOf(replay, 'pickup'), 0), stageOf(replay, 'pickup')?.mean);
+  const idlePickup = replay.replay?.fanout.workers.pickupIdle;
+  const idle = idlePickup !== undefined && idlePickup.count > 0;
+  const pickupStage = idle ? idlePickup : stageOf(replay, 'pickup');
+  const pickup = atMean(summaryDistribution(pickupStage, 0), pickupStage?.mean);
   if (pickup) {
     const busy = meanOf(simulated.map((r) => stageOf(r, 'pickup')?.mean)) - quantileMean(infra.costs.pickup);
     swapped.push({
       key: 'costs.pickup',
-      // said only where the model's own waits add a hundredth of a ms or more
-      calibrated: `${dist(infra.costs.pickup)}${busy >= 1e-5 ? ` (the model's waits behind a busy worker add ${ms(busy)} to the mean, counted twice now)` : ''}`,
-      replay: dist(pickup),
+      // every event's pickup holds the waits behind a busy worker the model adds: said where they add a hundredth of a ms or more
+      calibrated: `${dist(infra.costs.pickup)}${!idle && busy >= 1e-5 ? ` (the model's waits behind a busy worker add ${ms(busy)} to the mean, counted twice now)` : ''}`,
+      replay: `${dist(pickup)}${idle ? ', the events that found the worker waiting' : ''}`,
     });
     costs.pickup = pickup;
   }

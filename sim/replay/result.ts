@@ -156,6 +156,12 @@ export interface ReplaySection {
       batch: ReturnType<typeof latencySeconds>;
       /** How late their event loops ran a timer due every 10 ms (seconds); absent from older workers. */
       loopDelay?: ReturnType<typeof latencySeconds>;
+      /**
+       * The pickup (seconds) of the events that found their worker's read waiting: an idle worker
+       * woken, what calibrate's costs.pickup is; summary.fanout.stagesSeconds.pickup is every
+       * event's, those behind the worker's own batch too. Absent from older documents.
+       */
+      pickupIdle?: ReturnType<typeof latencySeconds>;
       counters: FleetFigures['counters'];
       processes: number;
     };
@@ -563,6 +569,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           event: latencySeconds(m.fleet.histograms.get('eventMs')),
           batch: latencySeconds(m.fleet.histograms.get('batchMs')),
           ...(m.fleet.histograms.has('eventLoopDelayMs') ? { loopDelay: latencySeconds(m.fleet.histograms.get('eventLoopDelayMs')) } : {}),
+          ...(m.fleet.histograms.has('eventPickupIdleMs') ? { pickupIdle: latencySeconds(m.fleet.histograms.get('eventPickupIdleMs')) } : {}),
           counters: m.fleet.counters,
           processes: m.fleet.workers,
         },

@@ -300,6 +300,11 @@ describe.skipIf(skip)('feedlab replay', () => {
     expect(pulled.pulledFollowerLag.count).toBeGreaterThan(25 * 500);
     expect(pulled.pulledFollowerLag.count).toBeLessThan(25 * 1000);
     expect(push.summary.fanout.deliveries).toBeGreaterThan(threshold.summary.fanout.deliveries + 25 * 500);
+    // the pickup of the events that found their worker waiting (calibrate's kind), some of every event's
+    const idle = push.replay!.fanout.workers.pickupIdle!;
+    expect(idle.count).toBeGreaterThan(0);
+    expect(idle.count).toBeLessThanOrEqual(push.replay!.fanout.workers.event.count);
+    expect(idle.max).toBeLessThanOrEqual(push.summary.fanout.stagesSeconds!.pickup.max);
     // Redis's own time per script over the window: a timeline write is one, each some microseconds
     const perScript = push.replay!.fanout.writes.redisSecondsPerScript!;
     expect(perScript).toBeGreaterThan(0.5e-6);

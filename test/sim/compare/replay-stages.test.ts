@@ -157,6 +157,25 @@ describe('fedByReplay', () => {
     expect(text(idle)).not.toContain('busy worker');
   });
 
+  it("draws the pickup from the replay's idle worker's, as calibrate's, where the document has it: no wait counted twice", () => {
+    const withIdle = (r: RunResult, idle: { count: number; mean: number; p50: number; p90: number; p99: number; p999: number; max: number }): RunResult =>
+      ({ ...r, replay: { ...r.replay!, fanout: { ...r.replay!.fanout, workers: { ...r.replay!.fanout.workers, pickupIdle: idle } } } }) as RunResult;
+    const idle = { count: 300, mean: 0.0006, p50: 0.001, p90: 0.001, p99: 0.002, p999: 0.004, max: 0.004 };
+    // the model's pickup 0.2 ms over its input: every event's would count it twice, the idle one does not
+    const busier = { ...sims[0], summary: { ...sims[0].summary, fanout: { ...sims[0].summary.fanout, stagesSeconds: { ...sims[0].summary.fanout.stagesSeconds!, pickup: { ...sims[0].summary.fanout.stagesSeconds!.pickup, mean: quantileMean(sc.infrastructure.costs.pickup) + 0.0002 } } } } };
+    const { sc: fed, swapped } = fedByReplay(sc, withIdle(replay, idle), [busier]);
+    expect(quantileMean(fed.infrastructure.costs.pickup)).toBeCloseTo(0.0006, 12);
+    // its quantiles' shape kept, scaled to the exact mean (a ms clock's p50 of 1 ms for a 0.6 ms mean)
+    expect(quantileAt(fed.infrastructure.costs.pickup, 0.99) / quantileAt(fed.infrastructure.costs.pickup, 0.5)).toBeCloseTo(2, 9);
+    const s = swapped.find((x) => x.key === 'costs.pickup')!;
+    expect(s.replay).toMatch(/^mean 0\.60 ms, p99 [\d.]+ ms, the events that found the worker waiting$/);
+    expect(s.calibrated).not.toContain('counted twice');
+    // none measured (an older worker, or no event found its worker waiting): every event's, as before
+    const none = fedByReplay(sc, withIdle(replay, { ...idle, count: 0 }), [busier]);
+    expect(quantileMean(none.sc.infrastructure.costs.pickup)).toBeCloseTo(replay.summary.fanout.stagesSeconds!.pickup.mean, 12);
+    expect(none.swapped.find((x) => x.key === 'costs.pickup')!.calibrated).toContain('counted twice now');
+  });
+
   it('leaves everything as it was for a document without stages', () => {
     const bare: RunResult = { ...replay, summary: { ...replay.summary, fanout: { ...replay.summary.fanout, stagesSeconds: undefined } }, replay: undefined };
     const { sc: fed, swapped } = fedByReplay(sc, bare, sims);
