@@ -2,7 +2,7 @@
 // policy, a row per figure: estimate (when given), simulated, measured, their ratio, the noise and
 // the verdict; a contended or partial measurement is said above everything else.
 import type { CompareDocument, FigureComparison, Gap, Side, Verdict } from '../sim/compare/compare.js';
-import { FIGURES, type FigureUnit } from '../sim/compare/figures.js';
+import { CALIBRATED_ONLY_COSTS, FIGURES, type FigureUnit } from '../sim/compare/figures.js';
 import { formatBytes, formatCount } from '../sim/scenario/units.js';
 import { fmtMs, fmtSeconds } from './summary-lines.js';
 
@@ -69,11 +69,11 @@ export function gapsText(gaps: Record<Gap, number>): string {
 }
 
 /** What the simulations with the replays' stages keep calibrated, for the legend. */
-const CALIBRATED_ONLY = [...new Set(FIGURES.flatMap((f) => (f.calibratedOnly ? [f.calibratedOnly] : [])))].join('; ');
+const CALIBRATED_ONLY = CALIBRATED_ONLY_COSTS.join('; ');
 
 /** Under the table when the simulations were run again with the replays' stages: what its two last columns say. */
 export const STAGES_LEGEND =
-  `stages ratio: the same simulations with each replay's own stages in place of the costs (the sources above), over measured; gap, of a figure outside: costs where with the replay's stages it comes within 15% or inside the noise (the model adds up what the replay met, the costs it was given are not that), model where it stays outside (the model lacks something between the stages), open where it stays outside but hangs on costs a replay does not measure (${CALIBRATED_ONLY}), so either may be it`;
+  `stages ratio: the same simulations with each replay's own stages in place of the costs (the sources above), over measured; gap, of a figure outside: costs where with the replay's stages it comes within 15% or inside the noise (the model adds up what the replay met, the costs it was given are not that), model where it stays outside (the model lacks something between the stages), open where it stays outside but hangs on costs the replays' stages leave calibrated (${CALIBRATED_ONLY}), so either may be it`;
 
 export function unmatchedLine(doc: CompareDocument): string | null {
   if (doc.unmatched.length === 0) return null;
@@ -129,10 +129,14 @@ function noteLines(doc: CompareDocument): string[] {
   return doc.figures.filter((f) => f.note).map((f) => `${f.id} (${f.policy}): ${f.note}`);
 }
 
+/** Columns that read left to right (the figure's name, the verdict, the gap); the numbers line up on the right. */
+const WORDS_COLUMNS = new Set(['figure', 'verdict', 'gap']);
+
+/** The table's rows padded into columns; the first row is its head. */
 function columns(rows: string[][]): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  // the figure's name and the verdict read left to right, the numbers line up on the right
-  return rows.map((r) => r.map((c, i) => (i === 0 || i === r.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd());
+  const left = rows[0].map((h) => WORDS_COLUMNS.has(h));
+  return rows.map((r) => r.map((c, i) => (left[i] ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd());
 }
 
 export function compareTerminal(doc: CompareDocument): string {
@@ -190,7 +194,7 @@ export function compareMarkdown(doc: CompareDocument): string {
   for (const p of doc.policies) {
     const docs = (side: Side) => p.documents[side].map((d) => d.label).join(', ');
     out.push(`## ${p.policy}`, '', `Simulated: ${docs('simulated')}. Measured: ${docs('measured')}.`, '');
-    out.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 || i === head.length - 1 ? '---' : '---:')).join('|')}|`);
+    out.push(`| ${head.join(' | ')} |`, `|${head.map((h) => (WORDS_COLUMNS.has(h) ? '---' : '---:')).join('|')}|`);
     for (const f of policyFigures(doc, p.policy)) {
       const row = tableRow(doc, f);
       row[simulatedAt] = withDocuments(f, 'simulated');

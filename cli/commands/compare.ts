@@ -1,7 +1,7 @@
 // feedlab compare A.json B.json: two saved result documents held against each other, figure by
 // figure: A is the simulated side, B the measured one (feedlab.compare/1).
 import { basename } from 'node:path';
-import { compareTerminal, gapWords } from '../../reports/compare.js';
+import { compareTerminal, gapsText, gapWords } from '../../reports/compare.js';
 import { reportFiles } from '../../reports/files.js';
 import { buildComparison, type CompareDocument } from '../../sim/compare/compare.js';
 import { pairDocuments, type ComparableDocument } from '../../sim/compare/pair.js';
@@ -61,7 +61,8 @@ function outsideLine(doc: CompareDocument): string {
   const outside = doc.figures.filter((f) => f.verdict === 'outside');
   const named = outside.slice(0, 5).map((f) => `${f.id} (${f.policy}) ${f.ratio === null ? 'no ratio' : `ratio ${Number(f.ratio.toPrecision(3))}`}${f.gap ? `, ${gapWords(f.gap)}` : ''}`);
   const more = outside.length > 5 ? ` and ${outside.length - 5} more` : '';
-  return `${outside.length} ${outside.length === 1 ? 'figure is' : 'figures are'} outside 15% of the measured value and outside the noise: ${named.join(', ')}${more}`;
+  const whose = doc.gaps ? ` (${gapsText(doc.gaps)})` : '';
+  return `${outside.length} ${outside.length === 1 ? 'figure is' : 'figures are'} outside 15% of the measured value and outside the noise${whose}: ${named.join(', ')}${more}`;
 }
 
 export async function run(values: Values<typeof COMPARE_OPTIONS>, positionals: string[]): Promise<number> {

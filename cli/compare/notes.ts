@@ -12,6 +12,7 @@ import { CALIBRATE } from '../calibrate/settings.js';
 import { ADD_SCRIPT_COMMANDS } from '../../server/cache/post-list.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
 import { secondsPerCall } from '../../sim/replay/redis-figures.js';
+import { idlePickupOf } from '../../sim/replay/result.js';
 import type { CommandTime } from '../../sim/scenario/calibration.js';
 import { cpuSecondsOf, type CpuShare } from '../../sim/replay/cpu.js';
 import { addWaits, NO_WAIT, waitPerRun, waitPerSlice, type CoreWait } from '../../sim/replay/core-wait.js';
@@ -360,9 +361,10 @@ function stageNotes(measured: RunResult[], scs: readonly Scenario[]): Partial<Re
         stage_large_writes_per_timeline_p50: `the same line over a large post's timelines: ${perFollower} a follower (${from}${files.length > 0 ? `: a running worker's posts of ${CALIBRATE.workerBySize.followers.join(', ')} followers, one at a time` : ''}) and ${perBatch} a batch of up to ${batchSize}${spread}; ${runs('largeWritesPerTimeline', 'p50')}${redis}`,
       }
     : {};
-  // the replays' own pickup of an idle worker, as calibrate's is (absent from older documents)
-  const idleRuns = measured.map((r) => r.replay?.fanout.workers.pickupIdle).filter((x) => x !== undefined && x.count > 0);
-  const idlePickup = idleRuns.length > 0 ? `; of the events that found their worker waiting, ${idleRuns.map((x) => ms(x!.mean)).join(', ')} (${idleRuns.map((x) => x!.count.toLocaleString('en-US')).join(', ')} events)` : '';
+  // the replays' own pickup of an idle worker, as calibrate's is, each replay's in order ("none" where
+  // it kept none; nothing said when no replay did)
+  const idleRuns = measured.map(idlePickupOf);
+  const idlePickup = idleRuns.some((x) => x !== null) ? `; of the events that found their worker waiting, ${idleRuns.map((x) => (x ? `${ms(x.mean)} (${x.count.toLocaleString('en-US')} events)` : 'none')).join(', ')}` : '';
   return {
     stage_post_to_log_p50: hop('p50', 0.5),
     stage_post_to_log_p99: hop('p99', 0.99),

@@ -6,6 +6,8 @@
 //  3. the simulation of the very world the replay ran (sim/replay/mirror.ts), with each calibration's
 //     costs and the replay's own schedule, `seeds` times (the model's own draws: hops, spreads, waits);
 //  4. the estimate: the documents' closed forms with that world's inputs (estimate-side.ts);
+//  5. the same simulations again with each replay's own stages in place of the costs
+//     (sim/compare/replay-stages.ts): whose each gap is, or with --replay-stages the simulated side;
 // then sim/compare's document, figure by figure and policy by policy.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -164,10 +166,14 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
     const calibrated = (k: number) => (worlds.length === 1 ? '' : `calibration ${k + 1}, `);
     const inputs: PolicyInput[] = [];
     const fedSources: string[] = [];
+    /** Whether any policy's simulated side is the simulations with the replays' stages (--replay-stages, and stages to swap). */
+    let stagesSide = false;
     const unmatched: Array<{ policy: string; side: 'simulated' | 'measured' }> = [];
     for (const policy of policies) {
       const spec = formatPolicy(policy);
-      const live = measured.runs.map((docs) => docs.find((d) => d.policy === spec)).filter((d): d is RunResult => d !== undefined);
+      // each replay's document of the policy, by run (a run without it keeps its place)
+      const byRun = measured.runs.map((docs) => docs.find((d) => d.policy === spec));
+      const live = byRun.filter((d): d is RunResult => d !== undefined);
       if (live.length === 0) {
         unmatched.push({ policy: spec, side: 'simulated' });
         continue;
@@ -183,18 +189,22 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
           }),
         );
       const simulated = simulateAll(worlds, '');
-      // each calibration with its paired replay's stages (the last replay for any past them): the
-      // simulated side with --replay-stages, else what says whose each gap is
+      // each calibration with the stages of the replay it pairs with (by run; the last for any past
+      // them, the last with the policy where its own has none): the simulated side with
+      // --replay-stages, else what says whose each gap is. Each source line names its replay.
+      const feeding = worlds.map((_, k) => byRun[Math.min(k, byRun.length - 1)] ?? live[live.length - 1]);
+      const replayName = (doc: RunResult) => (measured.runs.length === 1 ? "the replay's" : `replay ${byRun.indexOf(doc) + 1}'s`);
       const fed = worlds.map((w, k) =>
-        fedByReplayRefined(w.mapping.scenario, live[Math.min(k, live.length - 1)], simulated.slice(k * seeds, (k + 1) * seeds), (sc) =>
+        fedByReplayRefined(w.mapping.scenario, feeding[k], simulated.slice(k * seeds, (k + 1) * seeds), (sc) =>
           simulateAll([{ ...w, mapping: { ...w.mapping, scenario: sc } }], `the replay's stages (a first pass), `, k),
         ),
       );
       // replays that measured no stage (documents older than the stages) leave nothing to swap
       const fedWorlds = fed.every((x) => x.swapped.length === 0) ? null : worlds.map((w, k) => ({ ...w, mapping: { ...w.mapping, scenario: fed[k].sc } }));
-      fed.forEach((x, k) => fedSources.push(`${spec}, ${calibrated(k)}the replay's stages: ${x.swapped.length === 0 ? 'none measured' : x.swapped.map((s) => `${s.key} ${s.replay} (calibrated ${s.calibrated})`).join('; ')}`));
+      fed.forEach((x, k) => fedSources.push(`${spec}, ${calibrated(k)}${replayName(feeding[k])} stages: ${x.swapped.length === 0 ? 'none measured' : x.swapped.map((s) => `${s.key} ${s.replay} (calibrated ${s.calibrated})`).join('; ')}`));
       const withStages = fedWorlds ? simulateAll(fedWorlds, "the replay's stages, ") : null;
       const stagesAsSide = f['replay-stages'] === true && withStages !== null;
+      if (stagesAsSide) stagesSide = true;
       const simulatedWorlds = stagesAsSide ? fedWorlds! : worlds;
       const notes = figureNotes(live, simulatedWorlds.map((w) => mirrorScenario(w.mapping, cores)));
       // the documents' closed forms with the first calibration's costs (one estimate a policy)
@@ -209,15 +219,16 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
     }
     if (inputs.length === 0) throw new InputError(`compare: the replay documents hold none of the policies compared (${policies.map(formatPolicy).join(', ')})`);
     const seedText = seeds === 1 ? `seed ${seedList[0]}` : `seeds ${seedList[0]}-${seedList[seeds - 1]}`;
+    const seedsEach = `${seedText}${calibrationFiles.length > 1 ? ' each' : ''}`;
     const costsText =
       (calibrationFiles.length === 0 ? "the scenario's costs" : calibrationFiles.length === 1 ? 'calibrated' : `${calibrationFiles.length} calibrations`) +
-      (f['replay-stages'] ? ", the replays' stages swapped in" : '');
+      (stagesSide ? ", the replays' stages swapped in" : '');
     const doc = buildComparison({
       scenario: declared.name,
       policies: inputs,
-      labels: { simulated: `simulate (${costsText}, ${seedText}${calibrationFiles.length > 1 ? ' each' : ''})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
+      labels: { simulated: `simulate (${costsText}, ${seedsEach})`, measured: `replay (${measured.runs.length} ${measured.runs.length === 1 ? 'run' : 'runs'})` },
       sources: { simulated: [`the replay's world simulated (sim/replay/mirror.ts)${calibrationFiles.length > 0 ? `, costs from ${calibrationFiles.join(', ')}` : ''}`, ...(f['replay-stages'] ? fedSources : [])], measured: measured.names },
-      ...(f['replay-stages'] ? {} : { replayStages: { label: `simulate (the replays' stages in place of the costs, ${seedText}${calibrationFiles.length > 1 ? ' each' : ''})`, sources: fedSources } }),
+      ...(f['replay-stages'] ? {} : { replayStages: { label: `simulate (the replays' stages in place of the costs, ${seedsEach})`, sources: fedSources } }),
       documentLabels: { simulated: worlds.flatMap((_, k) => seedList.map((s) => `${calibrated(k)}seed ${s}`)), measured: measured.names },
       unmatched,
       warnings,

@@ -156,7 +156,7 @@ it. Lags: fan-out lag per follower (lag_p50, lag_p99, lag_max) and per post; wri
 Redis memory, in total and by key class; read p50 and p99; Redis commands per read. With a scenario,
 the same simulations run again with each replay's own stages in place of the costs, and a figure
 outside says whose gap it is: the costs' (with the replay's stages it lands), the model's (it stays
-outside), or open (it hangs on costs a replay does not measure).`,
+outside), or open (it hangs on costs the replays' stages leave calibrated).`,
   examples: [
     ['feedlab compare scenarios/celebrity-burst.yaml -o compare/', 'calibrate and replay, twice, then simulate each calibration three times: about 25 minutes'],
     ['feedlab compare sim/report.json live/report.json', 'a simulation held against a replay'],

@@ -24,7 +24,7 @@
 //                        15% or inside the noise (the model adds the stages up; the costs it was given
 //                        are not what the replay met), `model` when it stays outside (the model lacks
 //                        something between the stages), `open` when it stays outside but hangs on
-//                        costs a replay does not measure (FigureDef.calibratedOnly: either may be it)
+//                        costs the replays' stages leave calibrated (FigureDef.calibratedOnly: either may be it)
 // Same inputs, same document: nothing here depends on the clock or on the order of a Map.
 import { FEEDLAB_VERSION, type RunResult } from '../result.js';
 import { FIGURES, readFigure, type FigureId, type FigureUnit } from './figures.js';
@@ -254,11 +254,11 @@ function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Re
     spread: { simulated: read.simulated.spread, measured: read.measured.spread },
     values: { simulated: read.simulated.values, measured: read.measured.values },
   };
-  if (judged.resolution !== undefined) out.resolution = judged.resolution;
   if (p.estimate) {
     const e = p.estimate[def.id];
     out.estimate = typeof e === 'number' && Number.isFinite(e) ? e : null;
   }
+  if (judged.resolution !== undefined) out.resolution = judged.resolution;
   if (whys.length > 0) out.why = whys.join('; ');
   if (Object.keys(missing).length > 0) out.missing = missing;
   const note = p.notes?.[def.id];
@@ -267,7 +267,7 @@ function compareFigure(def: (typeof FIGURES)[number], p: PolicyInput, labels: Re
     const fed = sideOf(def, p.replayStages);
     const j = judge(def, { simulated: p.replayStages, measured: p.measured }, { simulated: fed, measured: read.measured }, labels.measured, []);
     out.replayStages = { simulated: fed.mean, ratio: j.ratio, noise: j.noise, verdict: j.verdict };
-    if (out.verdict === 'outside' && j.verdict !== 'n/a') out.gap = j.verdict !== 'outside' ? 'costs' : def.calibratedOnly ? 'open' : 'model';
+    if (out.verdict === 'outside' && j.verdict !== 'n/a') out.gap = j.verdict !== 'outside' ? 'costs' : def.calibratedOnly?.(p.measured) ? 'open' : 'model';
   }
   return out;
 }

@@ -49,8 +49,13 @@ export type FigureId = (typeof FIGURE_IDS)[number];
 /** A figure read from one document: its value, or null and why ("not measured", "not modelled"). */
 export type FigureReading = { value: number; why?: undefined } | { value: null; why: string };
 
-/** What a read's latency hangs on that a replay does not measure (FigureDef.calibratedOnly). */
+/** What figures hang on that the simulations with the replays' stages keep calibrated (FigureDef.calibratedOnly), each said once. */
 const READ_COSTS = "the API's CPU per page and a read's Redis costs";
+const API_CPU = "the API's CPU per request";
+const PULLED_LISTED = "a pulled post's time to its author's list (api.postListed)";
+export const CALIBRATED_ONLY_COSTS = [READ_COSTS, API_CPU, PULLED_LISTED] as const;
+/** A lag hangs on api.postListed where the measured side pulled posts: each one's delivery is its time to its author's list. */
+const pulledListed = (measured: readonly RunResult[]) => (measured.some((r) => (r.summary.posts?.pulled ?? 0) > 0) ? PULLED_LISTED : undefined);
 
 export interface FigureDef {
   id: FigureId;
@@ -65,11 +70,11 @@ export interface FigureDef {
   /** Sources that do not model or measure the figure at all: null there, with this reason. */
   absentFrom?: Partial<Record<RunResult['source'], string>>;
   /**
-   * What the figure hangs on that a replay does not measure, so that the simulations with the
-   * replays' stages (sim/compare/replay-stages.ts) keep it as calibrated: a gap that stays with them
-   * may be these costs' as well as the model's.
+   * What the figure hangs on, given the measured side's documents, that the simulations with the
+   * replays' stages (sim/compare/replay-stages.ts) keep as calibrated (a replay does not measure
+   * it, or it is not swapped): a gap that stays with them may be these costs' as well as the model's.
    */
-  calibratedOnly?: string;
+  calibratedOnly?: (measured: readonly RunResult[]) => string | undefined;
   /** Why a document that has the figure's section reads null (else "not measured" / "not in the document"). */
   whyNone?(r: RunResult): string | undefined;
   /**
@@ -130,6 +135,7 @@ const lagFigure = (id: FigureId, label: string, about: string, pick: 'p50' | 'p9
   about,
   read: lag(pick, perPost),
   resolution: lagStep,
+  calibratedOnly: pulledListed,
 });
 
 const FOLLOWER_LAG = 'per follower: from a post to each follower\'s timeline write, weighted by deliveries (the SLO\'s figure); a replay takes it from the workers\' histograms and its probes of pulled posts';
@@ -228,7 +234,7 @@ export const FIGURES: readonly FigureDef[] = [
     group: 'reads',
     about: 'page read latency (a replay from the intended send, on the driver)',
     read: (r) => r.summary.reads.latencyMs.p50,
-    calibratedOnly: READ_COSTS,
+    calibratedOnly: () => READ_COSTS,
   },
   {
     id: 'read_p99',
@@ -237,7 +243,7 @@ export const FIGURES: readonly FigureDef[] = [
     group: 'reads',
     about: 'page read latency (a replay from the intended send, on the driver)',
     read: (r) => r.summary.reads.latencyMs.p99,
-    calibratedOnly: READ_COSTS,
+    calibratedOnly: () => READ_COSTS,
   },
   {
     id: 'commands_per_read',
@@ -254,7 +260,7 @@ export const FIGURES: readonly FigureDef[] = [
     group: 'reads',
     about: "the API tier's CPU over the run: a simulation's, before shared cores stretch it (older documents have none); a replay's `feedlab serve` process from /proc (its outbox relay and timers included)",
     read: (r) => (r.source === 'replay' ? (r.replay?.cpu.share ? r.replay.cpu.share.server / 100 : null) : (r.summary.api?.cpuCores ?? null)),
-    calibratedOnly: "the API's CPU per request",
+    calibratedOnly: () => API_CPU,
   },
   { ...stage('stage_post_to_log_p50', 'postToLog', 'p50', "stage: a post's commit to its event in the log, p50", "the outbox relay and the event log: a post's createdAt to its stream entry's ms (a simulation: its postToLog draws)"), resolution: MS_CLOCKS },
   { ...stage('stage_post_to_log_p99', 'postToLog', 'p99', "stage: a post's commit to its event in the log, p99", "the same, p99"), resolution: MS_CLOCKS },

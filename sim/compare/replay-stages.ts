@@ -1,4 +1,5 @@
-// The model fed the replay's own stages (`feedlab compare SCENARIO --replay-stages`): a calibration's
+// The model fed the replay's own stages (`feedlab compare SCENARIO`: the gap column, or with
+// --replay-stages the simulated side): a calibration's
 // scenario with what the replay measured of each stage in place of what calibrate measured of it. A
 // figure outside 15% with the calibrated stages and within it with the replay's says the model adds
 // the stages up right and calibrate measured them otherwise than the replay met them (its mix, its
@@ -22,9 +23,12 @@
 // - api.spread: the server's own histogram of its feed handler over its mean. It holds the waits
 //   the model adds itself (a resumption behind other work, a queue, a Redis pipeline), which at a
 //   replay's few percent of a core are a small part of it.
-// What the replay does not measure stays calibrated: the API's CPU and the Redis costs of a read.
+// What the replay does not measure stays calibrated: the API's CPU and the Redis costs of a read; so
+// does a pulled post's time to its author's list (api.postListed), not swapped (sim/compare/figures.ts
+// calibratedOnly names what each figure hangs on of these).
 import type { RunResult, StageId } from '../result.js';
 import { bucketQuantile } from '../replay/server-metrics.js';
+import { idlePickupOf } from '../replay/result.js';
 import { QUANTILES } from '../calibration/document.js';
 import { quantileAt, quantileMean, type QuantileDistribution } from '../scenario/quantiles.js';
 import type { Scenario } from '../scenario/types.js';
@@ -152,9 +156,9 @@ export function fedByReplay(sc: Scenario, replay: RunResult, simulated: readonly
     costs.eventStatements = statements;
     costs.eventStatementsByIdle = null;
   }
-  const idlePickup = replay.replay?.fanout.workers.pickupIdle;
-  const idle = idlePickup !== undefined && idlePickup.count > 0;
-  const pickupStage = idle ? idlePickup : stageOf(replay, 'pickup');
+  const idlePickup = idlePickupOf(replay);
+  const idle = idlePickup !== null;
+  const pickupStage = idlePickup ?? stageOf(replay, 'pickup');
   const pickup = atMean(summaryDistribution(pickupStage, 0), pickupStage?.mean);
   if (pickup) {
     const busy = meanOf(simulated.map((r) => stageOf(r, 'pickup')?.mean)) - quantileMean(infra.costs.pickup);

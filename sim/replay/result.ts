@@ -326,6 +326,12 @@ function postsWithoutAudience(m: ReplayMeasurements, skipDormant: boolean): numb
   return n;
 }
 
+/** A replay document's pickup of an idle worker (workers.pickupIdle), or null where it kept none (an older document, or no event found its worker waiting). */
+export function idlePickupOf(r: RunResult): ReplaySection['fanout']['workers']['pickupIdle'] | null {
+  const x = r.replay?.fanout.workers.pickupIdle;
+  return x !== undefined && x.count > 0 ? x : null;
+}
+
 export function buildReplayResult(m: ReplayMeasurements): RunResult {
   const iv = m.intervalSeconds;
   const duration = m.windowSeconds;

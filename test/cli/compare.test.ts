@@ -283,7 +283,8 @@ infrastructure:
     const doc = JSON.parse(r.stdout) as CompareDocument;
     expect(doc.sides.simulated.label).toBe("simulate (the scenario's costs, the replays' stages swapped in, seed 9)");
     const [, fed] = doc.sides.simulated.sources;
-    expect(fed).toMatch(/^threshold:100000:skip-dormant, the replay's stages: postToLog mean [\d.]+ ms, p99 [\d.]+ ms \(calibrated mean [\d.]+ ms, p99 [\d.]+ ms\); costs\.eventStatements /);
+    // one calibration (the scenario's costs) and two replays: the first replay's stages, named
+    expect(fed).toMatch(/^threshold:100000:skip-dormant, replay 1's stages: postToLog mean [\d.]+ ms, p99 [\d.]+ ms \(calibrated mean [\d.]+ ms, p99 [\d.]+ ms\); costs\.eventStatements /);
     expect(fed).toContain("api.spread the server's feed handler, p99 ");
     // one calibration (the scenario's costs) pairs with the first replay: the model draws its stages
     const first = savedReplay(0).summary.fanout.stagesSeconds!;
@@ -302,7 +303,7 @@ infrastructure:
     // figure's value with the stages the flag's simulated side, to the bit
     expect(plain.sides.simulated.sources).toHaveLength(1);
     expect(plain.sides.replayStages).toEqual({ label: "simulate (the replays' stages in place of the costs, seed 9)", sources: [fed] });
-    for (const f of plain.figures) expect(f.replayStages?.simulated ?? null, f.id).toBe(doc.figures.find((x) => x.id === f.id)!.simulated);
+    for (const f of plain.figures) expect(f.replayStages?.simulated ?? null, f.id).toBe(doc.figures.find((x) => x.id === f.id && x.policy === f.policy)!.simulated);
     const outside = plain.figures.filter((f) => f.verdict === 'outside');
     expect(outside.length).toBeGreaterThan(0);
     for (const f of plain.figures) {

@@ -252,11 +252,14 @@ describe('compare notes', () => {
     runs[0].replay!.fanout.workers.pickupIdle = { count: 1_204, mean: 0.00062, p50: 0.001, p90: 0.001, p99: 0.002, p999: 0.003, max: 0.004 };
     runs[1].replay!.fanout.workers.pickupIdle = { count: 1_150, mean: 0.00071, p50: 0.001, p90: 0.001, p99: 0.002, p999: 0.003, max: 0.004 };
     expect(figureNotes(runs, [scenario()]).stage_pickup_mean).toBe(
-      "the scenario's pickup 1.00 ms (its draws' mean) to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 0.50 ms; of the events that found their worker waiting, 0.62 ms, 0.71 ms (1,204, 1,150 events)",
+      "the scenario's pickup 1.00 ms (its draws' mean) to an idle worker, plus any wait behind its batch; the replays' 0.50 ms, 0.50 ms; of the events that found their worker waiting, 0.62 ms (1,204 events), 0.71 ms (1,150 events)",
     );
     // a run whose worker saw none (or an older document) is left out, not read as 0
     runs[1].replay!.fanout.workers.pickupIdle = { count: 0, mean: NaN, p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN };
-    expect(figureNotes(runs, [scenario()]).stage_pickup_mean).toMatch(/; of the events that found their worker waiting, 0\.62 ms \(1,204 events\)$/);
+    expect(figureNotes(runs, [scenario()]).stage_pickup_mean).toMatch(/; of the events that found their worker waiting, 0\.62 ms \(1,204 events\), none$/);
+    // no replay kept it: nothing said
+    delete runs[0].replay!.fanout.workers.pickupIdle;
+    expect(figureNotes(runs, [scenario()]).stage_pickup_mean).not.toContain('found their worker waiting');
   });
 
   it("quotes the server's and the workers' event-loop waits and the server's GC pauses beside the read and pickup tails", () => {

@@ -189,6 +189,19 @@ describe("whose a gap is: the simulations again with the replays' stages", () =>
     expect(one(withStages([1, 1], [1, 1], [1, 1], { simulated: 2, fed: 1.1 }), 'read_p99').gap).toBe('costs');
   });
 
+  it("is open for a lag that stays outside where the replay pulled posts (their delivery is api.postListed, not swapped), the model's where it pulled none", () => {
+    const policy: PolicyInput = {
+      policy: 'push',
+      simulated: [handMade({ followerLagP99: 2 })],
+      measured: [handMade({ source: 'replay', followerLagP99: 1 })],
+      replayStages: [handMade({ followerLagP99: 1.6 })],
+    };
+    policy.measured[0].summary.posts = { total: 10, perSecond: { mean: 1, peak: 1 }, pushed: 8, pulled: 2, withoutAudience: 0 };
+    expect(one(buildComparison({ scenario: 'hand', policies: [policy] }), 'lag_p99').gap).toBe('open');
+    policy.measured[0].summary.posts.pulled = 0;
+    expect(one(buildComparison({ scenario: 'hand', policies: [policy] }), 'lag_p99').gap).toBe('model');
+  });
+
   it('leaves the document as it was without them', () => {
     const plain = lagP99([2, 2], [1, 1]);
     expect(plain.gaps).toBeUndefined();
