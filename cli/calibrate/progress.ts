@@ -4,7 +4,7 @@ import { roundCount, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 import { postsPerSecond } from './worker-by-size.js';
 import { bySizeAuthors } from './world.js';
-import { idleCurveOutOfReach, postsAtPace } from './statements-by-idle.js';
+import { curvePaces, idleCurveOutOfReach, postsAtPace } from './statements-by-idle.js';
 
 type Show = (fraction: number, detail: string) => void;
 
@@ -36,7 +36,7 @@ export function expectedSeconds(samples: number, selfContained: boolean): Record
           'post to log': r * (p.postsPerSample / p.perSecond) + p.relaySettleMs / 1000,
           // each pace's posts, then the worker's figures, asked for once they are handled
           // (none when the samples are too few for a sound curve: calibrate does not post them)
-          'statements by idle': idleCurveOutOfReach(samples) !== null ? 0 : CALIBRATE.statementsByIdle.perSecond.reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + FIGURES_SECONDS, 0),
+          'statements by idle': idleCurveOutOfReach(samples) !== null ? 0 : curvePaces().reduce((sum, perSecond) => sum + postsAtPace(samples, perSecond) / perSecond + FIGURES_SECONDS, 0),
           // each size's posts (the large ones paced slower), then the worker's figures
           // (the pace without a write cost: the busy share needs the batch fit, measured by then)
           'worker by size': bySize.followers.reduce((sum: number, f) => sum + (samples * bySize.postsPerSample) / postsPerSecond(f, bySizeAuthors(f), 0) + FIGURES_SECONDS, 2 * FIGURES_SECONDS),

@@ -33,7 +33,7 @@ import { measureStoreCosts } from './costs.js';
 import { measurePostToLog } from './post-to-log.js';
 import { expectedSeconds, Steps } from './progress.js';
 import { Contention, machine, versions } from './provenance.js';
-import { idleCurveOutOfReach, measureStatementsByIdle } from './statements-by-idle.js';
+import { curvePaces, idleCurveOutOfReach, measureStatementsByIdle } from './statements-by-idle.js';
 import { CALIBRATE } from './settings.js';
 import { buildCalibrationWorld, loadCalibrationWorld, worldFigures, type CalibrationWorld } from './world.js';
 import { measureWorkerBySize } from './worker-by-size.js';
@@ -172,16 +172,15 @@ async function run(input: CalibrateInput, hooks: CalibrateHooks): Promise<Calibr
       );
       workerFigures = await probe.since();
       if (!postToLog.listed) refused.push({ key: 'api.postListed', why: "the server's 201s carried no Server-Timing `listed` (a server older than the figure)", notMeasured: true });
-      const paces = CALIBRATE.statementsByIdle.perSecond;
+      const paces = curvePaces();
       const outOfReach = idleCurveOutOfReach(input.samples);
       if (outOfReach === null) {
-        const paceRounds = steps.begin('statements by idle', `measuring a running worker's statement after idle time (posts at ${paces.join(', ')} a second beside the hop's ${CALIBRATE.postToLog.perSecond})`, 1, paces.length);
+        const paceRounds = steps.begin('statements by idle', `measuring a running worker's statement after idle time (posts at ${paces.join(', ')} a second, the hop's ${CALIBRATE.postToLog.perSecond} the reference)`, 1, paces.length);
         statementsByIdle = await measureStatementsByIdle({
           host: stack.host,
           port: stack.port,
           token: stack.token,
           authors: hopAuthors(world),
-          hop: workerFigures,
           hopPerSecond: CALIBRATE.postToLog.perSecond,
           samples: input.samples,
           seed: CALIBRATE.world.seed,

@@ -88,7 +88,7 @@ export const CALIBRATE = {
   postToLog: { postsPerSample: 150, perSecond: 10, relaySettleMs: 1_500, maxFollowers: 30 },
   /**
    * A running worker's statement by its idle time before an event (statements-by-idle.ts): posts by
-   * the hop's authors at each of these paces a second beside the hop's, this many per sample
+   * the hop's authors at each of these paces a second and at the hop's own, this many per sample
    * (--samples) at each: 80 at the default 5, 32 s at 2.5 a second, but no pace longer than
    * `maxSecondsPerPace` (50 posts at 1 a second, a margin over the 40 a point is taken from,
    * MIN_IDLE_POINT_EVENTS). A replay's workers take 2.5-4 events a second each, so a quarter of their

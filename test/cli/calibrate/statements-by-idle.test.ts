@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectedSeconds } from '../../../cli/calibrate/progress.js';
-import { idleCurveOutOfReach, postsAtPace, typicalGap } from '../../../cli/calibrate/statements-by-idle.js';
+import { curvePaces, idleCurveOutOfReach, postsAtPace, typicalGap } from '../../../cli/calibrate/statements-by-idle.js';
 import { MIN_IDLE_POINT_EVENTS } from '../../../sim/calibration/document.js';
 
 describe('the statement by idle time', () => {
@@ -23,6 +23,14 @@ describe('the statement by idle time', () => {
     for (const samples of [3, 5, 20]) expect(idleCurveOutOfReach(samples), String(samples)).toBeNull();
     // and calibrate's ETA counts no time for it then: a minute less at 2 samples
     expect(expectedSeconds(2, true)['statements by idle']).toBe(0);
-    expect(expectedSeconds(3, true)['statements by idle']).toBeCloseTo(48 / 40 + 48 / 20 + 48 / 5 + 48 / 2.5 + 48 / 1 + 5 * 0.5, 6);
+    expect(expectedSeconds(3, true)['statements by idle']).toBeCloseTo(48 / 40 + 48 / 20 + 48 / 10 + 48 / 5 + 48 / 2.5 + 48 / 1 + 6 * 0.5, 6);
+  });
+
+  it("measures the hop's own pace again beside the others, once, so that the reference point is of the curve's phase", () => {
+    // the hop posts at 10 a second: its point sits between 20 and 5, ascending in idle time
+    expect(curvePaces()).toEqual([40, 20, 10, 5, 2.5, 1]);
+    expect(curvePaces(5)).toEqual([40, 20, 5, 2.5, 1]);
+    expect(curvePaces(3).map(typicalGap)).toEqual([...curvePaces(3).map(typicalGap)].sort((a, b) => a - b));
+    expect(curvePaces(3)).toContain(3);
   });
 });
