@@ -3,9 +3,9 @@
 // before each of the two replays on the live stack (its costs drift within the hour: each
 // calibration is one draw of them), the replayed world simulated with each calibration's costs over
 // three seeds, the estimate beside them. Printed: the compare report, then every figure's ratio
-// against the 15% goal, and where the CPU went during the replays; then the same documents compared
-// with each replay's own stages swapped in (--replay-stages). About 60 minutes (four calibrations
-// and four replays).
+// against the 15% goal, and where the CPU went during the replays; then the same counts of the
+// report's stages column (the same simulations with each replay's own stages, what --replay-stages
+// prints whole). About 60 minutes (four calibrations and four replays).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,6 @@ import type { RunResult } from '../sim/result.js';
 import { formatCpu } from '../sim/replay/cpu.js';
 import { runCli } from './harness.js';
 import { gapWords } from '../reports/compare.js';
-import { DEFAULT_RUNS } from '../cli/spec/live.js';
 
 const SCENARIOS = ['scenarios/celebrity-burst.yaml', 'scenarios/threshold-sweep.yaml'];
 const TIMEOUT_MS = 60 * 60_000;
@@ -41,7 +40,7 @@ export async function benchCompare(): Promise<void> {
       }
       cpuLines(out);
       results.push(...resultLines(scenario, doc, r.seconds));
-      results.push(...(await replayStages(scenario, out)));
+      results.push(...stagesLines(scenario, doc));
     }
   } finally {
     // kept: each comparison (report.json, .md, .html) and the replays' documents, for feedlab compare --replays
@@ -52,23 +51,20 @@ export async function benchCompare(): Promise<void> {
 }
 
 /**
- * The same replays and calibrations with each replay's own stages swapped in (--replay-stages): which
- * figures the model adds up to from what the replay measured, and which it does not.
+ * Per policy, the report's stages column counted as the verdicts are: which figures the model adds up
+ * to from what the replays measured, and which it does not (`--replay-stages` prints them whole).
  */
-async function replayStages(scenario: string, out: string): Promise<string[]> {
-  // compare kept each replay and its calibration beside the report, numbered (one of each a run)
-  const kept = (prefix: string, ext: string) => Array.from({ length: DEFAULT_RUNS }, (_, i) => join(out, `${prefix}-${i + 1}.${ext}`)).join(',');
-  const fedOut = join(out, 'replay-stages');
-  const args = ['compare', scenario, '--replays', kept('replay', 'json'), '--calibration', kept('calibration', 'yaml'), '--replay-stages', '--out', fedOut, '--quiet'];
-  console.log(`\n\`node dist/cli/main.js ${args.join(' ')}\` (the same documents, each replay's stages in place of its calibration's):`);
-  const r = await feedlab(args);
-  process.stdout.write(r.stdout);
-  try {
-    const doc = JSON.parse(readFileSync(join(fedOut, 'report.json'), 'utf8')) as CompareDocument;
-    return resultLines(`${scenario} (the replays' stages)`, doc, r.seconds);
-  } catch {
-    return [`compare ${scenario} --replay-stages: FAILED (exit ${r.code}) after ${r.seconds.toFixed(0)} s`];
-  }
+export function stagesLines(scenario: string, doc: CompareDocument): string[] {
+  return doc.policies.flatMap((p) => {
+    const figs = doc.figures.filter((f) => f.policy === p.policy && f.replayStages && f.replayStages.verdict !== 'n/a');
+    if (figs.length === 0) return [];
+    const count = (v: string) => figs.filter((f) => f.replayStages!.verdict === v).length;
+    const outside = figs.filter((f) => f.replayStages!.verdict === 'outside').map((f) => `${f.id} ${f.replayStages!.ratio === null ? 'no ratio' : f.replayStages!.ratio.toFixed(2)}`);
+    return [
+      `compare ${scenario} ${p.policy} (the replays' stages): ${count('within')} of ${figs.length} figures within ${AGREEMENT * 100}%, ${count('noise')} inside the noise, ${count('outside')} outside` +
+        `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}`,
+    ];
+  });
 }
 
 /** Where the two cores went during each replay's window, policy by policy. */
