@@ -3,7 +3,7 @@
 // before each of the two replays on the live stack (its costs drift within the hour: each
 // calibration is one draw of them), the replayed world simulated with each calibration's costs over
 // three seeds, the estimate beside them. Printed: the compare report, then every figure's ratio
-// against the 15% goal, and where the CPU went during the replays; then the same counts of the
+// against the 15% goal, and where the CPU went during the replays; then, per policy, the counts of the
 // report's stages column (the same simulations with each replay's own stages, what --replay-stages
 // prints whole). About 60 minutes (four calibrations and four replays).
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -62,7 +62,7 @@ export function stagesLines(scenario: string, doc: CompareDocument): string[] {
     const outside = figs.filter((f) => f.replayStages!.verdict === 'outside').map((f) => `${f.id} ${f.replayStages!.ratio === null ? 'no ratio' : f.replayStages!.ratio.toFixed(2)}`);
     return [
       `compare ${scenario} ${p.policy} (the replays' stages): ${count('within')} of ${figs.length} figures within ${AGREEMENT * 100}%, ${count('noise')} inside the noise, ${count('outside')} outside` +
-        `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}`,
+        `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}${doc.measurement.contended ? ' !!! measured while CONTENDED' : ''}`,
     ];
   });
 }

@@ -25,7 +25,10 @@ export function typicalGap(perSecond: number): number {
   return Math.exp(-EULER_GAMMA) / perSecond;
 }
 
-/** The paces of the curve, posts a second, ascending in idle time: the settings' and the hop's own (the reference). */
+/**
+ * The paces of the curve, posts a second, ascending in idle time: the settings' and the hop's own
+ * (the reference). The refusal and the ETA read it at the settings' hop pace, the one calibrate posts.
+ */
 export function curvePaces(hopPerSecond: number = CALIBRATE.postToLog.perSecond): number[] {
   return [...new Set([...CALIBRATE.statementsByIdle.perSecond, hopPerSecond])].sort((a, b) => b - a);
 }

@@ -107,7 +107,7 @@ export interface WorkerBySize {
  * the typical idle gap (seconds) and the median statement with its p10-p90 and count, and the same
  * of the small posts' first page and writes (absent from older files), ascending in gap;
  * `referenceGap` the hop's, at which costs.eventStatements was measured (its point is this
- * phase's posts at the hop's pace; in files before 2026-12-06 20:00 the hop's own posts).
+ * phase's posts at the hop's pace; in files before 2381d62, 2026-12-06 19:37, the hop's own posts).
  */
 export interface StatementsByIdle {
   points: ({ gap: number; firstPage?: Spread; writes?: Spread } & Spread)[];

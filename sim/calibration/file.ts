@@ -21,7 +21,7 @@ const KEY_NOTES: Record<CalibratedKey, string> = {
   'costs.expand': "a of a running worker's first follower page, a + b x followers (its eventFirstPageMs by size); where that line is unsound, the worker's level on b of calibrate's reads; else a of calibrate's reads of followersPage with the worker's dormancy filter, a + b x rows",
   'costs.expandPerFollower': 'b of that fit: each row (follower) more',
   'costs.eventStatements': "the worker's statement per post event before its fan-out (followerCount): a running worker's own figure as quantiles when measured (measurements.worker; drawn per event), else the median from calibrate's process",
-  'costs.eventStatementsByIdle': "a running worker's median statement after each idle time before an event: the hop's posts and posts at other paces, each pace's typical idle time (e^-γ / its posts a second) to its median (measurements.statementsByIdle)",
+  'costs.eventStatementsByIdle': "a running worker's median statement after each idle time before an event: posts by the hop's authors at each pace, the hop's own included, in one phase, each pace's typical idle time (e^-γ / its posts a second) to its median (measurements.statementsByIdle)",
   'costs.eventFirstPageByIdle': "a running worker's median first follower page of the same posts (10-30 followers) after each idle time (measurements.statementsByIdle)",
   'costs.eventWritesByIdle': "a running worker's median timeline writes of the same posts (one batch) after each idle time (measurements.statementsByIdle)",
   'costs.eventWritesSpread': "a running worker's posts of 30-1,000 followers (measurements.workerBySize), each over its size's median writes: the quantiles of that ratio, pooled over the sizes",
