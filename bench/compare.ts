@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AGREEMENT, type CompareDocument } from '../sim/compare/compare.js';
+import { AGREEMENT, type CompareDocument, type Gap } from '../sim/compare/compare.js';
 import type { RunResult } from '../sim/result.js';
 import { formatCpu } from '../sim/replay/cpu.js';
 import { runCli } from './harness.js';
@@ -56,14 +56,8 @@ export async function benchCompare(): Promise<void> {
  */
 export function stagesLines(scenario: string, doc: CompareDocument): string[] {
   return doc.policies.flatMap((p) => {
-    const figs = doc.figures.filter((f) => f.policy === p.policy && f.replayStages && f.replayStages.verdict !== 'n/a');
-    if (figs.length === 0) return [];
-    const count = (v: string) => figs.filter((f) => f.replayStages!.verdict === v).length;
-    const outside = figs.filter((f) => f.replayStages!.verdict === 'outside').map((f) => `${f.id} ${f.replayStages!.ratio === null ? 'no ratio' : f.replayStages!.ratio.toFixed(2)}`);
-    return [
-      `compare ${scenario} ${p.policy} (the replays' stages): ${count('within')} of ${figs.length} figures within ${AGREEMENT * 100}%, ${count('noise')} inside the noise, ${count('outside')} outside` +
-        `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}${doc.measurement.contended ? ' !!! measured while CONTENDED' : ''}`,
-    ];
+    const judged = doc.figures.flatMap((f) => (f.policy === p.policy && f.replayStages && f.replayStages.verdict !== 'n/a' ? [{ id: f.id, ...f.replayStages }] : []));
+    return judged.length === 0 ? [] : [verdictLine(`${scenario} ${p.policy} (the replays' stages)`, judged, doc.measurement.contended)];
   });
 }
 
@@ -87,19 +81,19 @@ function cpuLines(out: string): void {
 
 /** One RESULT line per policy: how many figures are within 15%, inside the noise, outside; and the ones outside, with whose gap. */
 function resultLines(scenario: string, doc: CompareDocument, seconds: number): string[] {
-  const lines: string[] = [];
-  for (const p of doc.policies) {
-    const figs = doc.figures.filter((f) => f.policy === p.policy && f.verdict !== 'n/a');
-    const count = (v: string) => figs.filter((f) => f.verdict === v).length;
-    // each figure outside with whose gap it is, where the replays' stages were simulated too
-    const outside = figs.filter((f) => f.verdict === 'outside').map((f) => `${f.id} ${f.ratio === null ? 'no ratio' : f.ratio.toFixed(2)}${f.gap ? ` ${gapWords(f.gap)}` : ''}`);
-    lines.push(
-      `compare ${scenario} ${p.policy}: ${count('within')} of ${figs.length} figures within ${AGREEMENT * 100}%, ${count('noise')} inside the noise, ${count('outside')} outside` +
-        `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}${doc.measurement.contended ? ' !!! measured while CONTENDED' : ''}`,
-    );
-  }
+  const lines = doc.policies.map((p) => verdictLine(`${scenario} ${p.policy}`, doc.figures.filter((f) => f.policy === p.policy && f.verdict !== 'n/a'), doc.measurement.contended));
   lines.push(`compare ${scenario}: ${seconds.toFixed(0)} s in all`);
   return lines;
+}
+
+/** One policy's judged figures in a line: the counts of each verdict, and the ones outside with their ratio (and whose gap, where said). */
+function verdictLine(what: string, figs: readonly { id: string; verdict: string; ratio: number | null; gap?: Gap }[], contended: boolean): string {
+  const count = (v: string) => figs.filter((f) => f.verdict === v).length;
+  const outside = figs.filter((f) => f.verdict === 'outside').map((f) => `${f.id} ${f.ratio === null ? 'no ratio' : f.ratio.toFixed(2)}${f.gap ? ` ${gapWords(f.gap)}` : ''}`);
+  return (
+    `compare ${what}: ${count('within')} of ${figs.length} figures within ${AGREEMENT * 100}%, ${count('noise')} inside the noise, ${count('outside')} outside` +
+    `${outside.length > 0 ? ` (${outside.join(', ')})` : ''}${contended ? ' !!! measured while CONTENDED' : ''}`
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchCompare();
