@@ -1,14 +1,15 @@
 // Graph generation, save and load at the issue's sizes, against its targets (1M users / 20M edges
 // in < 5 s, 1M / 100M in < 30 s) and against igraph's Static_Power_Law on the same sizes, timed in
-// the same run. Each measurement runs in its own process so that its peak RSS is its own.
+// the same run, in the library and through `feedlab graph generate` (start-up and the saved file
+// included). Each measurement runs in its own process so that its peak RSS is its own.
 //
 //   node dist/bench/graph.js            the whole benchmark
 //   npm run bench -- graph              the same, through bench/run.ts
 
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadGraph, saveGraph } from '../sim/graph/file.js';
 import { generateGraph } from '../sim/graph/generate.js';
@@ -22,6 +23,9 @@ const SIZES = [
   { follows: 100, target: 30 },
 ];
 const SELF = fileURLToPath(import.meta.url);
+const CLI = join(dirname(SELF), '../cli/main.js');
+/** GNU time, for a child's peak RSS (spawnSync gives none); without it the CLI's wall time only. */
+const GNU_TIME = '/usr/bin/time';
 
 interface Measured {
   seconds: number;
@@ -46,11 +50,17 @@ export async function benchGraph(): Promise<void> {
     if (ours.saveSeconds !== undefined) {
       console.log(`graph save+load ${label}: save ${ours.saveSeconds.toFixed(2)} s, load ${ours.loadSeconds!.toFixed(2)} s (${(ours.edges * 8 / 1e9).toFixed(2)} GB of edge ids)`);
     }
+    const cli = throughCli(follows);
+    if (cli) {
+      console.log(
+        `feedlab graph generate ${label}, the file saved: ${cli.seconds.toFixed(2)} s wall from the command's start to its exit${Number.isFinite(cli.maxRssMB) ? `, peak RSS ${cli.maxRssMB.toFixed(0)} MB` : ''}; CLI/library ${(cli.seconds / ours.seconds).toFixed(2)}${cli.edges === ours.edges ? '' : ` !!! ${fmt(cli.edges)} edges, not the library's ${fmt(ours.edges)}`}`,
+      );
+    } else console.log(`feedlab graph generate ${label}: FAILED (see stderr)`);
     if (python) {
       const ig = runIgraph(python, USERS, USERS * follows);
       if (ig) {
         console.log(
-          `igraph Static_Power_Law(${USERS}, ${USERS * follows}, ${IGRAPH_OUT_EXPONENT}, ${ALPHA}) ${label}: ${ig.seconds.toFixed(2)} s, peak RSS ${ig.maxRssMB.toFixed(0)} MB; ours/igraph ${(ours.seconds / ig.seconds).toFixed(3)}`,
+          `igraph Static_Power_Law(${USERS}, ${USERS * follows}, ${IGRAPH_OUT_EXPONENT}, ${ALPHA}) ${label}: ${ig.seconds.toFixed(2)} s, peak RSS ${ig.maxRssMB.toFixed(0)} MB; ours/igraph ${(ours.seconds / ig.seconds).toFixed(3)} (${(ig.seconds / ours.seconds).toFixed(1)}x)${cli ? `, through the CLI ${(cli.seconds / ig.seconds).toFixed(3)} (${(ig.seconds / cli.seconds).toFixed(1)}x)` : ''}`,
         );
       } else console.log(`igraph Static_Power_Law ${label}: FAILED or timed out`);
     }
@@ -84,6 +94,29 @@ function measureInChild(follows: number, saveLoad: boolean): Measured {
     }
   }
   return out;
+}
+
+/** `feedlab graph generate` of the same graph into a file, as a user runs it: its whole wall time (start-up and save included). */
+function throughCli(follows: number): Measured | null {
+  const path = join(tmpdir(), `feedlab-bench-cli-${process.pid}.fgraph`);
+  const args = [CLI, 'graph', 'generate', '--users', String(USERS), '--avg-follows', String(follows), '--alpha', String(ALPHA), '--seed', '1', '-o', path, '-q'];
+  const timed = existsSync(GNU_TIME);
+  try {
+    const started = performance.now();
+    const r = timed
+      ? spawnSync(GNU_TIME, ['-f', 'maxrss-kb %M', process.execPath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 })
+      : spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
+    const seconds = (performance.now() - started) / 1000;
+    if (r.status !== 0) {
+      process.stderr.write(r.stderr ?? '');
+      return null;
+    }
+    const edges = Number(/([\d,]+) edges/.exec(r.stdout)?.[1]?.replaceAll(',', '') ?? NaN);
+    const rss = Number(/maxrss-kb (\d+)/.exec(r.stderr ?? '')?.[1] ?? NaN);
+    return { seconds, edges, maxRssMB: rss / 1024 };
+  } finally {
+    rmSync(path, { force: true });
+  }
 }
 
 /** A python3 that can import igraph; tries Debian's python3-igraph once when none can. */
