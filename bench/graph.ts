@@ -108,7 +108,9 @@ function throughCli(follows: number): Measured | null {
       : spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
     const seconds = (performance.now() - started) / 1000;
     if (r.status !== 0) {
-      process.stderr.write(r.stderr ?? '');
+      // a timeout kills GNU time, not the node under it: stop that one too, by its unique output path
+      if (r.signal !== null || r.error) spawnSync('pkill', ['-f', path], { stdio: 'ignore' });
+      process.stderr.write(`${r.stderr ?? ''}${r.error ? `${r.error.message}\n` : r.signal ? `stopped by ${r.signal}\n` : ''}`);
       return null;
     }
     const edges = Number(/([\d,]+) edges/.exec(r.stdout)?.[1]?.replaceAll(',', '') ?? NaN);
