@@ -9,10 +9,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadGraph, saveGraph } from '../sim/graph/file.js';
 import { generateGraph } from '../sim/graph/generate.js';
+import { runCli } from './harness.js';
 
 const USERS = 1_000_000;
 const ALPHA = 2.1;
@@ -23,8 +24,7 @@ const SIZES = [
   { follows: 100, target: 30 },
 ];
 const SELF = fileURLToPath(import.meta.url);
-const CLI = join(dirname(SELF), '../cli/main.js');
-/** GNU time, for a child's peak RSS (spawnSync gives none); without it the CLI's wall time only. */
+/** GNU time, for the CLI's peak RSS (a spawned child's is not reported); without it the CLI's wall time only. */
 const GNU_TIME = '/usr/bin/time';
 
 interface Measured {
@@ -50,7 +50,7 @@ export async function benchGraph(): Promise<void> {
     if (ours.saveSeconds !== undefined) {
       console.log(`graph save+load ${label}: save ${ours.saveSeconds.toFixed(2)} s, load ${ours.loadSeconds!.toFixed(2)} s (${(ours.edges * 8 / 1e9).toFixed(2)} GB of edge ids)`);
     }
-    const cli = throughCli(follows);
+    const cli = await throughCli(follows);
     if (cli) {
       console.log(
         `feedlab graph generate ${label}, the file saved: ${cli.seconds.toFixed(2)} s wall from the command's start to its exit${Number.isFinite(cli.maxRssMB) ? `, peak RSS ${cli.maxRssMB.toFixed(0)} MB` : ''}; CLI/library ${(cli.seconds / ours.seconds).toFixed(2)}${cli.edges === ours.edges ? '' : ` !!! ${fmt(cli.edges)} edges, not the library's ${fmt(ours.edges)}`}`,
@@ -97,25 +97,18 @@ function measureInChild(follows: number, saveLoad: boolean): Measured {
 }
 
 /** `feedlab graph generate` of the same graph into a file, as a user runs it: its whole wall time (start-up and save included). */
-function throughCli(follows: number): Measured | null {
+async function throughCli(follows: number): Promise<Measured | null> {
   const path = join(tmpdir(), `feedlab-bench-cli-${process.pid}.fgraph`);
-  const args = [CLI, 'graph', 'generate', '--users', String(USERS), '--avg-follows', String(follows), '--alpha', String(ALPHA), '--seed', '1', '-o', path, '-q'];
-  const timed = existsSync(GNU_TIME);
+  const args = ['graph', 'generate', '--users', String(USERS), '--avg-follows', String(follows), '--alpha', String(ALPHA), '--seed', '1', '-o', path, '-q'];
   try {
-    const started = performance.now();
-    const r = timed
-      ? spawnSync(GNU_TIME, ['-f', 'maxrss-kb %M', process.execPath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 })
-      : spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
-    const seconds = (performance.now() - started) / 1000;
-    if (r.status !== 0) {
-      // a timeout kills GNU time, not the node under it: stop that one too, by its unique output path
-      if (r.signal !== null || r.error) spawnSync('pkill', ['-f', path], { stdio: 'ignore' });
-      process.stderr.write(`${r.stderr ?? ''}${r.error ? `${r.error.message}\n` : r.signal ? `stopped by ${r.signal}\n` : ''}`);
+    const r = await runCli(args, { timeoutMs: 600_000, prefix: existsSync(GNU_TIME) ? [GNU_TIME, '-f', 'maxrss-kb %M'] : [] });
+    if (r.code !== 0) {
+      process.stderr.write(r.stderr);
       return null;
     }
     const edges = Number(/([\d,]+) edges/.exec(r.stdout)?.[1]?.replaceAll(',', '') ?? NaN);
-    const rss = Number(/maxrss-kb (\d+)/.exec(r.stderr ?? '')?.[1] ?? NaN);
-    return { seconds, edges, maxRssMB: rss / 1024 };
+    const rss = Number(/maxrss-kb (\d+)/.exec(r.stderr)?.[1] ?? NaN);
+    return { seconds: r.seconds, edges, maxRssMB: rss / 1024 };
   } finally {
     rmSync(path, { force: true });
   }

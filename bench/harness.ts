@@ -62,13 +62,16 @@ export const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the t
  * `feedlab ARGS` as a user runs it, in a child process with its own process group (a signal
  * reaches it once, from here, and it stops and cleans up itself), stopped after `timeoutMs`. Its
  * stdout, and its stderr unless `inheritStderr` shows it as it comes (`onStderr` sees it so far, as it comes).
+ * `prefix` runs it under another command (GNU time for its peak RSS), in the same group, so the
+ * stop reaches both.
  */
 export async function runCli(
   args: string[],
-  o: { timeoutMs: number; inheritStderr?: boolean; onStderr?: (soFar: string, pid: number) => void },
+  o: { timeoutMs: number; inheritStderr?: boolean; onStderr?: (soFar: string, pid: number) => void; prefix?: readonly string[] },
 ): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', o.inheritStderr ? 'inherit' : 'pipe'], detached: true });
+  const [command, ...before] = [...(o.prefix ?? []), process.execPath];
+  const child = spawn(command, [...before, CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', o.inheritStderr ? 'inherit' : 'pipe'], detached: true });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
