@@ -16,7 +16,7 @@ export function numberFlag(name: string, raw: string | undefined, fallback: numb
 /** The most worker threads --threads takes. */
 const MAX_THREADS = 256;
 
-/** --threads of sweep and plan: worker threads at once, the machine's cores when not given. */
+/** --threads of sweep, plan and graph generate: worker threads at once, the machine's cores when not given. */
 export function threadsFlag(raw: string | undefined): number {
   return numberFlag('threads', raw, availableParallelism(), { min: 1, max: MAX_THREADS, integer: true });
 }

@@ -1,11 +1,12 @@
 // feedlab graph generate | import | stats: make, convert and describe follower graphs (cli/spec/graph.ts).
 import { basename, dirname, resolve } from 'node:path';
 import { isGraphFile, loadGraph, saveGraph } from '../../sim/graph/file.js';
-import { GENERATE_DEFAULTS, generateGraph, validateGenerateParams, type CelebrityParams, type GenerateParams } from '../../sim/graph/generate.js';
+import { GENERATE_DEFAULTS, validateGenerateParams, type CelebrityParams, type GenerateParams } from '../../sim/graph/generate.js';
 import type { FollowerGraph } from '../../sim/graph/graph.js';
 import { importCounts, importEdgeList } from '../../sim/graph/import.js';
 import { DEFAULT_THRESHOLDS, graphStats, type DegreeSummary, type GraphStats } from '../../sim/graph/stats.js';
-import { numberFlag } from '../args.js';
+import { numberFlag, threadsFlag } from '../args.js';
+import { generateGraphOnThreads } from '../../sim/parallel/generate-graph.js';
 import type { GENERATE_OPTIONS, IMPORT_OPTIONS, STATS_OPTIONS } from '../spec/graph.js';
 import type { Values } from '../spec/options.js';
 import { EXIT_OK, InputError } from '../errors.js';
@@ -36,10 +37,11 @@ export async function generate(values: Values<typeof GENERATE_OPTIONS>): Promise
     throw new InputError((err as Error).message);
   }
 
+  const threads = threadsFlag(values.threads);
   checkDirs(dirname(resolve(values.out!)), `--out ${values.out}`); // before the work, not after it
   const started = Date.now();
-  const progress = new Progress('graph generate', !values.quiet);
-  const g = generateGraph(params, (f, d) => progress.update(f, d));
+  const progress = new Progress(threads > 1 ? `graph generate on ${threads} threads` : 'graph generate', !values.quiet);
+  const g = await generateGraphOnThreads(params, threads, (f, d) => progress.update(f, d));
   progress.done();
   save(g, values.out!);
   const seconds = (Date.now() - started) / 1000;

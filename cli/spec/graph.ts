@@ -16,6 +16,11 @@ export const GENERATE_OPTIONS = {
   'follows-sigma': { type: 'string', arg: 'X', help: `sigma of the lognormal followee counts (default ${GENERATE_DEFAULTS.followsSigma})` },
   celebrity: { type: 'string', arg: 'NAME=F', multiple: true, help: 'add an account NAME followed by F users (F <= 1: a share of the users); repeatable' },
   celebrities: { type: 'string', arg: 'COUNT=F', multiple: true, help: 'add COUNT such accounts; repeatable' },
+  threads: {
+    type: 'string',
+    arg: 'N',
+    help: "generate on N threads (default: the machine's cores; 1: this one alone). The bytes are the same whatever N",
+  },
   quiet: QUIET,
 } as const;
 
@@ -49,7 +54,8 @@ export const graph = command({
       summary: 'a directed power-law follower graph',
       description: `A directed power-law follower graph. Follower counts have a power-law tail of exponent --alpha;
 followee counts are lognormal with mean --avg-follows and sigma --follows-sigma, capped at
---max-follows. Same arguments and seed, same bytes.`,
+--max-follows. Same arguments and seed, same bytes, on any number of --threads (a graph of 16M
+follows or more is drawn in blocks that the threads share).`,
       options: GENERATE_OPTIONS,
       examples: [
         ['feedlab graph generate --users 1000000 --avg-follows 20 --alpha 2.2 -o 1m.fgraph', '1M users, 20M follows'],

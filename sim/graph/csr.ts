@@ -1,6 +1,6 @@
-// Compressed sparse rows on typed arrays: counting-sort transposes and in-place
-// de-duplication. Rows come out sorted ascending because every transpose walks
-// its source rows in id order.
+// Compressed sparse rows on typed arrays: counting-sort transposes (whole, or in row ranges that
+// threads can share), lists added to rows in place, rows sorted, and in-place de-duplication. A
+// transpose's rows come out sorted ascending because it walks its source rows in id order.
 
 export interface Csr {
   offsets: Uint32Array;
@@ -23,55 +23,117 @@ export function offsetsFromCounts(counts: Uint32Array): Uint32Array {
   return offsets;
 }
 
-/**
- * The reverse of `rows` (row r lists columns c => column c lists rows r), each list ascending.
- * `columns` is the number of distinct column ids; `into` may supply the output id buffer
- * (it must not be rows.ids, and must hold exactly the edge count).
- */
-export function transpose(rows: Csr, columns: number, into?: Uint32Array): Csr {
-  const rowCount = rows.offsets.length - 1;
-  const edges = rows.offsets[rowCount];
-  const counts = new Uint32Array(columns);
+/** A column given whole (a celebrity and its followers). */
+export interface ColumnList {
+  column: number;
+  ids: Uint32Array;
+}
+
+/** Add the column ids of rows [from, to) to `counts` (one count per column). */
+export function countColumns(rows: Csr, from: number, to: number, counts: Uint32Array): void {
   const src = rows.ids;
-  for (let e = 0; e < edges; e++) counts[src[e]]++;
-  const offsets = offsetsFromCounts(counts);
-  const ids = into ?? new Uint32Array(edges);
-  if (ids.length !== edges) throw new RangeError(`transpose buffer holds ${ids.length}, need ${edges}`);
-  // Reuse the counts array as the write cursor of each column.
-  const cursor = counts;
-  cursor.set(offsets.subarray(0, columns));
+  const end = rows.offsets[to];
+  for (let e = rows.offsets[from]; e < end; e++) counts[src[e]]++;
+}
+
+/**
+ * The transpose's offsets from the column counts of consecutive row ranges (counts[k] for range k),
+ * each counts[k] turned in place into range k's write cursor: where its first entry of each column
+ * goes, after every earlier range's.
+ */
+export function transposeCursors(counts: Uint32Array[], columns: number): Uint32Array {
+  const total = new Uint32Array(columns);
+  for (const c of counts) for (let i = 0; i < columns; i++) total[i] += c[i];
+  const offsets = offsetsFromCounts(total);
+  if (counts.length === 1) counts[0].set(offsets.subarray(0, columns));
+  else {
+    for (let i = 0; i < columns; i++) {
+      let at = offsets[i];
+      for (const c of counts) {
+        const n = c[i];
+        c[i] = at;
+        at += n;
+      }
+    }
+  }
+  return offsets;
+}
+
+/** Write rows [from, to) into their columns of `ids`, advancing `cursor` (from transposeCursors). */
+export function scatterRows(rows: Csr, from: number, to: number, cursor: Uint32Array, ids: Uint32Array): void {
+  const src = rows.ids;
   const off = rows.offsets;
-  for (let r = 0; r < rowCount; r++) {
+  for (let r = from; r < to; r++) {
     const end = off[r + 1];
     for (let e = off[r]; e < end; e++) ids[cursor[src[e]]++] = r;
   }
+}
+
+/**
+ * The reverse of `rows` (row r lists columns c => column c lists rows r), each list ascending.
+ * `columns` is the number of distinct column ids; `into` may supply the output id buffer (it must
+ * not be rows.ids, and must hold exactly the edge count).
+ */
+export function transpose(rows: Csr, columns: number, into?: Uint32Array): Csr {
+  const rowCount = rows.offsets.length - 1;
+  const cursor = new Uint32Array(columns);
+  countColumns(rows, 0, rowCount, cursor);
+  const offsets = transposeCursors([cursor], columns);
+  const ids = into ?? new Uint32Array(offsets[columns]);
+  if (ids.length !== offsets[columns]) throw new RangeError(`transpose buffer holds ${ids.length}, need ${offsets[columns]}`);
+  scatterRows(rows, 0, rowCount, cursor, ids);
   return { offsets, ids };
 }
 
 /**
- * The transpose of `rows`, plus whole lists for columns that have no entries in `rows` (accounts
- * that chose their followers): the lists are copied in as they are.
+ * `rows` with each list's column added to the rows its ids name (row u gets column c when u is in
+ * c's list), in the rows' own buffer: `buffer` starts where rows.ids does and holds every entry.
+ * Rows move towards the end (never over a row not yet moved, walking from the last) and the
+ * columns follow each row's own entries; sortRows puts each row in order.
  */
-export function transposeWithLists(rows: Csr, columns: number, lists: { column: number; ids: Uint32Array }[]): Csr {
-  const rowCount = rows.offsets.length - 1;
-  const src = rows.ids.subarray(0, rows.offsets[rowCount]);
-  const counts = new Uint32Array(columns);
-  for (let e = 0; e < src.length; e++) counts[src[e]]++;
-  for (const l of lists) {
-    if (counts[l.column] !== 0) throw new RangeError(`column ${l.column} has entries and a list`);
-    counts[l.column] = l.ids.length;
+export function addLists(rows: Csr, lists: readonly ColumnList[], buffer: Uint32Array): Csr {
+  const n = rows.offsets.length - 1;
+  const from = rows.offsets;
+  const cursor = new Uint32Array(n);
+  for (const l of lists) for (let k = 0; k < l.ids.length; k++) cursor[l.ids[k]]++;
+  const offsets = new Uint32Array(n + 1);
+  let sum = 0;
+  for (let u = 0; u < n; u++) {
+    offsets[u] = sum;
+    sum += from[u + 1] - from[u] + cursor[u];
   }
-  const offsets = offsetsFromCounts(counts);
-  const ids = new Uint32Array(offsets[columns]);
-  for (const l of lists) ids.set(l.ids, offsets[l.column]);
-  const cursor = counts;
-  cursor.set(offsets.subarray(0, columns));
-  const off = rows.offsets;
-  for (let r = 0; r < rowCount; r++) {
-    const end = off[r + 1];
-    for (let e = off[r]; e < end; e++) ids[cursor[src[e]]++] = r;
+  if (sum > MAX_EDGES) throw new RangeError(`graph too large: ${sum} edges (at most ${MAX_EDGES})`);
+  offsets[n] = sum;
+  if (sum > buffer.length) throw new RangeError(`addLists: the buffer holds ${buffer.length}, need ${sum}`);
+  for (let u = n - 1; u >= 0 && offsets[u] !== from[u]; u--) buffer.copyWithin(offsets[u], from[u], from[u + 1]);
+  for (let u = 0; u < n; u++) cursor[u] = offsets[u] + from[u + 1] - from[u];
+  for (const l of lists) for (let k = 0; k < l.ids.length; k++) buffer[cursor[l.ids[k]]++] = l.column;
+  return { offsets, ids: buffer.subarray(0, sum) };
+}
+
+/** Rows shorter than this are put in order by insertion (no subarray, no call); longer ones by the typed array's sort. */
+const INSERTION_ROW = 24;
+
+/** Each of rows [from, to) in ascending order, in place. */
+export function sortRows(rows: Csr, from: number, to: number): void {
+  const { offsets, ids } = rows;
+  for (let r = from; r < to; r++) {
+    const start = offsets[r];
+    const end = offsets[r + 1];
+    if (end - start > INSERTION_ROW) {
+      ids.subarray(start, end).sort();
+      continue;
+    }
+    for (let i = start + 1; i < end; i++) {
+      const v = ids[i];
+      let j = i - 1;
+      while (j >= start && ids[j] > v) {
+        ids[j + 1] = ids[j];
+        j--;
+      }
+      ids[j + 1] = v;
+    }
   }
-  return { offsets, ids };
 }
 
 /**

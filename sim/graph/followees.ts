@@ -4,25 +4,32 @@
 // - The few accounts whose quota is a sizeable share of everyone choose their followers
 //   (chooseFollowers). Drawn one slot at a time they could not get them: an account that already
 //   follows them cannot take a second stub, and late in the draws too few are left that do not.
-// - Every other slot is drawn: a draw picks an account in proportion to the stubs it has left,
-//   so once the slots are filled each account has its quota (a directed configuration model
-//   drawn the Chung-Lu way, without the Poisson noise of independent draws).
+// - Every other slot is drawn (stub-draws.ts): a draw picks an account in proportion to the stubs
+//   it has left, so once the slots are filled each account has its quota (a directed configuration
+//   model drawn the Chung-Lu way, without the Poisson noise of independent draws).
 //
-// Draws happen in rank space, where the popular accounts sit together and the per-account state
-// stays in cache; ranks become ids in one pass at the end.
+// A large graph's accounts are split into DRAW_BLOCKS blocks, each with its own share of every
+// quota and its own seeded stream, in which the choices and then the draws are made: the blocks can
+// be drawn at once on any number of threads and give the same graph. A graph with fewer slots is
+// one block (its edges are generator version 1's, which drew the whole graph this way).
+//
+// Both write ranks into each account's row of slots: choices first, then draws; ranks become ids
+// at the end of a block (stub-draws.ts).
 
-import type { Rng } from '../../core/random.js';
-import { AliasSampler, buildAliasTable } from './alias.js';
+import { keyedUniform, Rng } from '../../core/random.js';
+import { buildAliasTable, type AliasTable } from './alias.js';
 import { offsetsFromCounts, type Csr } from './csr.js';
 
-/** This many draws in a row of accounts the current one already follows: the stubs left cannot serve it. */
-const MAX_CONFLICT_RUN = 16;
-/** Rebuild the urn's table when more than 1/REBUILD_SHARE of a block of draws find a rank with no stubs left. */
-const REBUILD_BLOCK = 65536;
-const REBUILD_SHARE = 8;
 /** Accounts whose quota is at least this share of the accounts that follow anyone, and this many, choose their followers. */
 const HEAVY_SHARE = 0.05;
 const HEAVY_MIN = 1000;
+/**
+ * Graphs with at least this many slots are drawn in DRAW_BLOCKS blocks. Eight divide evenly over
+ * 1, 2, 4 or 8 threads; below 16M slots one block takes well under 2 s (1M users / 20M follows:
+ * 1.99 s for one block on 2026-12-07), and the scenarios' graphs (10-11M) keep their edges.
+ */
+export const BLOCKS_FROM_SLOTS = 16_000_000;
+export const DRAW_BLOCKS = 4;
 
 export interface FolloweeDraw {
   /** Follower quota by popularity rank. */
@@ -35,187 +42,145 @@ export interface FolloweeDraw {
   slots: Uint32Array;
 }
 
-export interface Followees {
-  /** The drawn followees by account (account ids; `ids` is a view on the buffer given). */
-  drawn: Csr;
-  /** Accounts that chose their followers, with those followers in ascending order. */
-  chosen: { account: number; followers: Uint32Array }[];
+/** What every block's draws read (typed arrays only, so a thread can share them). */
+export interface DrawPlan {
+  /** Ranks before this chose their followers; the draws take from ranks heavy.. only. */
+  heavy: number;
+  quotas: Uint32Array;
+  idOfRank: Uint32Array;
+  rankOfId: Uint32Array;
+  /** Where each account's drawn slots go (length users + 1). */
+  offsets: Uint32Array;
+  /** Block b is accounts blockStarts[b] .. blockStarts[b + 1]. */
+  blockStarts: Uint32Array;
+  /** Salt of the per-rank phase that splits each quota among the blocks (keyedUniform). */
+  splitSalt: number;
+  /** Draws by plain popularity over ranks heavy.., for slots the stubs cannot fill; null when they weigh nothing. */
+  fallback: AliasTable | null;
+  seed: number;
 }
 
-/** `buffer` must hold every slot. */
-export function drawFollowees(d: FolloweeDraw, buffer: Uint32Array, rng: Rng, progress: (f: number) => void): Followees {
+/** Accounts of a block whose slots could not all be filled, and how many were. */
+export interface ShortRows {
+  accounts: number[];
+  filled: number[];
+}
+
+/** The plan of the choices and draws. */
+export function planFollowees(d: FolloweeDraw, seed: number): DrawPlan {
   const ordinary = d.quotas.length;
-  const slots = d.slots.slice();
   let following = 0;
-  for (let u = 0; u < slots.length; u++) if (slots[u] > 0) following++;
+  for (let u = 0; u < d.slots.length; u++) if (d.slots[u] > 0) following++;
   let heavy = 0;
   while (heavy < ordinary && d.quotas[heavy] >= Math.max(HEAVY_MIN, HEAVY_SHARE * following)) heavy++;
-  const chosen = chooseFollowers(d, heavy, slots, rng);
-  const offsets = offsetsFromCounts(slots);
-  const drawn = drawSlots(d, heavy, offsets, buffer.subarray(0, offsets[slots.length]), rng, progress);
-  return { drawn, chosen };
+  const offsets = offsetsFromCounts(d.slots);
+  const rankOfId = new Uint32Array(ordinary);
+  for (let r = 0; r < ordinary; r++) rankOfId[d.idOfRank[r]] = r;
+  return {
+    heavy,
+    quotas: d.quotas,
+    idOfRank: d.idOfRank,
+    rankOfId,
+    offsets,
+    blockStarts: blockStarts(offsets, offsets[d.slots.length] >= BLOCKS_FROM_SLOTS ? DRAW_BLOCKS : 1),
+    splitSalt: Rng.derive(seed, 'graph/split').uint32(),
+    fallback: plainTable(d.targets, heavy),
+    seed,
+  };
+}
+
+/** Block boundaries at equal shares of the slots. */
+function blockStarts(offsets: Uint32Array, blocks: number): Uint32Array {
+  const users = offsets.length - 1;
+  const starts = new Uint32Array(blocks + 1);
+  let u = 0;
+  for (let b = 1; b < blocks; b++) {
+    const at = Math.floor((offsets[users] * b) / blocks);
+    while (u < users && offsets[u] < at) u++;
+    starts[b] = u;
+  }
+  starts[blocks] = users;
+  return starts;
 }
 
 /**
- * Fill the slots by drawing from the stubs of ranks heavy.. (ranks before them are full). Slots
- * that cannot be filled (an account that would follow nearly everyone) are dropped.
+ * Block b's share of each rank's quota: the blocks split a quota by their shares of the slots,
+ * rounded systematically at a random phase per rank, so the shares add up to the quota.
  */
-function drawSlots(d: FolloweeDraw, heavy: number, offsets: Uint32Array, out: Uint32Array, rng: Rng, progress: (f: number) => void): Csr {
-  const ordinary = d.quotas.length;
-  const users = offsets.length - 1;
-  // Per rank, side by side so one draw touches one cache line: [2r] the stubs it has left,
-  // [2r + 1] the mark of the last account that took it (the current account follows it when
-  // that is its own mark).
-  const state = new Uint32Array(2 * ordinary);
-  let left = 0;
-  for (let r = heavy; r < ordinary; r++) {
-    state[2 * r] = d.quotas[r];
-    left += d.quotas[r];
-  }
-  let urn = left > 0 ? stubSampler(state, rng) : null;
-  // Rebuild the table over the stubs left when too many recent draws found a rank with none left.
-  let empty = 0;
-  let block = 0;
-  let fallback: AliasSampler | null = null;
-  let fallbackBuilt = false;
-  const rankOfId = new Uint32Array(ordinary);
-  for (let r = 0; r < ordinary; r++) rankOfId[d.idOfRank[r]] = r;
-  let short: Uint32Array | null = null; // slots filled, by account, once one comes up short
-  const step = Math.max(1, Math.floor(users / 100));
-  for (let u = 0; u < users; u++) {
-    const end = offsets[u + 1];
-    let e = offsets[u];
-    const mark = u + 1;
-    if (u < ordinary) state[2 * rankOfId[u] + 1] = mark; // no self-loops
-    let conflicts = 0;
-    while (e < end && urn !== null && conflicts < MAX_CONFLICT_RUN) {
-      const v = urn.next();
-      if (++block === REBUILD_BLOCK) {
-        if (empty * REBUILD_SHARE > REBUILD_BLOCK) urn = stubSampler(state, rng);
-        empty = block = 0;
-      }
-      if (state[2 * v] === 0) {
-        empty++;
-        continue;
-      }
-      if (state[2 * v + 1] === mark) {
-        conflicts++;
-        continue;
-      }
-      conflicts = 0;
-      state[2 * v + 1] = mark;
-      state[2 * v]--;
-      out[e++] = v;
-      if (--left === 0) urn = null;
-    }
-    if (e < end) {
-      // The stubs left cannot serve this account (it follows their few owners already, or it is
-      // the last one): draw by plain popularity instead, never an account that chose its followers.
-      if (!fallbackBuilt) {
-        fallback = plainSampler(d.targets, heavy, rng);
-        fallbackBuilt = true;
-      }
-      let budget = 32 * (end - e) + 1024;
-      while (e < end && budget-- > 0 && fallback !== null) {
-        const v = fallback.next();
-        if (state[2 * v + 1] !== mark) {
-          state[2 * v + 1] = mark;
-          out[e++] = v;
-        }
-      }
-    }
-    if (e < end) {
-      // Still short (it follows nearly everyone): take the rest in rank order from a random start.
-      const open = ordinary - heavy;
-      let v = heavy + rng.int(open);
-      for (let k = 0; e < end && k < open; k++, v = v + 1 === ordinary ? heavy : v + 1) {
-        if (state[2 * v + 1] !== mark) {
-          state[2 * v + 1] = mark;
-          out[e++] = v;
-        }
-      }
-    }
-    if (e < end || short) {
-      short ??= Uint32Array.from({ length: users }, (_, a) => offsets[a + 1] - offsets[a]);
-      short[u] = e - offsets[u];
-    }
-    if (u % step === 0) progress(u / users);
-  }
-  for (let e = 0; e < out.length; e++) out[e] = d.idOfRank[out[e]];
-  return short ? compact(offsets, out, short) : { offsets, ids: out };
+export function blockQuotas(plan: DrawPlan, b: number): (rank: number) => number {
+  const blocks = plan.blockStarts.length - 1;
+  if (blocks === 1) return (r) => plan.quotas[r];
+  const total = plan.offsets[plan.offsets.length - 1];
+  const lo = plan.offsets[plan.blockStarts[b]] / total;
+  const hi = b + 1 === blocks ? 1 : plan.offsets[plan.blockStarts[b + 1]] / total;
+  return (r) => {
+    const q = plan.quotas[r];
+    const phase = keyedUniform(plan.splitSalt, r);
+    return Math.floor(q * hi + phase) - Math.floor(q * lo + phase);
+  };
 }
 
 /** Plain popularity over ranks heavy.., or null when they weigh nothing. */
-function plainSampler(targets: Float64Array, heavy: number, rng: Rng): AliasSampler | null {
+function plainTable(targets: Float64Array, heavy: number): AliasTable | null {
   const w = targets.slice();
   w.fill(0, 0, heavy);
   let total = 0;
   for (let i = heavy; i < w.length; i++) total += w[i];
-  return total > 0 ? new AliasSampler(buildAliasTable(w), rng) : null;
+  return total > 0 ? buildAliasTable(w) : null;
 }
 
-/** Keep the first counts[a] entries of each row. */
-function compact(offsets: Uint32Array, ids: Uint32Array, counts: Uint32Array): Csr {
+/** The drawn followees by account, with the rows that came up short cut to what they hold. */
+export function drawnRows(plan: DrawPlan, ids: Uint32Array, short: ShortRows[]): Csr {
+  const offsets = plan.offsets;
+  if (short.every((s) => s.accounts.length === 0)) return { offsets, ids };
+  const users = offsets.length - 1;
+  const counts = Uint32Array.from({ length: users }, (_, a) => offsets[a + 1] - offsets[a]);
+  for (const s of short) s.accounts.forEach((a, k) => (counts[a] = s.filled[k]));
   const kept = offsetsFromCounts(counts);
-  for (let a = 0; a < counts.length; a++) ids.copyWithin(kept[a], offsets[a], offsets[a] + counts[a]);
-  return { offsets: kept, ids: ids.subarray(0, kept[counts.length]) };
-}
-
-/** Draws ranks in proportion to the stubs they have left (`state[2r]`). */
-function stubSampler(state: Uint32Array, rng: Rng): AliasSampler {
-  const n = state.length / 2;
-  let active = 0;
-  for (let i = 0; i < n; i++) if (state[2 * i] > 0) active++;
-  if (4 * active > n) {
-    // Most ranks still have stubs: a full-size table (empty ranks weigh nothing).
-    const weights = new Float64Array(n);
-    for (let i = 0; i < n; i++) weights[i] = state[2 * i];
-    return new AliasSampler(buildAliasTable(weights), rng);
-  }
-  // Otherwise a small table over the ranks with stubs left, labelled with their ranks.
-  const weights = new Float64Array(active);
-  const labels = new Uint32Array(active);
-  for (let i = 0, k = 0; i < n; i++) {
-    if (state[2 * i] > 0) {
-      weights[k] = state[2 * i];
-      labels[k++] = i;
-    }
-  }
-  return new AliasSampler(buildAliasTable(weights, labels), rng);
+  for (let a = 0; a < users; a++) ids.copyWithin(kept[a], offsets[a], offsets[a] + counts[a]);
+  return { offsets: kept, ids: ids.subarray(0, kept[users]) };
 }
 
 /**
- * Ranks 0..heavy-1 choose their followers, each taking one of the follower's slots: an account
- * with s empty slots joins with probability c * s, c set so that the expected number is the
- * quota (Poisson sampling: the count lands within a few square roots of it). Those who follow
- * many accounts are the likeliest followers of a popular one, as in the draws.
+ * Ranks 0..heavy-1 choose their followers among block b's accounts, each taking one of the
+ * follower's slots (its rank written into the follower's row of `out`): an account with s empty
+ * slots joins with probability c * s, c set so that the expected number is the block's share of
+ * the quota (Poisson sampling: the count lands within a few square roots of it). Those who follow
+ * many accounts are the likeliest followers of a popular one, as in the draws. Returns the slots
+ * each of the block's accounts gave.
  *
  * Accounts are grouped by the slots they started with; inside a group a geometric skip finds the
  * next candidate at the group's rate, and a coin for (empty slots / slots) thins it to the
  * account's own rate, so the work follows the followers chosen, not the accounts passed over.
  */
-function chooseFollowers(d: FolloweeDraw, heavy: number, slots: Uint32Array, rng: Rng): Followees['chosen'] {
-  if (heavy === 0) return [];
-  const users = slots.length;
+export function chooseFollowers(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng): Uint32Array {
+  const { heavy, offsets } = plan;
+  const first = plan.blockStarts[b];
+  const users = plan.blockStarts[b + 1] - first;
+  const taken = new Uint32Array(users);
+  if (heavy === 0) return taken;
+  const slots = new Uint32Array(users); // empty slots, by account - first
   let maxSlots = 0;
-  for (let u = 0; u < users; u++) maxSlots = Math.max(maxSlots, slots[u]);
+  for (let i = 0; i < users; i++) {
+    slots[i] = offsets[first + i + 1] - offsets[first + i];
+    maxSlots = Math.max(maxSlots, slots[i]);
+  }
   // Group s is order[start[s] .. start[s + 1]): the accounts with s slots, in id order.
   const start = new Float64Array(maxSlots + 2);
-  for (let u = 0; u < users; u++) start[slots[u] + 1]++;
+  for (let i = 0; i < users; i++) start[slots[i] + 1]++;
   for (let s = 1; s < start.length; s++) start[s] += start[s - 1];
   const order = new Uint32Array(users);
   const next = start.slice();
-  for (let u = 0; u < users; u++) order[next[slots[u]]++] = u;
+  for (let i = 0; i < users; i++) order[next[slots[i]]++] = i;
   const bySlots = new Float64Array(maxSlots + 1); // accounts by empty slots now
-  for (let u = 0; u < users; u++) bySlots[slots[u]]++;
+  for (let i = 0; i < users; i++) bySlots[slots[i]]++;
 
-  const picked = new Uint32Array(users);
-  const mark = new Uint32Array(users); // mark[u] === r + 1: u chose rank r
-  const chosen: Followees['chosen'] = [];
+  const quota = blockQuotas(plan, b);
   for (let r = 0; r < heavy; r++) {
-    const c = joinRate(bySlots, d.quotas[r]);
-    const self = d.idOfRank[r];
-    let n = 0;
+    const q = quota(r);
+    if (q === 0) continue;
+    const c = joinRate(bySlots, q);
+    const self = plan.idOfRank[r] - first;
     for (let group = 1; group <= maxSlots; group++) {
       const end = start[group + 1];
       const groupRate = Math.min(1, c * group);
@@ -226,23 +191,14 @@ function chooseFollowers(d: FolloweeDraw, heavy: number, slots: Uint32Array, rng
         const s = slots[u];
         if (s === 0 || u === self) continue;
         if (s < group && rng.float() * groupRate >= Math.min(1, c * s)) continue;
-        picked[n++] = u;
-        mark[u] = r + 1;
+        out[offsets[first + u] + taken[u]++] = r;
         slots[u] = s - 1;
         bySlots[s]--;
         bySlots[s - 1]++;
       }
     }
-    // In id order: sort a short list, sweep the marks for a long one.
-    let followers: Uint32Array;
-    if (n * 16 < users) followers = picked.slice(0, n).sort();
-    else {
-      followers = new Uint32Array(n);
-      for (let u = 0, k = 0; k < n; u++) if (mark[u] === r + 1) followers[k++] = u;
-    }
-    chosen.push({ account: self, followers });
   }
-  return chosen;
+  return taken;
 }
 
 /** Accounts passed over before the next candidate, at a miss chance of e^logMiss per account. */

@@ -8,9 +8,10 @@
 
 import { Rng } from '../../core/random.js';
 import type { FollowerGraph } from './graph.js';
-import { drawFollowees } from './followees.js';
+import { drawnRows, planFollowees, type DrawPlan, type ShortRows } from './followees.js';
+import { blockRng, drawBlock } from './stub-draws.js';
 import { followerQuotas, followerTargets, shuffledIds } from './popularity.js';
-import { MAX_EDGES, transpose, transposeWithLists } from './csr.js';
+import { addLists, MAX_EDGES, sortRows, transpose, type ColumnList, type Csr } from './csr.js';
 
 export interface CelebrityParams {
   count: number;
@@ -78,12 +79,26 @@ export function validateGenerateParams(p: GenerateParams): void {
   if (p.avgFollows > p.users - celebrities - 1) bad(`avgFollows ${p.avgFollows} exceeds the ${p.users - celebrities - 1} accounts anyone can follow`);
 }
 
-export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress): FollowerGraph {
+/**
+ * The bulk work of a generation, which a driver does inline (generateGraph) or on worker threads
+ * (sim/parallel/generate-graph.ts); the answers are the same either way.
+ */
+export type GenerationStep =
+  /** Every block of the followee draws; answered with each block's short rows, in block order. */
+  | { kind: 'draw'; plan: DrawPlan; out: Uint32Array; progress: (fraction: number) => void }
+  /** The drawn rows with the lists added, in their own buffer, each row sorted (csr.ts addLists, sortRows); answered with the rows. */
+  | { kind: 'add lists'; rows: Csr; lists: ColumnList[]; buffer: Uint32Array }
+  /** A transpose (csr.ts transpose); answered with the transposed rows. */
+  | { kind: 'transpose'; rows: Csr; columns: number };
+
+export type GenerationAnswer = ShortRows[] | Csr;
+
+/** The generation as a series of steps for a driver; `alloc` makes its large id buffers. */
+export function* generation(p: GenerateParams, report: GenerateProgress, alloc: (length: number) => Uint32Array): Generator<GenerationStep, FollowerGraph, GenerationAnswer> {
   validateGenerateParams(p);
   const users = p.users;
   const names = celebrityNames(p.celebrities);
   const ordinary = users - names.length;
-  const report = onProgress ?? (() => {});
 
   const outDegree = followeeCounts(users, ordinary, p, Rng.derive(p.seed, 'graph/follows'));
   let slots = 0;
@@ -100,11 +115,14 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
   const total = slots + celebrityCounts.reduce((s, n) => s + n, 0);
   if (total > MAX_EDGES) throw new RangeError(`graph generate: ${total} edges is more than the ${MAX_EDGES} a graph can hold`);
 
-  // One buffer for the followee ids, sized for every edge: the draws fill its front, and at the
-  // end it is refilled in sorted order from the follower lists.
-  const followeeIds = new Uint32Array(total);
+  // One buffer for the followee ids, sized for every edge: the draws fill its front, and the lists'
+  // edges join them in it.
+  const followeeIds = alloc(total);
   const idOfRank = shuffledIds(ordinary, Rng.derive(p.seed, 'graph/ids'));
-  const { drawn, chosen } = drawFollowees({ quotas, targets, idOfRank, slots: outDegree }, followeeIds, Rng.derive(p.seed, 'graph/edges'), (f) => report(0.8 * f, 'drawing followees'));
+  const plan = planFollowees({ quotas, targets, idOfRank, slots: outDegree }, p.seed);
+  const out = followeeIds.subarray(0, plan.offsets[users]);
+  const short = (yield { kind: 'draw', plan, out, progress: (f) => report(0.8 * f, 'drawing followees') }) as ShortRows[];
+  const drawn = drawnRows(plan, out, short);
 
   report(0.8, 'celebrities');
   const stamp = new Uint32Array(celebrityCounts.length > 0 ? users : 0);
@@ -113,12 +131,11 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
     ids: sampleFollowers(users, ordinary + k, n, Rng.derive(p.seed, `graph/celebrity/${k}`), stamp, k + 1),
   }));
 
-  report(0.85, 'building follower lists');
-  const lists = [...chosen.map((c) => ({ column: c.account, ids: c.followers })), ...celebrityLists];
-  const followers = transposeWithLists(drawn, users, lists);
-  const edges = followers.ids.length;
-  report(0.93, 'sorting followee lists');
-  const followees = transpose(followers, users, followeeIds.subarray(0, edges));
+  report(0.85, 'sorting followee lists');
+  const followees = (yield { kind: 'add lists', rows: drawn, lists: celebrityLists, buffer: followeeIds }) as Csr;
+  const edges = followees.ids.length;
+  report(0.9, 'building follower lists');
+  const followers = (yield { kind: 'transpose', rows: followees, columns: users }) as Csr;
   report(1, 'done');
 
   const nameMap = new Map<number, string>();
@@ -132,7 +149,7 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
     followeeIds: followees.ids,
     names: nameMap,
     provenance: {
-      generator: 'feedlab chung-lu/1',
+      generator: GENERATOR,
       users,
       avgFollows: p.avgFollows,
       alpha: p.alpha,
@@ -142,6 +159,34 @@ export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress):
       celebrities: JSON.stringify(p.celebrities),
     },
   };
+}
+
+/**
+ * The generator's name and version in a graph's provenance. Version 2 draws graphs of 16M slots or
+ * more in blocks (followees.ts); smaller graphs have version 1's edges.
+ */
+export const GENERATOR = 'feedlab chung-lu/2';
+
+/** A generated graph on this thread. */
+export function generateGraph(p: GenerateParams, onProgress?: GenerateProgress): FollowerGraph {
+  const steps = generation(p, onProgress ?? (() => {}), (n) => new Uint32Array(n));
+  let next = steps.next();
+  while (!next.done) next = steps.next(runStep(next.value));
+  return next.value;
+}
+
+/** A step done on this thread. */
+export function runStep(step: GenerationStep): GenerationAnswer {
+  if (step.kind === 'transpose') return transpose(step.rows, step.columns);
+  if (step.kind === 'add lists') {
+    const rows = addLists(step.rows, step.lists, step.buffer);
+    sortRows(rows, 0, rows.offsets.length - 1);
+    return rows;
+  }
+  const blocks = step.plan.blockStarts.length - 1;
+  const short: ShortRows[] = [];
+  for (let b = 0; b < blocks; b++) short.push(drawBlock(step.plan, b, step.out, blockRng(step.plan, b), (f) => step.progress((b + f) / blocks)));
+  return short;
 }
 
 /** Followee counts: lognormal with mean avgFollows, rounded, capped at maxFollows and at the accounts one can follow. */

@@ -12,7 +12,7 @@ const dir = scratch();
 /** `npm test` builds first; when these tests run alone, build if dist is older than the sources. */
 beforeAll(() => {
   const built = existsSync(join(ROOT, 'dist/cli/commands/graph.js')) ? statSync(join(ROOT, 'dist/cli/commands/graph.js')).mtimeMs : 0;
-  const sources = [join(ROOT, 'cli/commands/graph.ts'), ...readdirSync(join(ROOT, 'sim/graph')).map((f) => join(ROOT, 'sim/graph', f))];
+  const sources = [join(ROOT, 'cli/commands/graph.ts'), ...['sim/graph', 'sim/parallel'].flatMap((d) => readdirSync(join(ROOT, d)).map((f) => join(ROOT, d, f)))];
   if (sources.some((f) => statSync(f).mtimeMs > built)) {
     try {
       execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json')], { stdio: 'ignore' });
@@ -52,6 +52,14 @@ describe('feedlab graph generate', () => {
     expect(a1.equals(c1)).toBe(false);
   });
 
+  it('writes the same bytes on one thread and on three', () => {
+    expect(feedlab(...args, '--threads', '1', '--out', 'one.fgraph').code).toBe(0);
+    expect(feedlab(...args, '--threads', '3', '--out', 'three.fgraph').code).toBe(0);
+    const [a1, one, three] = ['a', 'one', 'three'].map((n) => readFileSync(join(dir, `${n}.fgraph`)));
+    expect(one.equals(a1)).toBe(true);
+    expect(three.equals(a1)).toBe(true);
+  });
+
   it('puts the celebrities in the graph with their exact follower counts', () => {
     const r = feedlab('stats', 'a.fgraph', '--json', '--top', '3');
     expect(r.code).toBe(0);
@@ -67,6 +75,7 @@ describe('feedlab graph generate', () => {
     failsWith(['generate', '--users', 'many', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph'], /--users must be a number, got "many"/);
     failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph', '--celebrity', 'star'], /--celebrity "star" must be NAME=F/);
     failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph', '--celebrity', 'star=5000'], /users - 1 = 999/);
+    failsWith(['generate', '--users', '1000', '--avg-follows', '10', '--alpha', '2', '--out', 'x.fgraph', '--threads', '0'], /--threads must be at least 1, got 0/);
     expect(existsSync(join(dir, 'x.fgraph'))).toBe(false);
   });
 
