@@ -73,8 +73,20 @@ export class AliasSampler {
   private readonly column = new Float64Array(BATCH);
   private readonly drawn = new Uint32Array(BATCH);
   private pos = BATCH;
+  /** What the touches read (kept, so that they are not dropped). */
+  private touched = 0;
 
-  constructor(private readonly table: AliasTable, private readonly rng: Rng) {}
+  /**
+   * With `touch`, each batch also reads touch[2 * draw] for every draw, all at once: the caller's
+   * own per-draw state is then in cache when it looks (the reads of a batch overlap; one at a time,
+   * each would wait for memory). A 1M / 20M graph's draw blocks took a median 627-706 ms with it
+   * against 638-781 ms without, five alternated runs on 2026-12-07.
+   */
+  constructor(
+    private readonly table: AliasTable,
+    private readonly rng: Rng,
+    private readonly touch?: Uint32Array,
+  ) {}
 
   next(): number {
     if (this.pos === BATCH) this.refill();
@@ -99,6 +111,12 @@ export class AliasSampler {
     }
     const labels = this.table.labels;
     if (labels) for (let k = 0; k < BATCH; k++) drawn[k] = labels[drawn[k]];
+    const touch = this.touch;
+    if (touch) {
+      let sum = 0;
+      for (let k = 0; k < BATCH; k++) sum += touch[2 * drawn[k]];
+      this.touched += sum;
+    }
     this.pos = 0;
   }
 }

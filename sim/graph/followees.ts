@@ -55,8 +55,8 @@ export interface DrawPlan {
   blockStarts: Uint32Array;
   /** Salt of the per-rank phase that splits each quota among the blocks (keyedUniform). */
   splitSalt: number;
-  /** Draws by plain popularity over ranks heavy.., for slots the stubs cannot fill; null when they weigh nothing. */
-  fallback: AliasTable | null;
+  /** Expected followers by rank: the weights of the draws by plain popularity, for slots the stubs cannot fill (plainTable). */
+  targets: Float64Array;
   seed: number;
 }
 
@@ -84,7 +84,7 @@ export function planFollowees(d: FolloweeDraw, seed: number): DrawPlan {
     offsets,
     blockStarts: blockStarts(offsets, offsets[d.slots.length] >= BLOCKS_FROM_SLOTS ? DRAW_BLOCKS : 1),
     splitSalt: Rng.derive(seed, 'graph/split').uint32(),
-    fallback: plainTable(d.targets, heavy),
+    targets: d.targets,
     seed,
   };
 }
@@ -121,7 +121,7 @@ export function blockQuotas(plan: DrawPlan, b: number): (rank: number) => number
 }
 
 /** Plain popularity over ranks heavy.., or null when they weigh nothing. */
-function plainTable(targets: Float64Array, heavy: number): AliasTable | null {
+export function plainTable(targets: Float64Array, heavy: number): AliasTable | null {
   const w = targets.slice();
   w.fill(0, 0, heavy);
   let total = 0;

@@ -7,7 +7,7 @@
 
 import { Rng } from '../../core/random.js';
 import { AliasSampler, buildAliasTable } from './alias.js';
-import { blockQuotas, chooseFollowers, type DrawPlan, type ShortRows } from './followees.js';
+import { blockQuotas, chooseFollowers, plainTable, type DrawPlan, type ShortRows } from './followees.js';
 
 /** This many draws in a row of accounts the current one already follows: the stubs left cannot serve it. */
 const MAX_CONFLICT_RUN = 16;
@@ -53,7 +53,7 @@ export function drawBlock(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng,
   // Rebuild the table over the stubs left when too many recent draws found a rank with none left.
   let empty = 0;
   let drawnInBlock = 0;
-  let fallback: AliasSampler | null = null;
+  let fallback: AliasSampler | null | undefined; // built when first needed (most blocks never need it)
   const short: ShortRows = { accounts: [], filled: [] };
   const step = Math.max(1, Math.floor((last - first) / 100));
   for (let u = first; u < last; u++) {
@@ -82,10 +82,13 @@ export function drawBlock(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng,
       out[e++] = v;
       if (--left === 0) urn = null;
     }
-    if (e < end && plan.fallback !== null) {
+    if (e < end && fallback === undefined) {
+      const table = plainTable(plan.targets, heavy);
+      fallback = table && new AliasSampler(table, rng);
+    }
+    if (e < end && fallback) {
       // The stubs left cannot serve this account (it follows their few owners already, or it is
       // the last one): draw by plain popularity instead, never an account that chose its followers.
-      fallback ??= new AliasSampler(plan.fallback, rng);
       let budget = 32 * (end - e) + 1024;
       while (e < end && budget-- > 0) {
         const v = fallback.next();
@@ -137,12 +140,12 @@ class StubUrns {
       // Most ranks still have stubs: a full-size table (empty ranks weigh nothing).
       const weights = new Float64Array(n);
       for (let k = 0; k < live; k++) weights[active[k]] = state[2 * active[k]];
-      return new AliasSampler(buildAliasTable(weights), this.rng);
+      return new AliasSampler(buildAliasTable(weights), this.rng, state);
     }
     // Otherwise a small table over the ranks with stubs left, labelled with their ranks.
     const weights = new Float64Array(live);
     const labels = active.slice(0, live);
     for (let k = 0; k < live; k++) weights[k] = state[2 * labels[k]];
-    return new AliasSampler(buildAliasTable(weights, labels), this.rng);
+    return new AliasSampler(buildAliasTable(weights, labels), this.rng, state);
   }
 }

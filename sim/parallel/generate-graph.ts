@@ -85,6 +85,5 @@ async function transposeOnThreads(pool: ThreadPool<GraphJob, GraphJobResult, num
 
 /** The plan with its arrays in shared memory, so that no thread copies them. */
 function sharedPlan(plan: DrawPlan): DrawPlan {
-  const fallback = plan.fallback && { ...plan.fallback, columns: sharedArray(plan.fallback.columns), labels: plan.fallback.labels && sharedArray(plan.fallback.labels) };
-  return { ...plan, quotas: sharedArray(plan.quotas), idOfRank: sharedArray(plan.idOfRank), rankOfId: sharedArray(plan.rankOfId), offsets: sharedArray(plan.offsets), fallback };
+  return { ...plan, quotas: sharedArray(plan.quotas), targets: sharedArray(plan.targets), idOfRank: sharedArray(plan.idOfRank), rankOfId: sharedArray(plan.rankOfId), offsets: sharedArray(plan.offsets) };
 }
