@@ -24,10 +24,11 @@ export function blockRng(plan: DrawPlan, b: number): Rng {
  * Fill block b's slots in `out` (indexed as plan.offsets) with account ids: the heavy accounts'
  * choices (followees.ts chooseFollowers), then the draws. Slots that cannot be filled (an account
  * that would follow nearly everyone) are left at the end of their rows, and their accounts
- * returned. `progress` gets the share of the block's accounts drawn.
+ * returned. `progress` gets the share of the block's accounts drawn (0 before the choices).
  */
 export function drawBlock(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng, progress: (f: number) => void): ShortRows {
   const { heavy, offsets, rankOfId, idOfRank } = plan;
+  progress(0);
   const taken = chooseFollowers(plan, b, out, rng);
   const ordinary = plan.quotas.length;
   const first = plan.blockStarts[b];
