@@ -29,7 +29,7 @@ export function blockRng(plan: DrawPlan, b: number): Rng {
 export function drawBlock(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng, progress: (f: number) => void): ShortRows {
   const { heavy, offsets, rankOfId, idOfRank } = plan;
   progress(0);
-  const taken = chooseFollowers(plan, b, out, rng);
+  const chosen = chooseFollowers(plan, b, rng);
   const ordinary = plan.quotas.length;
   const first = plan.blockStarts[b];
   const last = plan.blockStarts[b + 1];
@@ -59,7 +59,8 @@ export function drawBlock(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng,
   const step = Math.max(1, Math.floor((last - first) / 100));
   for (let u = first; u < last; u++) {
     const end = offsets[u + 1];
-    let e = offsets[u] + taken[u - first];
+    let e = offsets[u];
+    for (let k = chosen.start[u - first], stop = chosen.start[u - first + 1]; k < stop; k++) out[e++] = chosen.ranks[k];
     const mark = u + 1;
     if (u < ordinary) state[2 * rankOfId[u] + 1] = mark; // no self-loops
     let conflicts = 0;
