@@ -14,6 +14,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { crc32 } from 'node:zlib';
 import { loadGraph, saveGraph } from '../sim/graph/file.js';
 import type { GenerateParams } from '../sim/graph/generate.js';
 import { generateGraphOnThreads } from '../sim/parallel/generate-graph.js';
@@ -46,6 +47,8 @@ interface Measured {
   stages?: [string, number][];
   saveSeconds?: number;
   loadSeconds?: number;
+  /** CRC-32 of the graph's four arrays, to say two runs made the same bytes. */
+  digest?: number;
 }
 
 export async function benchGraph(): Promise<void> {
@@ -65,14 +68,14 @@ export async function benchGraph(): Promise<void> {
         `graph generate ${label}, library on ${threads} thread${threads > 1 ? 's' : ''}: ${m.seconds.toFixed(2)} s (${stagesLine(m)}), peak RSS ${m.maxRssMB.toFixed(0)} MB, ${fmt(m.edges)} edges; ${cpuLine(m)}; target ${target} s, ratio ${(m.seconds / target).toFixed(2)} (< 1 meets it)`,
       );
     }
-    console.log(`graph generate ${label}: ${cores} threads ${(one.seconds / ours.seconds).toFixed(2)}x one thread's speed${one.edges === ours.edges ? ', the same edges' : ` !!! ${fmt(one.edges)} edges on one thread, ${fmt(ours.edges)} on ${cores}`}`);
+    console.log(`graph generate ${label}: ${cores} threads ${(one.seconds / ours.seconds).toFixed(2)}x one thread's speed${one.digest === ours.digest ? ', the same bytes (CRC-32 of the arrays)' : ` !!! NOT THE SAME BYTES on one thread and on ${cores}`}`);
     if (ours.saveSeconds !== undefined) {
       console.log(`graph save+load ${label}: save ${ours.saveSeconds.toFixed(2)} s, load ${ours.loadSeconds!.toFixed(2)} s (${(ours.edges * 8 / 1e9).toFixed(2)} GB of edge ids)`);
     }
     const cli = await throughCli(follows);
     if (cli) {
       console.log(
-        `feedlab graph generate ${label} on ${cores} threads, the file saved: ${cli.seconds.toFixed(2)} s wall from the command's start to its exit${Number.isFinite(cli.maxRssMB) ? `, peak RSS ${cli.maxRssMB.toFixed(0)} MB` : ''}; ${cpuLine(cli, 'the command')}; CLI/library ${(cli.seconds / ours.seconds).toFixed(2)}${cli.edges === ours.edges ? '' : ` !!! ${fmt(cli.edges)} edges, not the library's ${fmt(ours.edges)}`}`,
+        `feedlab graph generate ${label} on ${cores} threads, the file saved: ${cli.seconds.toFixed(2)} s wall from the command's start to its exit${Number.isFinite(cli.maxRssMB) ? `, peak RSS ${cli.maxRssMB.toFixed(0)} MB` : ''}; ${cpuLine(cli, 'the command')}; CLI/library ${(cli.seconds / ours.seconds).toFixed(2)}${cli.edges === ours.edges ? ', the same edge count' : ` !!! ${fmt(cli.edges)} edges, not the library's ${fmt(ours.edges)}`}`,
       );
     } else console.log(`feedlab graph generate ${label}: FAILED (see stderr)`);
     if (python) {
@@ -120,7 +123,8 @@ async function measureInChild(follows: number, threads: number, saveLoad: boolea
   };
   const run = await timedCpu(() => generateGraphOnThreads(p, threads, onProgress));
   const g = run.result;
-  const out: Measured = { seconds: run.seconds, edges: g.edges, maxRssMB: process.resourceUsage().maxRSS / 1024, cpu: { own: run.ownCpu, other: run.otherCpu, machine: run.machineSeconds }, stages };
+  const digest = [g.followerOffsets, g.followerIds, g.followeeOffsets, g.followeeIds].reduce((c, a) => crc32(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), c), 0);
+  const out: Measured = { seconds: run.seconds, edges: g.edges, maxRssMB: process.resourceUsage().maxRSS / 1024, cpu: { own: run.ownCpu, other: run.otherCpu, machine: run.machineSeconds }, stages, digest };
   if (saveLoad) {
     const path = join(tmpdir(), `feedlab-bench-${process.pid}.fgraph`);
     try {

@@ -55,7 +55,7 @@ export const graph = command({
       description: `A directed power-law follower graph. Follower counts have a power-law tail of exponent --alpha;
 followee counts are lognormal with mean --avg-follows and sigma --follows-sigma, capped at
 --max-follows. Same arguments and seed, same bytes, on any number of --threads (a graph of 16M
-follows or more is drawn in blocks that the threads share).`,
+followees or more, celebrities' followers not counted, is drawn in blocks that the threads share).`,
       options: GENERATE_OPTIONS,
       examples: [
         ['feedlab graph generate --users 1000000 --avg-follows 20 --alpha 2.2 -o 1m.fgraph', '1M users, 20M follows'],

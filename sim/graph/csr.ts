@@ -23,6 +23,20 @@ export function offsetsFromCounts(counts: Uint32Array): Uint32Array {
   return offsets;
 }
 
+/** Row boundaries cutting `offsets`' rows into `parts` runs of about equal entries (parts + 1 of them, from 0 to the row count). */
+export function equalShares(offsets: Uint32Array, parts: number): Uint32Array {
+  const rows = offsets.length - 1;
+  const bounds = new Uint32Array(parts + 1);
+  let r = 0;
+  for (let k = 1; k < parts; k++) {
+    const at = Math.floor((offsets[rows] * k) / parts);
+    while (r < rows && offsets[r] < at) r++;
+    bounds[k] = r;
+  }
+  bounds[parts] = rows;
+  return bounds;
+}
+
 /** A column given whole (a celebrity and its followers). */
 export interface ColumnList {
   column: number;
@@ -92,6 +106,7 @@ export function transpose(rows: Csr, columns: number, into?: Uint32Array): Csr {
  * columns follow each row's own entries; sortRows puts each row in order.
  */
 export function addLists(rows: Csr, lists: readonly ColumnList[], buffer: Uint32Array): Csr {
+  if (rows.ids.buffer !== buffer.buffer || rows.ids.byteOffset !== buffer.byteOffset) throw new RangeError('addLists: the buffer must start where the rows do');
   const n = rows.offsets.length - 1;
   const from = rows.offsets;
   const cursor = new Uint32Array(n);

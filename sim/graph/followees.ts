@@ -18,15 +18,16 @@
 
 import { keyedUniform, Rng } from '../../core/random.js';
 import { buildAliasTable, type AliasTable } from './alias.js';
-import { offsetsFromCounts, type Csr } from './csr.js';
+import { equalShares, offsetsFromCounts, type Csr } from './csr.js';
 
 /** Accounts whose quota is at least this share of the accounts that follow anyone, and this many, choose their followers. */
 const HEAVY_SHARE = 0.05;
 const HEAVY_MIN = 1000;
 /**
- * Graphs with at least this many slots are drawn in DRAW_BLOCKS blocks. Eight divide evenly over
- * 1, 2, 4 or 8 threads; below 16M slots one block takes well under 2 s (1M users / 20M follows:
- * 1.99 s for one block on 2026-12-07), and the scenarios' graphs (10-11M) keep their edges.
+ * Graphs with at least this many followee slots (celebrities' followers not counted) are drawn in
+ * DRAW_BLOCKS blocks. Four divide evenly over 1, 2 or 4 threads and cost little in setting up each
+ * block's urn; below 16M slots one block takes well under 2 s (1M users / 20M follows: 1.99 s for
+ * one block on 2026-12-07), and the scenarios' graphs (10-13M) keep their edges.
  */
 export const BLOCKS_FROM_SLOTS = 16_000_000;
 export const DRAW_BLOCKS = 4;
@@ -88,30 +89,17 @@ export function planFollowees(d: FolloweeDraw, seed: number): DrawPlan {
     idOfRank: d.idOfRank,
     rankOfId,
     offsets,
-    blockStarts: blockStarts(offsets, offsets[d.slots.length] >= BLOCKS_FROM_SLOTS ? DRAW_BLOCKS : 1),
+    blockStarts: equalShares(offsets, offsets[d.slots.length] >= BLOCKS_FROM_SLOTS ? DRAW_BLOCKS : 1),
     splitSalt: Rng.derive(seed, 'graph/split').uint32(),
     targets: d.targets,
     seed,
   };
 }
 
-/** Block boundaries at equal shares of the slots. */
-function blockStarts(offsets: Uint32Array, blocks: number): Uint32Array {
-  const users = offsets.length - 1;
-  const starts = new Uint32Array(blocks + 1);
-  let u = 0;
-  for (let b = 1; b < blocks; b++) {
-    const at = Math.floor((offsets[users] * b) / blocks);
-    while (u < users && offsets[u] < at) u++;
-    starts[b] = u;
-  }
-  starts[blocks] = users;
-  return starts;
-}
-
 /**
  * Block b's share of each rank's quota: the blocks split a quota by their shares of the slots,
- * rounded systematically at a random phase per rank, so the shares add up to the quota.
+ * rounded systematically at a random phase per rank, so the shares add up to the quota (each
+ * boundary's term is computed alike by the blocks on both sides of it; the ends are 0 and q).
  */
 export function blockQuotas(plan: DrawPlan, b: number): (rank: number) => number {
   const blocks = plan.blockStarts.length - 1;
@@ -122,7 +110,7 @@ export function blockQuotas(plan: DrawPlan, b: number): (rank: number) => number
   return (r) => {
     const q = plan.quotas[r];
     const phase = keyedUniform(plan.splitSalt, r);
-    return Math.floor(q * hi + phase) - Math.floor(q * lo + phase);
+    return (b + 1 === blocks ? q : Math.floor(q * hi + phase)) - (b === 0 ? 0 : Math.floor(q * lo + phase));
   };
 }
 

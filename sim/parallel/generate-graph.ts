@@ -3,11 +3,11 @@
 // buffer in shared memory. The blocks and their streams do not depend on the threads, and a
 // transpose is exact whatever its ranges, so the graph is the same bytes on any number of threads.
 import type { Csr, ColumnList } from '../graph/csr.js';
-import { addLists, transposeCursors } from '../graph/csr.js';
+import { addLists, equalShares, transposeCursors } from '../graph/csr.js';
 import type { DrawPlan, ShortRows } from '../graph/followees.js';
 import { generateGraph, generation, type GenerateParams, type GenerateProgress, type GenerationAnswer, type GenerationStep } from '../graph/generate.js';
 import type { FollowerGraph } from '../graph/graph.js';
-import { sharedArray } from './shared-memory.js';
+import { sharedArray, sharedUint32 } from './shared-memory.js';
 import { ThreadPool } from './thread-pool.js';
 
 export type GraphJob =
@@ -17,12 +17,10 @@ export type GraphJob =
   | { kind: 'sort'; rows: Csr; from: number; to: number };
 export type GraphJobResult = ShortRows | null;
 
-const shared = (length: number) => new Uint32Array(new SharedArrayBuffer(4 * length));
-
 /** generateGraph on `threads` threads (this one alone when 1). */
 export async function generateGraphOnThreads(p: GenerateParams, threads: number, onProgress?: GenerateProgress): Promise<FollowerGraph> {
   if (threads <= 1) return generateGraph(p, onProgress);
-  const steps = generation(p, onProgress ?? (() => {}), shared);
+  const steps = generation(p, onProgress ?? (() => {}), sharedUint32);
   // started first: the threads load while this one draws the counts and quotas
   // (the compiled thread beside this file, dist/sim/parallel/graph-worker.js)
   const pool = new ThreadPool<GraphJob, GraphJobResult, number>(new URL('./graph-worker.js', import.meta.url), null, threads);
@@ -52,15 +50,8 @@ function onThreads(pool: ThreadPool<GraphJob, GraphJobResult, number>, step: Gen
 
 /** One range of rows per thread, at equal edges. */
 function rowRanges(rows: Csr, threads: number): { from: number; to: number }[] {
-  const count = rows.offsets.length - 1;
-  const edges = rows.offsets[count];
-  const bounds = [0];
-  for (let k = 1, r = 0; k < threads; k++) {
-    while (r < count && rows.offsets[r] < (edges * k) / threads) r++;
-    bounds.push(r);
-  }
-  bounds.push(count);
-  return bounds.slice(1).map((to, k) => ({ from: bounds[k], to }));
+  const bounds = equalShares(rows.offsets, threads);
+  return Array.from({ length: threads }, (_, k) => ({ from: bounds[k], to: bounds[k + 1] }));
 }
 
 /** csr.ts addLists on this thread (it moves rows over each other), then the rows sorted a range per thread. */
@@ -75,10 +66,10 @@ async function addListsOnThreads(pool: ThreadPool<GraphJob, GraphJobResult, numb
 async function transposeOnThreads(pool: ThreadPool<GraphJob, GraphJobResult, number>, source: Csr, columns: number): Promise<Csr> {
   const rows: Csr = { offsets: sharedArray(source.offsets), ids: sharedArray(source.ids) };
   const ranges = rowRanges(rows, pool.threads);
-  const counts = ranges.map(() => shared(columns));
+  const counts = ranges.map(() => sharedUint32(columns));
   await pool.run(ranges.map(({ from, to }, k): GraphJob => ({ kind: 'count', rows, from, to, counts: counts[k] })));
   const offsets = transposeCursors(counts, columns);
-  const ids = shared(offsets[columns]);
+  const ids = sharedUint32(offsets[columns]);
   await pool.run(ranges.map(({ from, to }, k): GraphJob => ({ kind: 'scatter', rows, from, to, cursor: counts[k], ids })));
   return { offsets, ids };
 }

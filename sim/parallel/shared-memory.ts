@@ -11,6 +11,11 @@ function isTyped(v: unknown): v is TypedArray {
   return ArrayBuffer.isView(v) && !(v instanceof DataView);
 }
 
+/** A new zeroed Uint32Array over a SharedArrayBuffer. */
+export function sharedUint32(length: number): Uint32Array {
+  return new Uint32Array(new SharedArrayBuffer(4 * length));
+}
+
 /** The array itself when it is shared already, else a copy over a SharedArrayBuffer. */
 export function sharedArray<T extends TypedArray>(a: T): T {
   if (a.buffer instanceof SharedArrayBuffer) return a;

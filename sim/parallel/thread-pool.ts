@@ -34,7 +34,13 @@ export class ThreadPool<J, R, P> {
 
   constructor(entry: URL, workerData: unknown, threads: number) {
     for (let i = 0; i < Math.max(1, Math.floor(threads)); i++) {
-      const w = new Worker(entry, { workerData });
+      let w: Worker;
+      try {
+        w = new Worker(entry, { workerData });
+      } catch (err) {
+        void this.close(); // the threads already started
+        throw err;
+      }
       this.workers.push(w);
       w.on('message', (m: JobReply<R, P>) => this.reply(w, m));
       w.on('error', (err) => this.fail(err));

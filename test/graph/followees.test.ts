@@ -2,7 +2,7 @@
 // the slots, and every quota split among them so that the shares add up to it exactly, each the
 // floor or ceiling of the block's share of the slots.
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../core/random.js';
+import { keyedUniform, Rng } from '../../core/random.js';
 import { blockQuotas, BLOCKS_FROM_SLOTS, DRAW_BLOCKS, planFollowees } from '../../sim/graph/followees.js';
 
 function plan(users: number, slotsEach: number, ranks: number) {
@@ -47,5 +47,13 @@ describe('planFollowees', () => {
     // a quota smaller than the blocks lands in different blocks for different ranks
     expect(shares).toBeGreaterThan(0);
     expect(shares).toBeLessThan(big.quotas.reduce((s, q) => s + q, 0));
+
+    // a quota so large that q + its rank's phase rounds up to q + 1: still exact
+    const q = 0xffffffff;
+    let rank = 0;
+    while (rank < 50_000_000 && Math.floor(q + keyedUniform(big.splitSalt, rank)) === q) rank++;
+    expect(Math.floor(q + keyedUniform(big.splitSalt, rank))).toBe(q + 1);
+    const huge = { ...big, quotas: new Uint32Array(rank + 1).fill(q) };
+    expect(share.reduce((sum, _, b) => sum + blockQuotas(huge, b)(rank), 0)).toBe(q);
   });
 });

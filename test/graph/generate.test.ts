@@ -1,5 +1,6 @@
 // The power-law generator: determinism, structure, celebrities, and the tail it promises.
 import { readFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { saveGraph } from '../../sim/graph/file.js';
@@ -27,6 +28,16 @@ describe('generateGraph', () => {
     expect(a.equals(b)).toBe(true);
     expect(a.equals(c)).toBe(false);
     expect(a.length).toBeGreaterThan(1000);
+  });
+
+  it("keeps generator version 1's edges below 16M slots: heavy accounts, a celebrity, rows that come up short", () => {
+    // CRC-32 of the four arrays, taken with the generator of e3fc732 (before blocks existed)
+    const digest = (g: ReturnType<typeof generateGraph>) =>
+      [g.followerOffsets, g.followerIds, g.followeeOffsets, g.followeeIds].reduce((c, a) => crc32(Buffer.from(a.buffer, a.byteOffset, a.byteLength), c), 0);
+    const heavy = generateGraph({ ...base, users: 50_000, avgFollows: 30, alpha: 2.05, seed: 11, celebrities: [{ count: 1, followers: 0.2, name: 'star' }] });
+    expect([heavy.edges, digest(heavy).toString(16)]).toEqual([1_508_927, 'd2d2b2de']);
+    const dense = generateGraph({ ...base, users: 1500, avgFollows: 1200, followsSigma: 0.01 });
+    expect([dense.edges, digest(dense).toString(16)]).toEqual([1_799_382, 'ba6db717']);
   });
 
   it('makes no self-loops or duplicate edges, and both directions hold the same edges', () => {

@@ -1,11 +1,12 @@
 // Jobs on worker threads (sim/parallel/thread-pool.ts with job-thread.ts on the thread side): the
 // results in the jobs' order whatever order they finish in, every job once, progress passed on, and
-// a failed job's error thrown (a ScenarioError still one) with the other threads stopped.
+// a failed job's error thrown (a ScenarioError still one) with the other threads stopped; a pool's
+// rounds on the same threads, one at a time, a failure ending every later round.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runJobs } from '../../../sim/parallel/thread-pool.js';
+import { runJobs, ThreadPool } from '../../../sim/parallel/thread-pool.js';
 import { ScenarioError } from '../../../sim/scenario-error.js';
 import { ROOT, scratchDir } from '../../cli/cli-helpers.js';
 
@@ -73,5 +74,29 @@ describe('runJobs', () => {
     const crashed = runJobs<Job, number, unknown>(url, null, [{ n: 3, ms: 1, fail: 'crash' }], 1);
     await expect(crashed).rejects.toThrow('job 3 crashed');
     await expect(crashed).rejects.not.toBeInstanceOf(ScenarioError);
+  });
+});
+
+describe('ThreadPool', () => {
+  it('runs rounds of jobs on the same threads, one round at a time, and stops them on close', async () => {
+    const pool = new ThreadPool<Job, number, { n: number; thread: number }>(url, null, 2);
+    const threads = new Set<number>();
+    const onProgress = (_: number, p: { thread: number }) => threads.add(p.thread);
+    expect(await pool.run([1, 2, 3].map((n) => ({ n, ms: 20 })), { onProgress })).toEqual([2, 4, 6]);
+    const second = pool.run([{ n: 4, ms: 200 }], { onProgress });
+    await expect(pool.run([{ n: 5, ms: 1 }])).rejects.toThrow(/one round of jobs at a time/);
+    expect(await second).toEqual([8]);
+    expect(await pool.run([6, 7].map((n) => ({ n, ms: 20 })), { onProgress })).toEqual([12, 14]);
+    // the rounds ran on the two threads the pool started, no others
+    expect(threads.size).toBe(2);
+    expect(await pool.run([])).toEqual([]);
+    await pool.close();
+  });
+
+  it("rejects a failed job's round and every round after it", async () => {
+    const pool = new ThreadPool<Job, number, unknown>(url, null, 2);
+    await expect(pool.run([{ n: 1, ms: 1 }, { n: 2, ms: 1, fail: 'crash' }])).rejects.toThrow('job 2 crashed');
+    await expect(pool.run([{ n: 3, ms: 1 }])).rejects.toThrow('job 2 crashed');
+    await pool.close();
   });
 });
