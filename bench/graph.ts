@@ -3,8 +3,9 @@
 // the same run: in the library on one thread and on the machine's cores, and through `feedlab graph
 // generate` (start-up, its threads and the saved file included). Each measurement runs in its own
 // process so that its peak RSS is its own; each says where its time went (the generation's stages)
-// and what the machine's other processes took meanwhile. A probe of the machine's memory says how
-// far two threads can go here: the draws and transposes are bound by reads from memory.
+// and what the machine's other processes took meanwhile. A probe of the machine's memory (random
+// reads over 64 MB, in one process and in two at once) says whether reads like the draws' scale to
+// a second core here.
 //
 //   node dist/bench/graph.js            the whole benchmark
 //   npm run bench -- graph              the same, through bench/run.ts
