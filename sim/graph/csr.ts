@@ -126,7 +126,11 @@ export function addLists(rows: Csr, lists: readonly ColumnList[], buffer: Uint32
   return { offsets, ids: buffer.subarray(0, sum) };
 }
 
-/** Rows shorter than this are put in order by insertion (no subarray, no call); longer ones by the typed array's sort. */
+/**
+ * Rows up to this long are put in order by insertion (no subarray, no call); longer ones by the
+ * typed array's sort. 8, 16, 24 and 48 sorted a 1M / 20M graph's followee rows alike (409-431 ms,
+ * one run each, 2026-12-07).
+ */
 const INSERTION_ROW = 24;
 
 /** Each of rows [from, to) in ascending order, in place. */

@@ -3,8 +3,7 @@
 // Every account draws how many accounts it follows from a lognormal law with mean avgFollows.
 // Every ordinary account gets a follower quota from a power law of exponent alpha over
 // popularity ranks (popularity.ts), and the followees are drawn by the quotas left (planned in
-// followees.ts, drawn in stub-draws.ts),
-// so follower counts follow the law without Poisson noise. Celebrities are the last accounts of
+// followees.ts, drawn in stub-draws.ts), so follower counts follow the law without Poisson noise. Celebrities are the last accounts of
 // the id range, followed by an exact number of accounts chosen uniformly without replacement.
 
 import { Rng } from '../../core/random.js';

@@ -11,8 +11,8 @@ import { blockQuotas, chooseFollowers, plainTable, type DrawPlan, type ShortRows
 
 /** This many draws in a row of accounts the current one already follows: the stubs left cannot serve it. */
 const MAX_CONFLICT_RUN = 16;
-/** Rebuild the urn's table when more than 1/REBUILD_SHARE of a block of draws find a rank with no stubs left. */
-const REBUILD_BLOCK = 65536;
+/** Rebuild the urn's table when more than 1/REBUILD_SHARE of a window of draws find a rank with no stubs left. */
+const REBUILD_WINDOW = 65536;
 const REBUILD_SHARE = 8;
 
 /** Block b's stream (a lone block's is generator version 1's edges' stream). */
@@ -53,7 +53,7 @@ export function drawBlock(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng,
   let urn = left > 0 ? urns.rebuild() : null;
   // Rebuild the table over the stubs left when too many recent draws found a rank with none left.
   let empty = 0;
-  let drawnInBlock = 0;
+  let drawnInWindow = 0;
   let fallback: AliasSampler | null | undefined; // built when first needed (most blocks never need it)
   const short: ShortRows = { accounts: [], filled: [] };
   const step = Math.max(1, Math.floor((last - first) / 100));
@@ -66,9 +66,9 @@ export function drawBlock(plan: DrawPlan, b: number, out: Uint32Array, rng: Rng,
     let conflicts = 0;
     while (e < end && urn !== null && conflicts < MAX_CONFLICT_RUN) {
       const v = urn.next();
-      if (++drawnInBlock === REBUILD_BLOCK) {
-        if (empty * REBUILD_SHARE > REBUILD_BLOCK) urn = urns.rebuild();
-        empty = drawnInBlock = 0;
+      if (++drawnInWindow === REBUILD_WINDOW) {
+        if (empty * REBUILD_SHARE > REBUILD_WINDOW) urn = urns.rebuild();
+        empty = drawnInWindow = 0;
       }
       if (state[2 * v] === 0) {
         empty++;

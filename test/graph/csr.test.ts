@@ -56,7 +56,7 @@ describe('transpose', () => {
 
 describe('addLists and sortRows', () => {
   it('adds each list to the rows it names in the rows own buffer, and sorts every row, short and long', () => {
-    const c = randomRows(2000, 100_000, 120, 3); // rows past INSERTION_ROW (48) and under it
+    const c = randomRows(2000, 100_000, 120, 3); // rows past INSERTION_ROW (24) and under it
     const buffer = new Uint32Array(c.ids.length + 5000);
     buffer.set(c.ids);
     const rows: Csr = { offsets: c.offsets, ids: buffer.subarray(0, c.ids.length) };
