@@ -31,8 +31,8 @@ function how(doc: CalibrationDocument, key: CalibratedKey): string {
     case 'costs.rtt':
       return spread(m.rtt);
     case 'costs.zadd': {
-      const per = m.workerBySize?.redisSecondsPerScript;
-      return typeof per === 'number' ? `${spread(m.timelineWrites.redisPerWrite)}; beside the running worker's posts by size ${us(per)} a script` : spread(m.timelineWrites.redisPerWrite);
+      const per = m.workerBySize?.redisSecondsPerWrite;
+      return typeof per === 'number' ? `${spread(m.timelineWrites.redisPerWrite)}; beside the running worker's posts by size ${us(per)} a write` : spread(m.timelineWrites.redisPerWrite);
     }
     case 'costs.zrange':
     case 'costs.zrangePerEntry':

@@ -13,20 +13,21 @@ import { readSlices } from '../../server/cache/post-list.js';
 import type { PostBodyCache } from '../../server/cache/post-bodies.js';
 import type { TimelineCache } from '../../server/cache/timelines.js';
 import { firstSlice } from '../../core/read-plan.js';
+import { TIMELINES_PER_ADD_CALL } from '../../core/redis-pipeline.js';
 import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
 import { commandTimes } from '../../sim/replay/redis-figures.js';
 import { HISTORY_NODE_ID } from '../replay/world.js';
 import { inRounds, type Rounds } from './rounds.js';
 import { CALIBRATE } from './settings.js';
 
-/** Redis's time per call of `command` over `work`, or NaN when others' calls of it got in (more calls than `ours`). */
-async function redisTimePerCall(redis: Redis, command: string, ours: number, work: () => Promise<void>): Promise<number> {
+/** Redis's time of `command` over `work` per `per` (by default its calls), or NaN when others' calls of it got in (calls other than `ours`). */
+async function redisTimePerCall(redis: Redis, command: string, ours: number, work: () => Promise<void>, per = ours): Promise<number> {
   const a = (await commandTimes(redis)).get(command) ?? { calls: 0, usec: 0 };
   await work();
   const b = (await commandTimes(redis)).get(command) ?? { calls: 0, usec: 0 };
   const calls = b.calls - a.calls;
   if (calls !== ours) return NaN;
-  return (b.usec - a.usec) / 1e6 / calls;
+  return (b.usec - a.usec) / 1e6 / per;
 }
 
 /** A PING's round trip: each sample the median of many, one at a time. */
@@ -63,7 +64,8 @@ export async function fillTimelines(timelines: TimelineCache, users: readonly nu
 
 /**
  * One batch of each size per round, into timelines filled to the cap: the batch's wall time (a fit
- * against its size) and Redis's time per EVALSHA (one per timeline) over the round.
+ * against its size) and Redis's time of the EVALSHAs per timeline over the round (an add call
+ * writes up to TIMELINES_PER_ADD_CALL of them on calibrate's standalone Redis).
  */
 export async function measureTimelineWrites(redis: Redis, timelines: TimelineCache, targets: readonly number[], rounds: Rounds): Promise<{ fit: Fit; redisPerWrite: Spread; foreignSamples: number }> {
   const sizes = CALIBRATE.timelineWrites.batchSizes;
@@ -74,8 +76,9 @@ export async function measureTimelineWrites(redis: Redis, timelines: TimelineCac
   let seq = 0;
   await inRounds(rounds, async (keep) => {
     const round = new Map<number, number>();
-    const ours = sizes.reduce((a, b) => a + b, 0);
-    const t = await redisTimePerCall(redis, 'evalsha', ours, async () => {
+    const timelinesWritten = sizes.reduce((a, b) => a + b, 0);
+    const calls = sizes.reduce((a, n) => a + Math.ceil(n / TIMELINES_PER_ADD_CALL), 0);
+    const t = await redisTimePerCall(redis, 'evalsha', calls, async () => {
       for (const n of sizes) {
         const now = Date.now();
         const post = { id: makePostId(now, HISTORY_NODE_ID - 1, seq++ % 4096), createdAt: now };
@@ -84,7 +87,7 @@ export async function measureTimelineWrites(redis: Redis, timelines: TimelineCac
         round.set(n, (performance.now() - t0) / 1000);
         if (r.written !== n || r.batches !== 1) throw new Error(`calibrate: a batch of ${n} wrote ${r.written} timelines in ${r.batches} batches (a filled timeline went missing?)`);
       }
-    });
+    }, timelinesWritten);
     if (!keep) return;
     for (const [n, s] of round) walls.add(n, s);
     if (Number.isNaN(t)) foreign++;

@@ -8,7 +8,7 @@
 // (sim/calibration/document.ts).
 import type { Redis } from 'ioredis';
 import type { Distribution, WorkerBySize, WorkerStages } from '../../sim/calibration/document.js';
-import { commandTimes, secondsPerCall, timesDelta } from '../../sim/replay/redis-figures.js';
+import { commandTimes, secondsPerListWrite, timesDelta } from '../../sim/replay/redis-figures.js';
 import type { CommandTime } from '../../sim/scenario/calibration.js';
 import { fitLineRelative, type Fit } from '../../sim/calibration/figures.js';
 import { Rng } from '../../core/random.js';
@@ -39,7 +39,7 @@ export async function measureWorkerBySize(
     seed: number;
     /** The worker's stages of what was posted since the last call. */
     stagesSince: () => Promise<WorkerStages>;
-    /** For Redis's own time per script and per command over the posts (commandstats: nothing else writes meanwhile). */
+    /** For Redis's own time per timeline write and per command over the posts (commandstats: nothing else writes meanwhile). */
     redis: Redis;
     signal?: AbortSignal;
     onSize?: (followers: number) => void;
@@ -69,12 +69,11 @@ export async function measureWorkerBySize(
   } finally {
     poster.close();
   }
-  const scripts = commands.get('evalsha');
   return {
     events,
     firstPage: fitPoints(firstPage),
     writes: fitPoints(writes),
-    redisSecondsPerScript: scripts ? secondsPerCall(scripts) : null,
+    redisSecondsPerWrite: secondsPerListWrite(commands.get('evalsha'), commands.get('zremrangebyrank')),
     redisCommands: Object.fromEntries(commands),
     writesSpread: pooledSpread(spreads),
   };

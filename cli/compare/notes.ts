@@ -11,7 +11,7 @@ import { LOOP_PROBE_MS } from '../../core/runtime-metrics.js';
 import { CALIBRATE } from '../calibrate/settings.js';
 import { ADD_SCRIPT_COMMANDS } from '../../server/cache/post-list.js';
 import { LATE_MS } from '../../sim/replay/driver.js';
-import { secondsPerCall } from '../../sim/replay/redis-figures.js';
+import { secondsPerCall, secondsPerListWrite } from '../../sim/replay/redis-figures.js';
 import { idlePickupOf } from '../../sim/replay/result.js';
 import type { CommandTime } from '../../sim/scenario/calibration.js';
 import { cpuSecondsOf, type CpuShare } from '../../sim/replay/cpu.js';
@@ -253,27 +253,27 @@ function workerLoops(measured: RunResult[]): string {
 
 /**
  * Redis's own time per timeline write, calibrated against the replays' (their EVALSHAs over the
- * window), with calibrate's running worker's scripts between where its file kept them: '' from
- * older documents.
+ * window per list trimmed), with calibrate's running worker's between where its file kept them:
+ * '' from older documents.
  */
 function redisPerWrite(measured: RunResult[], scs: readonly Scenario[], zadd: string): string {
-  const per = measured.map((r) => r.replay?.fanout.writes.redisSecondsPerScript).filter((x): x is number => typeof x === 'number');
+  const per = measured.map((r) => r.replay?.fanout.writes.redisSecondsPerWrite).filter((x): x is number => typeof x === 'number');
   if (per.length === 0) return '';
   // each calibration's, in their order as costs.zadd's are ('none' from a file without them)
   const worker = (sc: Scenario) => {
     const stats = sc.calibration?.workerRedisCommands;
-    const scripts = stats?.evalsha;
-    if (!stats || !scripts || scripts.calls === 0) return null;
+    const perWrite = stats ? secondsPerListWrite(stats.evalsha, stats.zremrangebyrank) : null;
+    if (!stats || perWrite === null) return null;
     const split = scriptCommands(stats);
-    return `${us(secondsPerCall(scripts))}${split ? ` (of it, its ${ADD_SCRIPT_COMMANDS.length} commands a call ${split}, the rest Lua's own)` : ''}`;
+    return `${us(perWrite)}${split ? ` (of it, the script's ${ADD_SCRIPT_COMMANDS.length} commands for a timeline ${split}, the rest Lua's own)` : ''}`;
   };
-  const running = scs.some((sc) => worker(sc) !== null) ? `, ${eachOf(scs)((sc) => worker(sc) ?? 'none')} a script over calibrate's running worker's posts by size` : '';
+  const running = scs.some((sc) => worker(sc) !== null) ? `, ${eachOf(scs)((sc) => worker(sc) ?? 'none')} a write over calibrate's running worker's posts by size` : '';
   const runs = measured.flatMap((r) => {
     const stats = r.replay?.fanout.redisCommands;
     const split = stats ? scriptCommands(stats) : null;
     return split ? [split] : [];
   });
-  const replays = runs.length > 0 ? `; of it, the script's ${ADD_SCRIPT_COMMANDS.length} commands a call, every caller's over the window: ${runs.join('; ')}, the rest Lua's own` : '';
+  const replays = runs.length > 0 ? `; of it, the script's ${ADD_SCRIPT_COMMANDS.length} commands for a timeline, every caller's over the window: ${runs.join('; ')}, the rest Lua's own` : '';
   return `; Redis's own time a timeline write ${zadd} as calibrated (costs.zadd)${running}, the replays' ${per.map(us).join(', ')} (their scripts' commandstats over the window)${replays}`;
 }
 

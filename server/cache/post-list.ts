@@ -17,10 +17,12 @@
 import { compareNewestFirst, isOlderThan, type FeedPosition } from '../../core/cursor.js';
 import type { FeedSlice } from '../../core/feed-merge.js';
 import { isPostId, type PostId } from '../../core/post-id.js';
+import { TIMELINES_PER_ADD_CALL } from '../../core/redis-pipeline.js';
 import { LuaScript, type ScriptArg, type ScriptCall } from './lua.js';
 import { pipelinePerNode } from './node-pipelines.js';
 import { derivedKey } from './redis.js';
-import type { RedisLike } from './redis-like.js';
+import { isCluster, type RedisLike } from './redis-like.js';
+import { groupBySlot } from './slots.js';
 
 /** The member of an empty rebuilt list. Not a post id (isPostId refuses it), so it never collides. */
 export const EMPTY_SENTINEL = 'empty';
@@ -54,35 +56,50 @@ export function rebuildKeys(key: string): { marker: string; pending: string } {
 // arguments in chunks of this many.
 const CHUNK = 1000;
 
-/** The commands ADD calls once each on a present list that takes the entry (feedlab compare splits a script's Redis time by them). */
+/** The commands ADD calls once each for a present list that takes the entry (feedlab compare splits a script's Redis time by them). */
 export const ADD_SCRIPT_COMMANDS = ['exists', 'zadd', 'zrem', 'zremrangebyrank', 'pexpire'] as const;
 
-// KEYS: list, marker, pending. ARGV: cap, leaseMs, sentinel, then score, id pairs.
-// Returns {state, added}: state 1 written into the list, 2 into the pending set (a rebuild is under
-// way), 0 nothing (the list is missing). ZADD NX never changes an existing member, and when
-// nothing was added nothing else is touched, so a redelivered event writes nothing.
+// KEYS: list, marker, pending, for each of one or more lists (one hash slot). ARGV: cap, leaseMs,
+// sentinel, then score, id pairs, the same for every list. Returns {state, added} for each list in
+// turn: state 1 written into the list, 2 into the pending set (a rebuild is under way), 0 nothing
+// (the list is missing). ZADD NX never changes an existing member, and when nothing was added
+// nothing else is touched, so a redelivered event writes nothing. Many lists a call spare Redis
+// and the client most of a call's own cost (core/redis-pipeline.ts TIMELINES_PER_ADD_CALL).
 const ADD = new LuaScript(
   'post-list-add',
   `
-local target = KEYS[1]
-local state = 1
-local ttl = tonumber(ARGV[2])
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  ttl = redis.call('PTTL', KEYS[2])
-  if ttl <= 0 then return {0, 0} end
-  target = KEYS[3]
-  state = 2
+local out = {}
+local lease = tonumber(ARGV[2])
+local trim = -(tonumber(ARGV[1]) + 1)
+for k = 1, #KEYS, 3 do
+  local target = KEYS[k]
+  local state = 1
+  local ttl = lease
+  if redis.call('EXISTS', target) == 0 then
+    ttl = redis.call('PTTL', KEYS[k + 1])
+    if ttl > 0 then
+      target = KEYS[k + 2]
+      state = 2
+    else
+      state = 0
+    end
+  end
+  local added = 0
+  if state ~= 0 then
+    for i = 4, #ARGV, ${CHUNK} do
+      local j = math.min(i + ${CHUNK} - 1, #ARGV)
+      added = added + redis.call('ZADD', target, 'NX', unpack(ARGV, i, j))
+    end
+    if added > 0 then
+      if state == 1 then redis.call('ZREM', target, ARGV[3]) end
+      redis.call('ZREMRANGEBYRANK', target, 0, trim)
+      redis.call('PEXPIRE', target, ttl)
+    end
+  end
+  out[#out + 1] = state
+  out[#out + 1] = added
 end
-local added = 0
-for i = 4, #ARGV, ${CHUNK} do
-  local j = math.min(i + ${CHUNK} - 1, #ARGV)
-  added = added + redis.call('ZADD', target, 'NX', unpack(ARGV, i, j))
-end
-if added == 0 then return {state, 0} end
-if state == 1 then redis.call('ZREM', target, ARGV[3]) end
-redis.call('ZREMRANGEBYRANK', target, 0, -(tonumber(ARGV[1]) + 1))
-redis.call('PEXPIRE', target, ttl)
-return {state, added}
+return out
 `,
 );
 
@@ -173,15 +190,52 @@ export function addArgs(shape: ListShape, entries: readonly FeedPosition[]): Scr
   return [shape.cap, shape.leaseMs, EMPTY_SENTINEL, ...scoreArgs(entries)];
 }
 
-/** One list's add call; `args` from addArgs (shared by every list of a fan-out). */
-export function addCall(key: string, args: readonly ScriptArg[]): ScriptCall {
+/** The keys one list adds to an add call: the list, its rebuild marker, its pending set. */
+function addKeys(key: string): string[] {
   const { marker, pending } = rebuildKeys(key);
-  return { keys: [key, marker, pending], args };
+  return [key, marker, pending];
 }
 
-export function parseAddReply(reply: unknown): AddReply {
-  const [state, added] = reply as [number, number];
-  return { state: STATES[state], added };
+/**
+ * The add calls writing `args` (from addArgs) into the lists at `keys`: TIMELINES_PER_ADD_CALL lists
+ * a call, each call's lists of one hash slot (a cluster refuses a script's keys over several), in
+ * the order given. `lists[c]` holds the indices into `keys` call c writes.
+ */
+export function addCalls(redis: RedisLike, keys: readonly string[], args: readonly ScriptArg[]): { calls: ScriptCall[]; lists: number[][] } {
+  const groups = isCluster(redis) ? [...groupBySlot(keys).values()] : [keys.map((_, i) => i)];
+  const calls: ScriptCall[] = [];
+  const lists: number[][] = [];
+  for (const group of groups) {
+    for (let at = 0; at < group.length; at += TIMELINES_PER_ADD_CALL) {
+      const part = group.slice(at, at + TIMELINES_PER_ADD_CALL);
+      calls.push({ keys: part.flatMap((i) => addKeys(keys[i])), args });
+      lists.push(part);
+    }
+  }
+  return { calls, lists };
+}
+
+/** One list's add: its state and the entries new to it, or the error of the call that wrote it. */
+export type ListAddReply = [Error | null, AddReply | null];
+
+/**
+ * Add the same entries to many present lists (a fan-out batch): one pipeline of add calls (one per
+ * node on a cluster). The replies in the order of `keys`; a failed call fails each of its lists.
+ */
+export async function addToLists(redis: RedisLike, keys: readonly string[], args: readonly ScriptArg[]): Promise<ListAddReply[]> {
+  const { calls, lists } = addCalls(redis, keys, args);
+  const replies = await ADD.runMany(redis, calls);
+  const out = new Array<ListAddReply>(keys.length);
+  replies.forEach(([err, reply], c) => {
+    const flat = reply as number[] | null;
+    lists[c].forEach((i, j) => (out[i] = err === null && flat ? [null, addReply(flat, j)] : [err ?? new Error('the add script answered nothing'), null]));
+  });
+  return out;
+}
+
+/** List j's reply within an add call's flat {state, added, ...}. */
+function addReply(flat: readonly number[], j: number): AddReply {
+  return { state: STATES[flat[2 * j]], added: flat[2 * j + 1] };
 }
 
 export const ADD_SCRIPT = ADD;
@@ -189,8 +243,8 @@ export const ADD_SCRIPT = ADD;
 /** Add entries to a present list (trim, renew the lease); nothing is written into a missing one. */
 export async function addEntries(redis: RedisLike, key: string, shape: ListShape, entries: readonly FeedPosition[]): Promise<AddReply> {
   if (entries.length === 0) return { state: (await redis.exists(key)) ? 'written' : 'missing', added: 0 };
-  const call = addCall(key, addArgs(shape, entries));
-  return parseAddReply(await ADD.run(redis, call.keys, call.args));
+  const reply = await ADD.run(redis, addKeys(key), addArgs(shape, entries));
+  return addReply(reply as number[], 0);
 }
 
 export interface RebuildOptions {

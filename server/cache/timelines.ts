@@ -2,8 +2,9 @@
 //
 // A timeline is a post list (post-list.ts) at `feed:{u:ID}:home`: post ids scored by creation ms,
 // the newest `cap` kept (800), with a lease (7 days) renewed on every write and read. Fan-out
-// pushes one post into many followers' timelines through one Lua script (EVALSHA) per follower,
-// pipelined `batchSize` followers per round trip; the script writes only into a timeline that
+// pushes one post into many followers' timelines through a Lua script (EVALSHA) writing
+// TIMELINES_PER_ADD_CALL followers' timelines a call (core/redis-pipeline.ts), pipelined
+// `batchSize` followers per round trip; the script writes only into a timeline that
 // exists (or into the pending set of a rebuild under way), so a missing timeline stays missing
 // and is rebuilt whole from Postgres on its owner's next read. ZADD NX makes a redelivered event
 // a no-op.
@@ -14,13 +15,11 @@ import { timelineKey } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import { DEFAULT_LEASE_DAYS, DEFAULT_TIMELINE_CAP, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
 import {
-  ADD_SCRIPT,
   addArgs,
-  addCall,
   addEntries,
+  addToLists,
   checkShape,
   listSize,
-  parseAddReply,
   readSlices,
   rebuildList,
   removeEntries,
@@ -124,19 +123,19 @@ export class TimelineCache {
     const result: PushResult = { timelines: followerIds.length, written: 0, duplicates: 0, pending: 0, missing: 0, batches: 0 };
     for (let start = 0; start < followerIds.length; start += this.batchSize) {
       const end = Math.min(start + this.batchSize, followerIds.length);
-      const calls = [];
-      for (let i = start; i < end; i++) calls.push(addCall(this.key(followerIds[i]), args));
+      const keys: string[] = [];
+      for (let i = start; i < end; i++) keys.push(this.key(followerIds[i]));
       const began = performance.now();
-      const replies = await ADD_SCRIPT.runMany(this.redis, calls);
+      const replies = await addToLists(this.redis, keys, args);
       const failed = replies.filter((r) => r[0] !== null);
       if (failed.length > 0) {
-        throw new Error(`${what}: ${failed.length} of ${calls.length} timeline writes failed (${failed[0][0]?.message})`, {
+        throw new Error(`${what}: ${failed.length} of ${keys.length} timeline writes failed (${failed[0][0]?.message})`, {
           cause: failed[0][0],
         });
       }
       const before = { written: result.written, pending: result.pending };
       for (const [, reply] of replies) {
-        const { state, added } = parseAddReply(reply);
+        const { state, added } = reply!;
         if (state === 'missing') result.missing++;
         else if (added === 0) result.duplicates++;
         else if (state === 'pending') result.pending++;

@@ -90,8 +90,8 @@ export interface WorkerBySize {
   events: number;
   firstPage: Fit;
   writes: Fit;
-  /** Redis's own time per EVALSHA over those posts (commandstats; a timeline write is one), as a replay records it; absent from older files. */
-  redisSecondsPerScript?: number | null;
+  /** Redis's own time of the EVALSHAs over those posts per timeline they wrote (commandstats, sim/replay/redis-figures.ts secondsPerListWrite), as a replay records it; absent from older files. */
+  redisSecondsPerWrite?: number | null;
   /**
    * Redis's INFO commandstats over those posts, by command: calls and Redis's own microseconds (a
    * script's inner commands counted apart), as a replay keeps its window's

@@ -112,7 +112,7 @@ function provenanceBlock(doc: CalibrationDocument): object {
               events: m.workerBySize.events,
               firstPage: fit(m.workerBySize.firstPage, 'followers'),
               writes: fit(m.workerBySize.writes, 'followers'),
-              ...(typeof m.workerBySize.redisSecondsPerScript === 'number' ? { redisPerScript: durationText(m.workerBySize.redisSecondsPerScript) } : {}),
+              ...(typeof m.workerBySize.redisSecondsPerWrite === 'number' ? { redisPerWrite: durationText(m.workerBySize.redisSecondsPerWrite) } : {}),
               ...(m.workerBySize.redisCommands ? { redisCommands: m.workerBySize.redisCommands } : {}),
               ...(m.workerBySize.writesSpread ? { writesOverMedian: distribution(m.workerBySize.writesSpread, (v) => round(v, 3)!) } : {}),
             },

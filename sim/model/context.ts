@@ -15,7 +15,7 @@ import type { Population } from './population.js';
 import { pushPullCosts } from '../policy.js';
 import { PullIndex } from './pull-index.js';
 import { ShardLoad } from './shard-load.js';
-import { commandsPerQueryRead, timelineWriteBytes } from '../../core/redis-pipeline.js';
+import { timelineWritesPerQueryRead } from '../../core/redis-pipeline.js';
 import { timelineKey } from '../../core/keys.js';
 import { TimelineCache } from './timeline-cache.js';
 
@@ -243,10 +243,10 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
 
 /**
  * Redis's time on one read of a fan-out worker's pipeline (core/redis-pipeline.ts): the timeline
- * writes of the longest user id's key under the key prefix that fit in one read, at Redis's own time
- * a write (costs.zadd).
+ * writes of the add calls on the longest user id's key under the key prefix that fit in one read,
+ * at Redis's own time a write (costs.zadd).
  */
 function pipelineChunkSeconds(sc: Scenario, users: number, keyPrefix: string): number {
-  const bytes = timelineWriteBytes(keyPrefix + timelineKey(Math.max(0, users - 1)), sc.policy.timelineCap, Math.round(sc.policy.leaseDays * SECONDS_PER_DAY * 1000));
-  return commandsPerQueryRead(bytes) * sc.infrastructure.costs.zadd;
+  const leaseMs = Math.round(sc.policy.leaseDays * SECONDS_PER_DAY * 1000);
+  return timelineWritesPerQueryRead(keyPrefix + timelineKey(Math.max(0, users - 1)), sc.policy.timelineCap, leaseMs) * sc.infrastructure.costs.zadd;
 }

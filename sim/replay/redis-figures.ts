@@ -28,6 +28,15 @@ export function secondsPerCall(t: CommandTime): number {
   return t.calls > 0 ? t.usec / t.calls / 1e6 : NaN;
 }
 
+/**
+ * Redis's own seconds of the scripts (EVALSHA) per list they trimmed (ZREMRANGEBYRANK, once for each
+ * list an add writes or a rebuild rewrites): a timeline write's time, its share of its add call's
+ * included, the way costs.zadd is measured. Null without a script or a trim.
+ */
+export function secondsPerListWrite(evalsha: CommandTime | undefined, trims: CommandTime | undefined): number | null {
+  return evalsha && trims && evalsha.calls > 0 && trims.calls > 0 ? evalsha.usec / trims.calls / 1e6 : null;
+}
+
 /** b - a of calls and Redis's own microseconds, per command, dropping those that were not called. */
 export function timesDelta(a: Map<string, CommandTime>, b: Map<string, CommandTime>): Map<string, CommandTime> {
   const out = new Map<string, CommandTime>();

@@ -26,7 +26,7 @@ import { encodeHistograms, type DriverResult, type ReadsDuring } from './driver.
 import type { ProbeFigures } from './fanout-probe.js';
 import type { ReplayMapping } from './mapping.js';
 import type { MemoryByClass } from './memory-classes.js';
-import { encodeMerged, latencySeconds, secondsPerCall, type FleetFigures, type HopFigures } from './redis-figures.js';
+import { encodeMerged, latencySeconds, secondsPerListWrite, type FleetFigures, type HopFigures } from './redis-figures.js';
 import type { SaturationFigure } from './saturation.js';
 import { bucketQuantile, type ServerCounters } from './server-metrics.js';
 
@@ -171,11 +171,13 @@ export interface ReplaySection {
     /** Probe over workers, per follower and per post, p50 and p99: 1 is agreement (the probes poll every pollMs). */
     agreement: { followerP50: number; followerP99: number; postP50: number; postP99: number };
     /**
-     * `redisSecondsPerScript`: Redis's own time per EVALSHA over the window (commandstats): a timeline
-     * write is one, beside a few per post (its list add, the pulled marks), as calibrate's costs.zadd
-     * is measured; null without a call (absent from older documents).
+     * `redisSecondsPerWrite`: Redis's own time of the scripts over the window per list they trimmed
+     * (commandstats: EVALSHA's time over ZREMRANGEBYRANK's calls, sim/replay/redis-figures.ts): a
+     * timeline write with its share of its add call, beside a few per post (its list add, the pulled
+     * marks), as calibrate's costs.zadd is measured; null without either (absent from older
+     * documents, whose `redisSecondsPerScript` was per call when a call wrote one timeline).
      */
-    writes: { counted: number; commandstatsZadd: number; workersCounter: number; redisSecondsPerScript?: number | null };
+    writes: { counted: number; commandstatsZadd: number; workersCounter: number; redisSecondsPerWrite?: number | null };
     /**
      * Redis's INFO commandstats over the window, by command: calls and Redis's own microseconds. A
      * script's commands count under their own names as well as in its EVALSHA, so each command's
@@ -594,7 +596,7 @@ export function buildReplayResult(m: ReplayMeasurements): RunResult {
           counted: writes,
           commandstatsZadd: m.commands.window.zadd ?? 0,
           workersCounter: m.fleet.counters.timelineWrites ?? 0,
-          redisSecondsPerScript: redisCommands.evalsha?.calls ? secondsPerCall(redisCommands.evalsha) : null,
+          redisSecondsPerWrite: secondsPerListWrite(redisCommands.evalsha, redisCommands.zremrangebyrank),
         },
         redisCommands,
       },

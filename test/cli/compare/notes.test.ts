@@ -44,8 +44,8 @@ const scenario = () =>
 describe('compare notes', () => {
   it("puts Redis's own time a timeline write in the replays beside the calibrated one", () => {
     const runs = [measured(0, 1, 0), measured(1, 1, 0)];
-    runs[0].replay!.fanout.writes.redisSecondsPerScript = 16.04e-6;
-    runs[1].replay!.fanout.writes.redisSecondsPerScript = 15.5e-6;
+    runs[0].replay!.fanout.writes.redisSecondsPerWrite = 16.04e-6;
+    runs[1].replay!.fanout.writes.redisSecondsPerWrite = 15.5e-6;
     const sc = scenario();
     sc.infrastructure.costs.zadd = 10.1e-6;
     expect(figureNotes(runs, [sc]).stage_writes_p99).toBe(
@@ -56,7 +56,7 @@ describe('compare notes', () => {
   it("puts a large post's writes per timeline beside the model's line, in its figure and the tail's", () => {
     const runs = [measured(0, 1, 0), measured(1, 1, 0)];
     runs[0].summary.fanout.stagesSeconds!.largeWritesPerTimeline = stage(31.4e-6, 44e-6);
-    runs[0].replay!.fanout.writes.redisSecondsPerScript = 20.2e-6;
+    runs[0].replay!.fanout.writes.redisSecondsPerWrite = 20.2e-6;
     const sc = scenario();
     sc.infrastructure.costs.zadd = 10.1e-6;
     const notes = figureNotes(runs, [sc]);
@@ -71,7 +71,7 @@ describe('compare notes', () => {
 
   it("splits a replay's script time by the commands the script calls, each command's time a call over the window", () => {
     const runs = [measured(0, 1, 0), measured(1, 1, 0)];
-    runs[0].replay!.fanout.writes.redisSecondsPerScript = 20.2e-6;
+    runs[0].replay!.fanout.writes.redisSecondsPerWrite = 20.2e-6;
     // EXISTS and PEXPIRE called by others too: each one's time a call is every caller's
     runs[0].replay!.fanout.redisCommands = {
       evalsha: { calls: 1000, usec: 20_200 },
@@ -86,34 +86,37 @@ describe('compare notes', () => {
     sc.infrastructure.costs.zadd = 10.1e-6;
     expect(figureNotes(runs, [sc]).stage_writes_p99).toBe(
       "the same line for the largest posts; the replays' 20.0 ms, 20.0 ms; Redis's own time a timeline write 10.1 us as calibrated (costs.zadd), the replays' 20.2 us (their scripts' commandstats over the window)" +
-        "; of it, the script's 5 commands a call, every caller's over the window: 9.2 us (ZADD 5.3 us, PEXPIRE 1.3 us, EXISTS 1.1 us, ZREMRANGEBYRANK 0.9 us, ZREM 0.7 us), the rest Lua's own",
+        "; of it, the script's 5 commands for a timeline, every caller's over the window: 9.2 us (ZADD 5.3 us, PEXPIRE 1.3 us, EXISTS 1.1 us, ZREMRANGEBYRANK 0.9 us, ZREM 0.7 us), the rest Lua's own",
     );
     // a replay whose window lacks one of the commands: nothing made up
     delete runs[0].replay!.fanout.redisCommands!.zrem;
-    expect(figureNotes(runs, [sc]).stage_writes_p99).not.toMatch(/commands a call/);
+    expect(figureNotes(runs, [sc]).stage_writes_p99).not.toMatch(/commands for a timeline/);
   });
 
   it("puts calibrate's running worker's scripts, split the same way, between the calibrated cost and the replays'", () => {
     const runs = [measured(0, 1, 0), measured(1, 1, 0)];
-    runs[0].replay!.fanout.writes.redisSecondsPerScript = 34.9e-6;
+    runs[0].replay!.fanout.writes.redisSecondsPerWrite = 34.9e-6;
     const sc = scenario();
     sc.infrastructure.costs.zadd = 11.7e-6;
-    const calibrated = { evalsha: { calls: 10_000, usec: 214_700 }, zadd: { calls: 10_100, usec: 53_530 }, exists: { calls: 10_000, usec: 19_000 }, zrem: { calls: 10_000, usec: 6_000 }, zremrangebyrank: { calls: 10_000, usec: 9_000 }, pexpire: { calls: 10_000, usec: 12_000 } };
+    const calibrated = { evalsha: { calls: 200, usec: 214_700 }, zadd: { calls: 10_100, usec: 53_530 }, exists: { calls: 10_000, usec: 19_000 }, zrem: { calls: 10_000, usec: 6_000 }, zremrangebyrank: { calls: 10_000, usec: 9_000 }, pexpire: { calls: 10_000, usec: 12_000 } };
     sc.calibration = { file: 'cal.yaml', machine: 'lab', date: '2026-12-05', contended: false, workerRedisCommands: calibrated };
-    // 214,700 us over 10,000 scripts; ZADD 53,530 over 10,100 calls (a rebuild's too); 9.9 us in all
+    // 214,700 us over 200 calls of 50 timelines (10,000 trims); ZADD 53,530 over 10,100 calls (a rebuild's too); 9.9 us in all
     expect(figureNotes(runs, [sc]).stage_writes_p99).toBe(
       "the same line for the largest posts; the replays' 20.0 ms, 20.0 ms; Redis's own time a timeline write 11.7 us as calibrated (costs.zadd), " +
-        "21.5 us (of it, its 5 commands a call 9.9 us (ZADD 5.3 us, EXISTS 1.9 us, PEXPIRE 1.2 us, ZREMRANGEBYRANK 0.9 us, ZREM 0.6 us), the rest Lua's own) a script over calibrate's running worker's posts by size, " +
+        "21.5 us (of it, the script's 5 commands for a timeline 9.9 us (ZADD 5.3 us, EXISTS 1.9 us, PEXPIRE 1.2 us, ZREMRANGEBYRANK 0.9 us, ZREM 0.6 us), the rest Lua's own) a write over calibrate's running worker's posts by size, " +
         "the replays' 34.9 us (their scripts' commandstats over the window)",
     );
     // two calibrations, the second's file older: each one's in their order, as the costs are
     const older = scenario();
     older.infrastructure.costs.zadd = 11.7e-6;
     older.calibration = { file: 'old.yaml', machine: 'lab', date: '2026-12-04', contended: false };
-    expect(figureNotes(runs, [sc, older]).stage_writes_p99).toMatch(/costs\.zadd\), 21\.5 us \(of it, [^)]+\), the rest Lua's own\) \/ none a script over calibrate's running worker's posts by size, the replays'/);
-    // a calibration that kept no command beside its scripts: the script time alone
+    expect(figureNotes(runs, [sc, older]).stage_writes_p99).toMatch(/costs\.zadd\), 21\.5 us \(of it, [^)]+\), the rest Lua's own\) \/ none a write over calibrate's running worker's posts by size, the replays'/);
+    // a calibration that kept the scripts and their trims but not the other commands: the time a write alone
+    sc.calibration.workerRedisCommands = { evalsha: calibrated.evalsha, zremrangebyrank: calibrated.zremrangebyrank };
+    expect(figureNotes(runs, [sc]).stage_writes_p99).toMatch(/costs\.zadd\), 21\.5 us a write over calibrate's running worker's posts by size, the replays'/);
+    // the scripts alone: their calls are not timelines, so nothing is made up
     sc.calibration.workerRedisCommands = { evalsha: calibrated.evalsha };
-    expect(figureNotes(runs, [sc]).stage_writes_p99).toMatch(/costs\.zadd\), 21\.5 us a script over calibrate's running worker's posts by size, the replays'/);
+    expect(figureNotes(runs, [sc]).stage_writes_p99).not.toMatch(/running worker/);
     // an older calibration file: nothing of calibrate's running worker
     delete sc.calibration.workerRedisCommands;
     expect(figureNotes(runs, [sc]).stage_writes_p99).not.toMatch(/running worker/);
@@ -181,7 +184,7 @@ describe('compare notes', () => {
       const s = r.summary.fanout.stagesSeconds!;
       s.firstPage = stage(0, 0);
       s.writes = stage(0, 0);
-      r.replay!.fanout.writes.redisSecondsPerScript = 47e-6;
+      r.replay!.fanout.writes.redisSecondsPerWrite = 47e-6;
     }
     const notes = figureNotes(pulled, [scenario()]);
     for (const id of ['stage_first_page_p50', 'stage_writes_p50', 'stage_writes_p99'] as const) expect(notes, id).not.toHaveProperty(id);

@@ -87,6 +87,35 @@ describe.skipIf(unreachable !== null && !CI)('timelines on this machine\'s Redis
     expect(r).toMatchObject({ timelines: 5, written: 3, missing: 2, batches: 3 });
   });
 
+  it('writes a batch of mixed timelines in calls of 50, each answered in its place', async () => {
+    const timelines = new TimelineCache(redis, ks, { cap: 6 });
+    // 130 followers in turn: present, missing, under a rebuild (its marker set), already holding the post
+    const users = Array.from({ length: 130 }, () => nextUser());
+    const kind = (i: number) => (['present', 'missing', 'rebuilding', 'holding'] as const)[i % 4];
+    for (const [i, u] of users.entries()) {
+      if (kind(i) === 'present') await timelines.rebuild(u, () => [post(1)]);
+      if (kind(i) === 'holding') await timelines.rebuild(u, () => [post(1), post(2)]);
+      if (kind(i) === 'rebuilding') await redis.set(rebuildKeys(timelines.key(u)).marker, '1', 'PX', 60_000);
+    }
+    const calls = vi.spyOn(redis, 'evalsha');
+    try {
+      const r = await timelines.push(users, post(2));
+      // 33 present and 33 missing, 32 under a rebuild and 32 holding it; one batch of three calls (50, 50, 30)
+      expect(r).toEqual({ timelines: 130, written: 33, duplicates: 32, pending: 32, missing: 33, batches: 1 });
+      expect(calls).toHaveBeenCalledTimes(3);
+      expect(calls.mock.calls.map((c) => c[1])).toEqual([150, 150, 90]);
+    } finally {
+      calls.mockRestore();
+    }
+    for (const [i, u] of users.entries()) {
+      const key = timelines.key(u);
+      const { pending } = rebuildKeys(key);
+      if (kind(i) === 'present' || kind(i) === 'holding') expect(await redis.zrange(key, 0, -1), `${i}`).toEqual([post(1).id, post(2).id]);
+      else expect(await redis.exists(key), `${i}`).toBe(0);
+      expect(await redis.zrange(pending, 0, -1), `${i}`).toEqual(kind(i) === 'rebuilding' ? [post(2).id] : []);
+    }
+  });
+
   it('creates nothing when pushing to a missing timeline', async () => {
     const timelines = new TimelineCache(redis, ks);
     const u = nextUser();

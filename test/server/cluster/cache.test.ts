@@ -16,7 +16,7 @@ import { AuthorPostsCache } from '../../../server/cache/author-posts.js';
 import { connectRedisCluster, formatClusterSpec, parseClusterNodes } from '../../../server/cache/cluster.js';
 import { pipelinePerNode } from '../../../server/cache/node-pipelines.js';
 import { PostBodyCache } from '../../../server/cache/post-bodies.js';
-import { ADD_SCRIPT, addCall, EMPTY_SENTINEL, loadScripts, readSlices, rebuildKeys, SCRIPTS } from '../../../server/cache/post-list.js';
+import { ADD_SCRIPT, addCalls, EMPTY_SENTINEL, loadScripts, readSlices, rebuildKeys, SCRIPTS } from '../../../server/cache/post-list.js';
 import { CacheConfigError, closeRedis, dropKeyspace, InfrastructureError, keyspace } from '../../../server/cache/redis.js';
 import { masters, pingAll } from '../../../server/cache/redis-like.js';
 import { RebuildCoordinator } from '../../../server/cache/single-flight.js';
@@ -105,9 +105,9 @@ describe.skipIf(unavailable !== null)('the caches on a 3-master Redis Cluster', 
       // Every multi-key call (add, rebuild, remove scripts; lock; the pulled-author registry's
       // scripts) stays on one slot; the follows token lives beside the timeline.
       const groups = [
-        addCall(timelines.key(u), []).keys,
+        addCalls(client, [timelines.key(u)], []).calls[0].keys,
         [timelines.key(u), rebuildKeys(timelines.key(u)).marker, rebuildKeys(timelines.key(u)).pending, rebuilds.lockKey(`feed:{u:${u}}:home`), followees.tokenKey(u)],
-        addCall(lists.key(u), []).keys.concat([rebuilds.lockKey(`feed:{u:${u}}:recent`)]),
+        addCalls(client, [lists.key(u)], []).calls[0].keys.concat([rebuilds.lockKey(`feed:{u:${u}}:recent`)]),
         [registry.key, registry.versionKey],
       ];
       for (const keys of groups) {
@@ -117,6 +117,13 @@ describe.skipIf(unavailable !== null)('the caches on a 3-master Redis Cluster', 
       }
       expect(keySlot(bodies.key(post(u).id))).toBe(await client.cluster('KEYSLOT', bodies.key(post(u).id)));
     }
+    // a fan-out batch's add calls: each on one slot, every follower in exactly one, at most 50 a call
+    const followers = Array.from({ length: 300 }, (_, i) => 1000 + (i % 150));
+    const batch = addCalls(client, followers.map((u) => timelines.key(u)), []);
+    for (const call of batch.calls) expect(new Set(call.keys.map(keySlot)).size).toBe(1);
+    expect(batch.lists.flat().sort((a, b) => a - b)).toEqual(followers.map((_, i) => i));
+    expect(Math.max(...batch.lists.map((l) => l.length))).toBeLessThanOrEqual(50);
+    expect(batch.calls.some((c) => c.keys.length > 3)).toBe(true);
   });
 
   it('fans a post out to 3,000 timelines over all three masters in per-node pipelines; a redelivery writes nothing', async () => {

@@ -457,9 +457,9 @@ describe('the file', () => {
   test("writes Redis's commandstats over the running worker's posts by size, and loads them back for compare", () => {
     const m = measurements();
     const redisCommands = { evalsha: { calls: 4000, usec: 86_000 }, zadd: { calls: 4000, usec: 21_200 } };
-    m.workerBySize = { events: 200, writes: line(1.2e-3, 40e-6, [10, 30, 100, 300, 1000]), firstPage: line(900e-6, 1.5e-6, [10, 30, 100, 300, 1000]), redisSecondsPerScript: 21.5e-6, redisCommands };
+    m.workerBySize = { events: 200, writes: line(1.2e-3, 40e-6, [10, 30, 100, 300, 1000]), firstPage: line(900e-6, 1.5e-6, [10, 30, 100, 300, 1000]), redisSecondsPerWrite: 21.5e-6, redisCommands };
     const text = calibrationYaml(calibrationDocument(provenance, m, []), 'feedlab calibrate');
-    expect((parse(text) as { calibration: { measurements: { workerBySize: { redisPerScript: string; redisCommands: unknown } } } }).calibration.measurements.workerBySize).toMatchObject({ redisPerScript: '21.5us', redisCommands });
+    expect((parse(text) as { calibration: { measurements: { workerBySize: { redisPerWrite: string; redisCommands: unknown } } } }).calibration.measurements.workerBySize).toMatchObject({ redisPerWrite: '21.5us', redisCommands });
     expect(parseCalibration(text, 'cal.yaml').provenance.workerRedisCommands).toEqual(redisCommands);
   });
 
