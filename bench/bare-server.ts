@@ -4,7 +4,8 @@
 // and the follows token, then one MGET of the page's bodies) and the cached bodies spliced into the
 // JSON as they are. No framework, auth check, schema, metrics, cursor or fallback: what is left of a
 // read's p99 here at the same offered rate is what the machine, Node's event loop and Redis cost,
-// the floor the reference server's half-load p99 is held against.
+// the floor the reference server's half-load p99 is held against; its closed-loop maximum, what
+// node:http reaches on the same cores, is the floor the server's maximum is held against.
 //
 // As a child: `node dist/bench/bare-server.js CONFIG.json` prints `bare listening on HOST:PORT`.
 import { spawn, type ChildProcess } from 'node:child_process';

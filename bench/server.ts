@@ -7,6 +7,9 @@
 //     Targets (the performance issue's): max reads >= 50% of the ceiling, confirmed by wrk (Debian's,
 //     bench/server-wrk.ts) at the same connection counts; p99 < 10 ms at half load, held against the floor:
 //     the same rate offered to a bare node:http server doing the same Redis work (bench/bare-server.ts).
+//     The floor's closed-loop maximum too, measured as the server's (same client, connection counts,
+//     durations and cpu lines) and set beside the ceiling: whether node:http itself, with the load
+//     generator and Redis on the same two cores, reaches 50% of it.
 //  2. Fan-out: timeline writes per second of the real worker code (server/worker/fanout.ts) pushing
 //     one post to an author's 60,000 active followers, beside pipelined ZADD + trim of the same
 //     entries in the same batches. Target: >= 90% of the ceiling.
@@ -29,9 +32,12 @@
 // Order of the read measurements: the closed loop at a few connection counts and the ceiling at a
 // few settings; then both again, in turn, at their best setting (other engineers' builds and tests
 // may share this machine, and their load comes and goes: the best of several samples of each is
-// compared, and every line says how busy the rest of the machine was); then the open loop at 50%
-// and 90% of the best HTTP figure. The ceiling runs in worker threads of this process
-// (bench/server-ceiling.ts), one and two, while the server is idle.
+// compared, and every line says how busy the rest of the machine was); then wrk at the same
+// connection counts; then the open loop at 50% and 90% of the best HTTP figure; then the floor, in a
+// child process of its own beside the idle server: its closed loop at the same connection counts and
+// again at its best (as many samples as the server's maximum is the best of), then the half-load rate.
+// The ceiling runs in worker threads of this process (bench/server-ceiling.ts), one and two, while
+// the server is idle.
 //
 // Why the server is a child process: the machine has 2 cores, and the load generator, the server,
 // Redis and Postgres share them. With the server in this process, generating a request and serving
@@ -229,6 +235,12 @@ export async function benchServer(): Promise<void> {
     );
     if (Number.isNaN(reads.p99Half)) console.log('  RESULT feed reads: p99 at half load not measured (FEEDLAB_BENCH_OPEN_SHARES leaves out 0.5)');
     else console.log(`  RESULT feed reads: p99 at half load ${ms(reads.p99Half)} from intended send time (target < ${TARGET_P99_MS} ms): ${verdict(reads.p99Half < TARGET_P99_MS)}`);
+    if (Number.isNaN(reads.floorMax)) console.log("  RESULT feed reads: the floor's max not measured (its line above says why)");
+    else
+      console.log(
+        `  RESULT feed reads: the floor's max (a bare node:http server doing the same Redis work) ${fmt(reads.floorMax)} reads/s = ${(reads.floorMax / reads.ceiling).toFixed(2)} of the ceiling: ` +
+          `the server's max is ${(reads.maxHttp / reads.floorMax).toFixed(2)} of it`,
+      );
     if (Number.isNaN(reads.floorHalf)) console.log('  RESULT feed reads: the floor not measured (its line above says why)');
     else
       console.log(
@@ -411,10 +423,10 @@ function cpuLine(c: CpuShare, generatorName?: string): string {
   return formatCpu(c, generatorName);
 }
 
-/** CPU time per read (µs) of the server, Redis and Postgres, from the shares (% of a core) and the rate. */
-function perRead(c: CpuShare, rate: number): string {
+/** CPU time per read (µs) of the serving process (`who`: its name in the cpu meter), Redis and Postgres, from the shares (% of a core) and the rate. */
+function perRead(c: CpuShare, rate: number, who = 'server'): string {
   const us = (pctOfCore: number) => fmt((pctOfCore * 1e4) / rate);
-  return `cpu per read: server ${us(c.server)} µs, redis ${us(c.redis)} µs, postgres ${us(c.postgres)} µs`;
+  return `cpu per read: ${who} ${us(c.processes[who] ?? 0)} µs, redis ${us(c.redis)} µs, postgres ${us(c.postgres)} µs`;
 }
 
 // ---- what the server says about itself ----
@@ -467,14 +479,60 @@ interface ReadFigures {
   wrk: number | string;
   /** The bare node:http floor's p99 at the half-load rate, ms. */
   floorHalf: number;
+  /** The floor's closed-loop maximum, reads/s (NaN: not measured). */
+  floorMax: number;
+}
+
+/** Closed-loop feed reads on the first `c` of `conns`, printed (`who`: the serving process's name in the cpu meter). */
+async function closedAt(conns: KeepAliveConnection[], pick: () => Buffer, c: number, label: string, cpu: CpuMeter, quiet: QuietGate, who = 'server'): Promise<ClosedLoopResult> {
+  await quiet.wait();
+  const r = await closedLoop(conns.slice(0, c), pick, CLOSED_WARMUP_MS, CLOSED_MS, cpu);
+  console.log(
+    `  ${label}${String(c).padStart(3)} connections: ${fmt(r.rate)} reads/s, p50 ${ms(pct(r.latency, 50))}, p99 ${ms(pct(r.latency, 99))}${r.errors ? `, ${r.errors} ERRORS (${r.firstError})` : ''}; ` +
+      `${perRead(r.cpu, r.rate, who)}; ${cpuLine(r.cpu)}`,
+  );
+  return r;
+}
+
+/** The closed loop at each of CLOSED_LEVELS; the fastest. */
+async function bestOfLevels(at: (c: number, label: string) => Promise<ClosedLoopResult>): Promise<ClosedLoopResult> {
+  let best: ClosedLoopResult | null = null;
+  for (const c of CLOSED_LEVELS) {
+    const r = await at(c, '');
+    if (!best || r.rate > best.rate) best = r;
+  }
+  return best!;
+}
+
+/** What the floor is set beside: the server's maximum and the ceiling's, reads/s, and the ceiling's cpu per read, µs. */
+interface FloorReference {
+  maxHttp: number;
+  ceiling: number;
+  ceilingUs: number;
+}
+
+interface FloorFigures {
+  /** The floor's closed-loop maximum, reads/s. */
+  max: number;
+  /** Its p99 at the half-load rate, ms (NaN: not measured, its line says why). */
+  p99Half: number;
 }
 
 /**
- * The floor (bench/bare-server.ts): the half-load rate offered the same way to a bare node:http
- * server, in its own process, that does a read's Redis commands and splices the cached bodies into
- * its answer, nothing else. Its p99 is what the machine allows a read at that rate.
+ * The floor (bench/bare-server.ts): a bare node:http server, in its own process beside the idle
+ * server, that does a read's Redis commands and splices the cached bodies into its answer, nothing
+ * else. Its closed-loop maximum, measured as the server's, is what node:http on this machine
+ * reaches; its p99 at the server's half-load rate (`ref.maxHttp` / 2) is what the machine allows a
+ * read at that rate.
  */
-async function measureFloor(job: Omit<CeilingJob, 'inFlight'>, bearers: readonly string[], rate: number, server: ServerChild, cpu: CpuMeter, quiet: QuietGate): Promise<number> {
+async function measureFloor(
+  job: Omit<CeilingJob, 'inFlight'>,
+  bearers: readonly string[],
+  server: ServerChild,
+  cpu: CpuMeter,
+  quiet: QuietGate,
+  ref: FloorReference,
+): Promise<FloorFigures> {
   const bare = await startBareServer({ ...job, bearers: [...bearers] }, join(tmpdir(), `feedlab-bench-bare-${process.pid}.json`));
   let conns: KeepAliveConnection[] = [];
   try {
@@ -483,22 +541,56 @@ async function measureFloor(job: Omit<CeilingJob, 'inFlight'>, bearers: readonly
     const readers = new Rng(37);
     const pick = () => requests[readers.int(requests.length)];
     cpu.setProcesses(new Map([['server', server.proc.pid!], ['bare', bare.proc.pid!]]));
-    await quiet.wait();
-    await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
-    const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
-    if (r.errors > 0 || r.completed !== r.intended) throw new Error(`the floor answered ${r.completed} of ${r.intended} (${r.errors} errors: ${r.firstError})`);
-    const bareUs = fmt((r.cpu.processes.bare * 1e4) / r.achievedRate);
     console.log(
-      `the floor: a bare node:http server (bench/bare-server.ts, its own process) doing a read's Redis commands and splicing the cached bodies, nothing else, at the half-load rate (${fmt(rate)}/s offered): ` +
-        `p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} (from actual send: p99 ${ms(pct(r.fromSent, 99))}); ` +
-        `its cpu per read ${bareUs} µs; ${cpuLine(r.cpu)}`,
+      `the floor: a bare node:http server (bench/bare-server.ts, its own process; "bare" in the cpu lines, the server idle beside it) doing a read's Redis commands and splicing the cached bodies, nothing else, ` +
+        `${CONNECTIONS} keep-alive connections open; closed loop as the server's (${CLOSED_MS / 1000} s per level after ${CLOSED_WARMUP_MS / 1000} s warm-up), then the half-load rate:`,
     );
-    return pct(r.fromIntended, 99);
+    const max = await floorMax(conns, pick, cpu, quiet, ref);
+    const p99Half = await floorHalfLoad(conns, pick, Math.round(ref.maxHttp * 0.5), cpu, quiet).catch((err: Error) => {
+      console.log(`  at the half-load rate: not measured (${err.message})`);
+      return NaN;
+    });
+    return { max, p99Half };
   } finally {
     cpu.setProcesses(new Map([['server', server.proc.pid!]]));
     for (const c of conns) c.close();
     await bare.stop();
   }
+}
+
+/** The floor's closed-loop maximum: the server's connection counts, then its best again as often as the server's (PAIRED_ROUNDS), the fastest. */
+async function floorMax(conns: KeepAliveConnection[], pick: () => Buffer, cpu: CpuMeter, quiet: QuietGate, ref: FloorReference): Promise<number> {
+  const at = (c: number, label: string) => closedAt(conns, pick, c, label, cpu, quiet, 'bare');
+  let best = await bestOfLevels(at);
+  for (let round = 0; round < PAIRED_ROUNDS; round++) {
+    const r = await at(best.concurrency, 'again, ');
+    if (r.rate > best.rate) best = r;
+  }
+  const c = best.cpu;
+  const us = (pctOfCore: number) => (pctOfCore * 1e4) / best.rate;
+  const floorUs = us(c.processes.bare + c.generator + c.redis + c.postgres);
+  console.log(
+    `  the floor's max ${fmt(best.rate)} reads/s (${best.concurrency} connections) = ${(best.rate / ref.ceiling).toFixed(2)} of the ceiling (${fmt(ref.ceiling)}/s); ` +
+      `the server's max ${fmt(ref.maxHttp)} reads/s = ${(ref.maxHttp / best.rate).toFixed(2)} of the floor's; ` +
+      `cpu per read at the floor's max ${fmt(floorUs)} µs (bare ${fmt(us(c.processes.bare))}, load generator ${fmt(us(c.generator))}, redis ${fmt(us(c.redis))}); ` +
+      `ceiling/floor cpu ${(ref.ceilingUs / floorUs).toFixed(2)}: the reads ratio the two cores allow the floor when saturated`,
+  );
+  return best.rate;
+}
+
+/** The floor's p99 at the server's half-load rate (throws if it did not answer every read). */
+async function floorHalfLoad(conns: KeepAliveConnection[], pick: () => Buffer, rate: number, cpu: CpuMeter, quiet: QuietGate): Promise<number> {
+  await quiet.wait();
+  await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
+  const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
+  if (r.errors > 0 || r.completed !== r.intended) throw new Error(`the floor answered ${r.completed} of ${r.intended} (${r.errors} errors: ${r.firstError})`);
+  const bareUs = fmt((r.cpu.processes.bare * 1e4) / r.achievedRate);
+  console.log(
+    `  at the half-load rate (${fmt(rate)}/s offered): ` +
+      `p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} (from actual send: p99 ${ms(pct(r.fromSent, 99))}); ` +
+      `its cpu per read ${bareUs} µs; ${cpuLine(r.cpu)}`,
+  );
+  return pct(r.fromIntended, 99);
 }
 
 /** The maximum again with wrk (bench/server-wrk.ts) at the closed loop's connection counts (its best), or why not. */
@@ -598,21 +690,9 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
 
     // (a) Maximum throughput: closed loop at a few concurrency levels.
     console.log(`feed reads over HTTP, closed loop (${CLOSED_MS / 1000} s per level after ${CLOSED_WARMUP_MS / 1000} s warm-up):`);
-    const httpAt = async (c: number, label: string) => {
-      await quiet.wait();
-      const r = await closedLoop(conns.slice(0, c), pick, CLOSED_WARMUP_MS, CLOSED_MS, cpu);
-      console.log(
-        `  ${label}${String(c).padStart(3)} connections: ${fmt(r.rate)} reads/s, p50 ${ms(pct(r.latency, 50))}, p99 ${ms(pct(r.latency, 99))}${r.errors ? `, ${r.errors} ERRORS (${r.firstError})` : ''}; ` +
-          `${perRead(r.cpu, r.rate)}; ${cpuLine(r.cpu)}`,
-      );
-      return r;
-    };
-    let best: ClosedLoopResult | null = null;
-    for (const c of CLOSED_LEVELS) {
-      const r = await httpAt(c, '');
-      if (!best || r.rate > best.rate) best = r;
-    }
-    const bestLevel = best!.concurrency;
+    const httpAt = (c: number, label: string) => closedAt(conns, pick, c, label, cpu, quiet);
+    let best = await bestOfLevels(httpAt);
+    const bestLevel = best.concurrency;
 
     // (c) The ceiling: the same Redis commands, pipelined, no HTTP.
     const ceiling = await prepareCeiling(world, redis, keys, cpu, quiet);
@@ -628,7 +708,7 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
     for (let round = 0; round < PAIRED_ROUNDS; round++) {
       const runHttp = async () => {
         const r = await httpAt(bestLevel, 'HTTP, ');
-        if (r.rate > best!.rate) best = r;
+        if (r.rate > best.rate) best = r;
       };
       const runCeil = async () => {
         const r = await ceiling.measure(bestCeiling, 'ceiling, ');
@@ -642,7 +722,7 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
         await runCeil();
       }
     }
-    const maxHttp = best!.rate;
+    const maxHttp = best.rate;
     console.log(`  max over HTTP ${fmt(maxHttp)} reads/s (${bestLevel} connections); ceiling ${fmt(bestCeiling.rate)} reads/s (${bestCeiling.threads} x ${bestCeiling.inFlight} in flight)`);
     const wrk = await confirmWithWrk(server, tokens, cpu, quiet, maxHttp, bestCeiling.rate).catch((err: Error) => {
       console.log(`  wrk: failed (${err.message})`);
@@ -650,7 +730,7 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
     });
     // What each read costs in CPU, from the same two samples: far less sensitive to other load than
     // the rates, and what bounds the ratio once the two cores are saturated.
-    const h = best!.cpu;
+    const h = best.cpu;
     const c = bestCeiling.share!;
     const us = (pctOfCore: number, rate: number) => (pctOfCore * 1e4) / rate;
     const httpUs = us(h.server + h.generator + h.redis + h.postgres, maxHttp);
@@ -686,12 +766,12 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
     await new Promise((r) => setTimeout(r, 1_200)); // Postgres flushes its statistics within a second
     console.log(`  ${describeCounters(countersBefore, await scrapeCounters(conns[0], hostHeader), pgBefore, await postgresWork(store))}`);
     // a second opinion that fails is said, not allowed to lose the run's other figures
-    const floorHalf = await measureFloor(ceiling.job, tokens, Math.round(maxHttp * 0.5), server, cpu, quiet).catch((err: Error) => {
+    const floor = await measureFloor(ceiling.job, tokens, server, cpu, quiet, { maxHttp, ceiling: bestCeiling.rate, ceilingUs: ceilUs }).catch((err: Error): FloorFigures => {
       console.log(`the floor: not measured (${err.message})`);
-      return NaN;
+      return { max: NaN, p99Half: NaN };
     });
 
-    return { maxHttp, ceiling: bestCeiling.rate, p99Half, wrk, floorHalf };
+    return { maxHttp, ceiling: bestCeiling.rate, p99Half, wrk, floorHalf: floor.p99Half, floorMax: floor.max };
   } finally {
     for (const c of conns) c.close();
   }
@@ -887,7 +967,7 @@ async function benchFanout(store: Store, redis: Redis, keys: Keyspace, world: Wo
     const workerRate = median(w);
     const ceiling = median(c);
     console.log(
-      `  worker (server/worker/fanout.ts, Lua add script per follower, followers paged from Postgres): ${fmt(workerRate)} timeline writes/s; ` +
+      `  worker (server/worker/fanout.ts, Lua add calls of 50 timelines, followers paged from Postgres): ${fmt(workerRate)} timeline writes/s; ` +
         `batch round trip p50 ${ms(batch.p50)}, p99 ${ms(batch.p99)}`,
     );
     console.log(`  ceiling, pipelined ZADD + ZREMRANGEBYRANK: ${fmt(ceiling)} writes/s; with PEXPIRE (the lease the worker renews) too: ${fmt(median(cl))} writes/s`);
