@@ -41,24 +41,31 @@ export class PostBodyCache<T = unknown> {
     return this.keys.key(postBodyKey(postId));
   }
 
-  /** The cached bodies of `ids` in one MGET (one per slot on a cluster), and the ids to fetch from Postgres. */
-  async getMany(ids: readonly PostId[]): Promise<Hydration<T>> {
+  /** The cached bodies of `ids` as cached (JSON text, unparsed) in one MGET (one per slot on a cluster), and the ids not cached. */
+  async getTexts(ids: readonly PostId[]): Promise<Hydration<string>> {
     const unique = [...new Set(ids)];
-    const hits = new Map<PostId, T>();
+    const hits = new Map<PostId, string>();
     const missing: PostId[] = [];
     if (unique.length === 0) return { hits, missing };
     const values = await mgetBySlot(this.redis, unique.map((id) => this.key(id)));
     for (let i = 0; i < unique.length; i++) {
       const text = values[i];
-      if (text === null) {
-        missing.push(unique[i]);
-        continue;
-      }
+      if (text === null) missing.push(unique[i]);
+      else hits.set(unique[i], text);
+    }
+    return { hits, missing };
+  }
+
+  /** The cached bodies of `ids`, parsed, and the ids to fetch from Postgres (a value that is not JSON counts as missing). */
+  async getMany(ids: readonly PostId[]): Promise<Hydration<T>> {
+    const { hits: texts, missing } = await this.getTexts(ids);
+    const hits = new Map<PostId, T>();
+    for (const [id, text] of texts) {
       try {
-        hits.set(unique[i], JSON.parse(text) as T);
+        hits.set(id, JSON.parse(text) as T);
       } catch {
         // Not ours or truncated: treat as a miss, so the fallback overwrites it.
-        missing.push(unique[i]);
+        missing.push(id);
       }
     }
     return { hits, missing };

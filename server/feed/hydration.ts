@@ -31,7 +31,39 @@ export const TOMBSTONE: CachedBody = { deleted: true };
 /** A page entry's verdict: the post to show, or null to drop it (deleted, or no such post). */
 export type Verdict = PostView | null;
 
-/** The cached value as a verdict, or undefined when it is not one of ours (then it counts as a miss). */
+/** A tombstone as cached. */
+const TOMBSTONE_TEXT = JSON.stringify(TOMBSTONE);
+/** A live post as remember() caches it (JSON.stringify of authorId, text, createdAt in that order):
+ * numbers without leading zeros, the text a non-empty JSON string. Anything else is parsed. */
+const CACHED_POST = /^\{"authorId":(0|[1-9]\d{0,15}),"text":("(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))+"),"createdAt":(-?(?:0|[1-9]\d{0,15}))\}$/;
+
+/**
+ * The cached text as a verdict, or undefined when it is not one of ours (then it counts as a miss).
+ * A post in remember()'s form is read without a parse (its text sliced out of the JSON string when it
+ * holds no escape) and keeps the cached text, which the feed route splices into its answer
+ * (server/http/app.ts) instead of serializing the post again.
+ */
+export function readCachedBody(id: PostId, cached: string): Verdict | undefined {
+  if (cached === TOMBSTONE_TEXT) return null;
+  const m = CACHED_POST.exec(cached);
+  if (m === null) {
+    let value: unknown;
+    try {
+      value = JSON.parse(cached);
+    } catch {
+      return undefined;
+    }
+    return decodeBody(id, value);
+  }
+  const authorId = Number(m[1]);
+  const createdAt = Number(m[3]);
+  if (!Number.isSafeInteger(authorId) || !Number.isSafeInteger(createdAt)) return undefined;
+  const literal = m[2];
+  const text = literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1);
+  return { id, authorId, text, createdAt, cachedJson: cached };
+}
+
+/** The cached value, parsed, as a verdict, or undefined when it is not one of ours (then it counts as a miss). */
 export function decodeBody(id: PostId, value: unknown): Verdict | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const v = value as Record<string, unknown>;
@@ -126,9 +158,9 @@ export class PostHydrator {
   async hydrate(ids: readonly PostId[]): Promise<Map<PostId, Verdict>> {
     const out = new Map<PostId, Verdict>();
     if (ids.length === 0) return out;
-    const { hits, missing } = await this.o.bodies.getMany(ids);
-    for (const [id, value] of hits) {
-      const verdict = decodeBody(id, value);
+    const { hits, missing } = await this.o.bodies.getTexts(ids);
+    for (const [id, cached] of hits) {
+      const verdict = readCachedBody(id, cached);
       if (verdict === undefined) missing.push(id);
       else out.set(id, verdict);
     }

@@ -29,6 +29,7 @@ import { bearerToken, checkTokenSecret, parseUserId, TokenVerifier, type TokenSe
 import { clientErrorFailure, errorBody, httpFailure, oneLine, rawAnswer, UnsupportedCharsetError } from './errors.js';
 import { Histogram, LATENCY_BUCKETS_SECONDS, MetricsRegistry, PROMETHEUS_CONTENT_TYPE, type Counter } from './metrics.js';
 import { BadRequestError, type FeedPage, type FeedService, type Readiness, type UserId } from './service.js';
+import { JSON_UTF8, splicedPage } from './spliced-page.js';
 import { withTimeout } from '../timeout.js';
 
 declare module 'fastify' {
@@ -99,7 +100,8 @@ const postView = {
   },
 } as const;
 
-const feedPageResponse = {
+/** A page of posts as the feed routes answer it. */
+export const feedPageResponse = {
   type: 'object',
   required: ['posts', 'nextCursor'],
   properties: {
@@ -232,7 +234,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     else if (failure.log === 'warn') request.log.warn('%s %s answered %d: %s', request.method, route, failure.status, oneLineOf(err));
     else if (failure.log === 'info') request.log.info('%s %s: %s', request.method, route, failure.message);
     if (failure.headers) reply.headers(failure.headers);
-    reply.code(failure.status).type('application/json; charset=utf-8').send({ error: failure.message });
+    reply.code(failure.status).type(JSON_UTF8).send({ error: failure.message });
   }
 
   const app = fastify({
@@ -333,6 +335,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return { posts: page.posts, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor, cursorSecret) };
   }
 
+  /** A page whose posts all came from the body cache, answered as their cached JSON spliced after
+   * each id (feedPageResponse's shape, byte for byte what its serializer writes); any other page
+   * goes through the serializer. */
+  function sendPage(reply: FastifyReply, page: FeedPage) {
+    const body = pageBody(page);
+    const spliced = splicedPage(body.posts, body.nextCursor);
+    return spliced === null ? body : reply.type(JSON_UTF8).send(spliced);
+  }
+
   const authed = { onRequest: authenticate };
 
   app.post<{ Body: { text: string } }>(
@@ -372,9 +383,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.get<{ Querystring: PageQuery }>(
     '/v1/feed',
     { ...authed, preValidation: pageRequest, schema: { querystring: pageQuery, response: { 200: feedPageResponse } } },
-    async (request) => {
+    async (request, reply) => {
       const cursor = cursorOf(request.query.cursor);
-      return pageBody(await service.homeFeed(request.userId, { limit: request.query.limit, cursor }));
+      return sendPage(reply, await service.homeFeed(request.userId, { limit: request.query.limit, cursor }));
     },
   );
 

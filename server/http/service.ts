@@ -26,6 +26,9 @@ export interface PostView {
   text: string;
   /** Unix ms; with the id, the post's FeedPosition. */
   createdAt: number;
+  /** The post's body exactly as the cache held it (`{"authorId":…,"text":…,"createdAt":…}`, read by
+   * server/feed/hydration.ts readCachedBody): the feed route splices it into its answer after the id. */
+  cachedJson?: string;
 }
 
 export interface PageRequest {
