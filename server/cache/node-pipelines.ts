@@ -22,6 +22,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Socket } from 'node:net';
 import { keySlot } from '../../core/keys.js';
+import { holdWritesIfBusy } from './busy-writes.js';
 import { isCluster, type RedisLike } from './redis-like.js';
 
 /** One command's outcome, as Pipeline.exec() gives it. */
@@ -64,6 +65,8 @@ function recorder(redis: Redis, replies: Promise<PipelineReply>[]): ChainableCom
 function corked(redis: Redis, count: number, add: (p: ChainableCommander, i: number) => void): Promise<PipelineReply[]> {
   const replies: Promise<PipelineReply>[] = [];
   const batch = recorder(redis, replies);
+  // a busy connection's socket stays corked to the end of the turn (busy-writes.ts)
+  holdWritesIfBusy(redis);
   // Not connected: nothing to cork; each command is answered at once with ioredis's error (the
   // offline queue is off, server/cache/redis.ts), as a pipeline's would be.
   const socket = redis.status === 'ready' ? (redis.stream as Socket | undefined) : undefined;

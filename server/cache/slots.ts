@@ -5,6 +5,7 @@
 // client routes each to its slot's master, and those to one node share its connection), and the
 // replies are put back in the order asked. A standalone Redis keeps one command for the lot.
 import { keySlot } from '../../core/keys.js';
+import { holdWritesIfBusy } from './busy-writes.js';
 import { isCluster, type RedisLike } from './redis-like.js';
 
 /** Keys per MGET at most: a feed page never comes near; a bulk read of many keys can. */
@@ -33,6 +34,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 export async function mgetBySlot(redis: RedisLike, keys: readonly string[]): Promise<(string | null)[]> {
   if (keys.length === 0) return [];
   if (!isCluster(redis)) {
+    holdWritesIfBusy(redis);
     if (keys.length <= MGET_CHUNK) return redis.mget(keys as string[]);
     const p = redis.pipeline();
     for (const part of chunks(keys, MGET_CHUNK)) p.mget(part);
