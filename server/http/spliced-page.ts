@@ -2,7 +2,8 @@
 // (`{"authorId":…,"text":…,"createdAt":…}`, server/feed/hydration.ts readCachedBody) spliced after
 // its id, which is byte for byte what the route's response serializer writes for the same page
 // (test/server/http/spliced-page.test.ts). Parsing the cached bodies and serializing them again
-// were about 10% of a read's CPU in the server benchmark's profile (2026-12-07).
+// were 8.7% of the server's main thread (about a tenth of its busy time) in the server benchmark's
+// closed loop under --cpu-prof (2026-12-07).
 import type { PostView } from './service.js';
 
 export const JSON_UTF8 = 'application/json; charset=utf-8';
