@@ -3,7 +3,8 @@
 import { loadScenario, type LoadOptions } from '../sim/scenario/load.js';
 import { parseOverride, type Override } from '../sim/scenario/overrides.js';
 import type { Scenario } from '../sim/scenario/types.js';
-import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
+import { prepare, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
+import { scenarioGraphOnThreads } from '../sim/parallel/generate-graph.js';
 import { InputError } from './errors.js';
 import { Progress } from './output.js';
 
@@ -60,11 +61,10 @@ function inputErrorOf(err: unknown): unknown {
   return err instanceof ScenarioError ? new InputError(err.message) : err;
 }
 
-export function prepareWithProgress(sc: Scenario, showProgress: boolean): PreparedScenario {
-  return asInputError(() => {
-    const progress = new Progress('graph', showProgress && sc.graph.kind === 'generate');
-    const graph = scenarioGraph(sc, (f, d) => progress.update(f, d));
-    progress.done(`${graph.users} users, ${graph.edges} follows`);
-    return prepare(sc, graph);
-  });
+/** The scenario's graph (on `threads` threads when it is large: the same graph) and its population, the graph's progress shown. */
+export async function prepareWithProgress(sc: Scenario, showProgress: boolean, threads: number): Promise<PreparedScenario> {
+  const progress = new Progress('graph', showProgress && sc.graph.kind === 'generate');
+  const graph = await asInputErrorLater(() => scenarioGraphOnThreads(sc, threads, (f, d) => progress.update(f, d)));
+  progress.done(`${graph.users} users, ${graph.edges} follows`);
+  return asInputError(() => prepare(sc, graph));
 }

@@ -3,12 +3,12 @@
 import type { FanoutPolicy } from '../core/fanout-policy.js';
 import { loadGraph } from './graph/file.js';
 import { followerDistribution, type FollowerDistribution } from './graph/follower-distribution.js';
-import { generateGraph, validateGenerateParams } from './graph/generate.js';
+import { generateGraph, validateGenerateParams, type GenerateParams } from './graph/generate.js';
 import type { FollowerGraph } from './graph/graph.js';
 import { buildPopulation, type Population } from './model/population.js';
 import { simulate, type SimulationInput } from './model/simulation.js';
 import { buildResult, type RunResult } from './result.js';
-import type { Scenario } from './scenario/types.js';
+import type { GraphSpec, Scenario } from './scenario/types.js';
 
 export type ProgressFn = (fraction: number, detail: string) => void;
 
@@ -18,8 +18,11 @@ export { basePolicy, policyFor } from './policy.js';
 
 /** The scenario's graph: generated from its parameters, or read from its file. */
 export function scenarioGraph(sc: Scenario, onProgress?: ProgressFn): FollowerGraph {
-  if (sc.graph.kind === 'file') return loadGraph(sc.graph.path);
-  const gen = sc.graph;
+  return sc.graph.kind === 'file' ? loadGraph(sc.graph.path) : generateGraph(scenarioGenerateParams(sc, sc.graph), onProgress);
+}
+
+/** The generator's parameters of a scenario's generated graph (celebrities at the sample's scale), checked. */
+export function scenarioGenerateParams(sc: Scenario, gen: Extract<GraphSpec, { kind: 'generate' }>): GenerateParams {
   const scale = sc.population ? sc.population / gen.users : 1;
   const celebrities = gen.celebrities.map((c) => {
     // a share stays a share; an absolute count is at population scale, so the sample holds count/scale
@@ -37,7 +40,7 @@ export function scenarioGraph(sc: Scenario, onProgress?: ProgressFn): FollowerGr
   } catch (err) {
     throw new ScenarioError(`${sc.source}: ${(err as Error).message}`);
   }
-  return generateGraph(params, onProgress);
+  return params;
 }
 
 export interface PreparedScenario {

@@ -3,6 +3,7 @@ import { formatPolicy } from '../../core/fanout-policy.js';
 import { reportFiles } from '../../reports/files.js';
 import { terminalReport } from '../../reports/terminal.js';
 import { stringifyResult, type RunResult } from '../../sim/result.js';
+import { availableParallelism } from 'node:os';
 import { policyFor, runPolicy } from '../../sim/run-scenario.js';
 import { verdictExit } from '../../sim/slo.js';
 import type { LiveSession } from '../dashboard/session.js';
@@ -30,7 +31,8 @@ export async function run(values: Values<typeof RUN_OPTIONS>, positionals: strin
     result = outcome.runs[0];
     forced = outcome.forced;
   } else {
-    const prepared = prepareWithProgress(sc, !values.quiet);
+    // a large generated graph on the machine's cores: the same graph as on one
+    const prepared = await prepareWithProgress(sc, !values.quiet, availableParallelism());
     const progress = new Progress(`simulate ${sc.name}`, !values.quiet);
     result = asInputError(() => runPolicy(prepared, policy, (f, d) => progress.update(f, d)));
     progress.done();

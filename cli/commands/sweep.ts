@@ -44,7 +44,7 @@ export async function run(values: Values<typeof SWEEP_OPTIONS>, positionals: str
       }
     }
   } else {
-    const prepared = prepareWithProgress(sc, !values.quiet);
+    const prepared = await prepareWithProgress(sc, !values.quiet, threads);
     runs =
       threads > 1 && policies.length > 1
         ? await inParallel(prepared, policies, specs, threads, !values.quiet)

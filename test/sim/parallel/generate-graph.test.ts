@@ -12,6 +12,8 @@ import type { FollowerGraph } from '../../../sim/graph/graph.js';
 import { followerTargets } from '../../../sim/graph/popularity.js';
 import { fitPowerLawTail } from '../../../sim/graph/powerlaw.js';
 import { degreeHistogram } from '../../../sim/graph/stats.js';
+import { scenarioGraph } from '../../../sim/run-scenario.js';
+import { loadScenario } from '../../../sim/scenario/load.js';
 import { ROOT } from '../../cli/cli-helpers.js';
 import { expectWellFormed, followees, followers } from '../../graph/helpers.js';
 
@@ -51,6 +53,18 @@ describe('generateGraphOnThreads', () => {
     expect(stages).toEqual(['drawing followees', 'celebrities', 'sorting followee lists', 'building follower lists', 'done']);
     expect(said.filter(([, d]) => d === 'drawing followees').length).toBeGreaterThan(2);
     expect(said.at(-1)).toEqual([1, 'done']);
+  });
+
+  it("makes a scenario's graph on threads when it is drawn in blocks, the same bytes as on this thread", async () => {
+    // steady-state's graph, made as large as the one above (its celebrities, its seed)
+    const sc = loadScenario(join(ROOT, 'scenarios/steady-state.yaml'));
+    if (sc.graph.kind !== 'generate') throw new Error('steady-state generates its graph');
+    const large = { ...sc, seed: p.seed, graph: { ...sc.graph, users: p.users, avgFollows: p.avgFollows, alpha: p.alpha, maxFollows: p.maxFollows, followsSigma: p.followsSigma, celebrities: p.celebrities } };
+    expect(same(here, await onThreads.scenarioGraphOnThreads(large, 2))).toBe(true);
+    // a graph under BLOCKS_FROM_SLOTS stays on this thread: the same graph whatever the threads
+    const small = { ...large, graph: { ...large.graph, users: 20_000, avgFollows: 30 } };
+    expect(same(scenarioGraph(small), await onThreads.scenarioGraphOnThreads(small, 2))).toBe(true);
+    expect(same(scenarioGraph(small), here)).toBe(false);
   });
 
   it('keeps the generator\'s promises in blocks: well formed, the mean, the tail, the head, the celebrity', () => {
