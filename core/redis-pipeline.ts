@@ -4,7 +4,7 @@
 // waits for the worker's chunk in progress, and as often as not for the next one too (the event loop
 // serves the ready clients in its own order): a wait spread evenly over two chunks' time. By hand
 // (2026-12-06, Redis 7.0 on a 2-core AMD EPYC VM: the worker's TimelineCache writing a post to 1,000
-// of 3,000 timelines at the cap, then one script a timeline and 59 scripts to a read, at random times 0.5 s apart on average, and page
+// of 3,000 timelines at the cap, before add calls of 50: one script a timeline, 59 to a read, at random times 0.5 s apart on average, and page
 // reads of the same timelines at 300 a second from another process): reads during a post p50 1.84
 // ms, p90 2.98, p99 4.31 ms, where those outside took 0.17, 0.33 and 0.50 ms. The simulator's Redis
 // (sim/model/shard-load.ts) charges that wait.
@@ -29,8 +29,9 @@ const POST_SCORE = 1_800_000_000_000;
 const POST_ID = '1600000000000000000';
 
 /**
- * Timelines one call of the add script writes (server/cache/post-list.ts addCalls): a fan-out
- * batch of 1,000 followers is 20 calls, not 1,000. By hand (2026-12-07, Redis 7.0 on a 2-core AMD
+ * Timelines one call of the add script writes on a standalone Redis (server/cache/post-list-add.ts
+ * addCalls): a fan-out batch of 1,000 followers is 20 calls, not 1,000. On a cluster a call holds
+ * only timelines of one slot, nearly always one. By hand (2026-12-07, Redis 7.0 on a 2-core AMD
  * EPYC VM, one post into 60,000 timelines, batches of 1,000, 2 in flight, three rounds): one list a
  * call 88-111k writes/s at 8.4-9.6 us of Redis CPU and 6.2-9.0 us of the client's a write; 50 lists
  * a call 135-170k/s at 5.8-7.2 us and 1.5-1.9 us; 250 lists 156-174k/s at 5.7-6.4 us. Fifty keeps
@@ -39,7 +40,7 @@ const POST_ID = '1600000000000000000';
 export const TIMELINES_PER_ADD_CALL = 50;
 
 /**
- * The bytes of one add call as the fan-out worker pipelines it (server/cache/post-list.ts addCalls
+ * The bytes of one add call as the fan-out worker pipelines it (server/cache/post-list-add.ts addCalls
  * and addArgs, one post) writing `timelines` timelines: EVALSHA of the add script on each timeline's
  * key, its rebuild marker and its pending set, then the cap, the lease, the empty sentinel, the
  * post's score and id. The keys are all as long as `timelineKey`'s. test/core/redis-pipeline.test.ts
@@ -57,7 +58,7 @@ export function commandsPerQueryRead(commandBytes: number): number {
   return Math.max(1, Math.floor(REDIS_QUERY_READ_BYTES / commandBytes));
 }
 
-/** The timeline writes Redis runs in one turn of a fan-out worker's pipeline: whole add calls, at least one. */
-export function timelineWritesPerQueryRead(timelineKey: string, cap: number, leaseMs: number): number {
-  return commandsPerQueryRead(addCallBytes(timelineKey, TIMELINES_PER_ADD_CALL, cap, leaseMs)) * TIMELINES_PER_ADD_CALL;
+/** The timeline writes Redis runs in one turn of a fan-out worker's pipeline of add calls of `perCall` timelines: whole calls, at least one. */
+export function timelineWritesPerQueryRead(timelineKey: string, cap: number, leaseMs: number, perCall = TIMELINES_PER_ADD_CALL): number {
+  return commandsPerQueryRead(addCallBytes(timelineKey, perCall, cap, leaseMs)) * perCall;
 }

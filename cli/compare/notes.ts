@@ -257,7 +257,9 @@ function workerLoops(measured: RunResult[]): string {
  * '' from older documents.
  */
 function redisPerWrite(measured: RunResult[], scs: readonly Scenario[], zadd: string): string {
-  const per = measured.map((r) => r.replay?.fanout.writes.redisSecondsPerWrite).filter((x): x is number => typeof x === 'number');
+  // (an older document has no redisSecondsPerWrite; its commandstats give it)
+  const perWrite = (r: RunResult) => r.replay?.fanout.writes.redisSecondsPerWrite ?? secondsPerListWrite(r.replay?.fanout.redisCommands?.evalsha, r.replay?.fanout.redisCommands?.zremrangebyrank);
+  const per = measured.map(perWrite).filter((x): x is number => typeof x === 'number');
   if (per.length === 0) return '';
   // each calibration's, in their order as costs.zadd's are ('none' from a file without them)
   const worker = (sc: Scenario) => {

@@ -8,14 +8,13 @@ import type { FeedSlice } from '../../core/feed-merge.js';
 import { authorPostsKey } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import { DEFAULT_CELEBRITY_LIST_LENGTH } from '../../core/timeline-rules.js';
+import { addEntries, type AddReply } from './post-list-add.js';
 import {
-  addEntries,
   checkShape,
   listSize,
   readSlices,
   rebuildList,
   removeEntries,
-  type AddReply,
   type ListShape,
   type RebuildOptions,
   type RebuildResult,

@@ -16,7 +16,8 @@ export const BUSY_QUEUE = 32;
 
 const held = new WeakSet<Socket>();
 
-/** Cork the connection's socket until the end of this turn of the event loop if it is busy (a no-op on a cluster, offline or idle). */
+/** Cork the connection's socket until the end of this turn of the event loop if it is busy (a no-op on a cluster, offline or idle).
+ * The uncork is a setImmediate: fake timers that take setImmediate would hold a busy connection's writes. */
 export function holdWritesIfBusy(redis: RedisLike): void {
   // (a stand-in for a connection may have no queue: it is never busy)
   if (isCluster(redis) || redis.status !== 'ready' || (redis.commandQueue?.length ?? 0) < BUSY_QUEUE) return;

@@ -17,12 +17,10 @@
 import { compareNewestFirst, isOlderThan, type FeedPosition } from '../../core/cursor.js';
 import type { FeedSlice } from '../../core/feed-merge.js';
 import { isPostId, type PostId } from '../../core/post-id.js';
-import { TIMELINES_PER_ADD_CALL } from '../../core/redis-pipeline.js';
-import { LuaScript, type ScriptArg, type ScriptCall } from './lua.js';
+import { LuaScript, type ScriptArg } from './lua.js';
 import { pipelinePerNode } from './node-pipelines.js';
 import { derivedKey } from './redis.js';
-import { isCluster, type RedisLike } from './redis-like.js';
-import { groupBySlot } from './slots.js';
+import type { RedisLike } from './redis-like.js';
 
 /** The member of an empty rebuilt list. Not a post id (isPostId refuses it), so it never collides. */
 export const EMPTY_SENTINEL = 'empty';
@@ -152,6 +150,9 @@ return removed
 `,
 );
 
+/** The add script, called through post-list-add.ts. */
+export const ADD_SCRIPT = ADD;
+
 export const SCRIPTS: readonly LuaScript[] = [ADD, REBUILD, REMOVE];
 
 /** Load the scripts on a connection (every master of a cluster) ahead of the first request (optional: they load on first use). */
@@ -172,79 +173,6 @@ export function scoreArgs(entries: readonly FeedPosition[]): ScriptArg[] {
     args.push(e.createdAt, e.id);
   }
   return args;
-}
-
-export type AddState = 'written' | 'pending' | 'missing';
-
-export interface AddReply {
-  /** written: into the list; pending: into the pending set of a rebuild under way; missing: nowhere. */
-  state: AddState;
-  /** Entries new to the list (or pending set); 0 for a redelivery. */
-  added: number;
-}
-
-const STATES: readonly AddState[] = ['missing', 'written', 'pending'];
-
-/** The add script's arguments after the keys, for many lists at once (ScriptCall.args). */
-export function addArgs(shape: ListShape, entries: readonly FeedPosition[]): ScriptArg[] {
-  return [shape.cap, shape.leaseMs, EMPTY_SENTINEL, ...scoreArgs(entries)];
-}
-
-/** The keys one list adds to an add call: the list, its rebuild marker, its pending set. */
-function addKeys(key: string): string[] {
-  const { marker, pending } = rebuildKeys(key);
-  return [key, marker, pending];
-}
-
-/**
- * The add calls writing `args` (from addArgs) into the lists at `keys`: TIMELINES_PER_ADD_CALL lists
- * a call, each call's lists of one hash slot (a cluster refuses a script's keys over several), in
- * the order given. `lists[c]` holds the indices into `keys` call c writes.
- */
-export function addCalls(redis: RedisLike, keys: readonly string[], args: readonly ScriptArg[]): { calls: ScriptCall[]; lists: number[][] } {
-  const groups = isCluster(redis) ? [...groupBySlot(keys).values()] : [keys.map((_, i) => i)];
-  const calls: ScriptCall[] = [];
-  const lists: number[][] = [];
-  for (const group of groups) {
-    for (let at = 0; at < group.length; at += TIMELINES_PER_ADD_CALL) {
-      const part = group.slice(at, at + TIMELINES_PER_ADD_CALL);
-      calls.push({ keys: part.flatMap((i) => addKeys(keys[i])), args });
-      lists.push(part);
-    }
-  }
-  return { calls, lists };
-}
-
-/** One list's add: its state and the entries new to it, or the error of the call that wrote it. */
-export type ListAddReply = [Error | null, AddReply | null];
-
-/**
- * Add the same entries to many present lists (a fan-out batch): one pipeline of add calls (one per
- * node on a cluster). The replies in the order of `keys`; a failed call fails each of its lists.
- */
-export async function addToLists(redis: RedisLike, keys: readonly string[], args: readonly ScriptArg[]): Promise<ListAddReply[]> {
-  const { calls, lists } = addCalls(redis, keys, args);
-  const replies = await ADD.runMany(redis, calls);
-  const out = new Array<ListAddReply>(keys.length);
-  replies.forEach(([err, reply], c) => {
-    const flat = reply as number[] | null;
-    lists[c].forEach((i, j) => (out[i] = err === null && flat ? [null, addReply(flat, j)] : [err ?? new Error('the add script answered nothing'), null]));
-  });
-  return out;
-}
-
-/** List j's reply within an add call's flat {state, added, ...}. */
-function addReply(flat: readonly number[], j: number): AddReply {
-  return { state: STATES[flat[2 * j]], added: flat[2 * j + 1] };
-}
-
-export const ADD_SCRIPT = ADD;
-
-/** Add entries to a present list (trim, renew the lease); nothing is written into a missing one. */
-export async function addEntries(redis: RedisLike, key: string, shape: ListShape, entries: readonly FeedPosition[]): Promise<AddReply> {
-  if (entries.length === 0) return { state: (await redis.exists(key)) ? 'written' : 'missing', added: 0 };
-  const reply = await ADD.run(redis, addKeys(key), addArgs(shape, entries));
-  return addReply(reply as number[], 0);
 }
 
 export interface RebuildOptions {

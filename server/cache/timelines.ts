@@ -14,17 +14,14 @@ import type { FeedSlice } from '../../core/feed-merge.js';
 import { timelineKey } from '../../core/keys.js';
 import type { PostId } from '../../core/post-id.js';
 import { DEFAULT_LEASE_DAYS, DEFAULT_TIMELINE_CAP, SECONDS_PER_DAY } from '../../core/timeline-rules.js';
+import { addArgs, addEntries, addToLists, type AddReply } from './post-list-add.js';
 import {
-  addArgs,
-  addEntries,
-  addToLists,
   checkShape,
   listSize,
   readSlices,
   rebuildList,
   removeEntries,
   renewLease,
-  type AddReply,
   type ListShape,
   type RebuildOptions,
   type RebuildResult,

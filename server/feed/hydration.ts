@@ -34,8 +34,9 @@ export type Verdict = PostView | null;
 /** A tombstone as cached. */
 const TOMBSTONE_TEXT = JSON.stringify(TOMBSTONE);
 /** A live post as remember() caches it (JSON.stringify of authorId, text, createdAt in that order):
- * numbers without leading zeros, the text a non-empty JSON string. Anything else is parsed. */
-const CACHED_POST = /^\{"authorId":(0|[1-9]\d{0,15}),"text":("(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))+"),"createdAt":(-?(?:0|[1-9]\d{0,15}))\}$/;
+ * numbers without leading zeros (nor -0), the text a non-empty JSON string with only the escapes
+ * JSON.stringify writes, so that the spliced bytes are the serializer's. Anything else is parsed. */
+const CACHED_POST = /^\{"authorId":(0|[1-9]\d{0,15}),"text":("(?:[^"\\\u0000-\u001f]|\\(?:["\\bfnrt]|u00[01][0-9a-f]|ud[89a-f][0-9a-f]{2}))+"),"createdAt":(0|-?[1-9]\d{0,15})\}$/;
 
 /**
  * The cached text as a verdict, or undefined when it is not one of ours (then it counts as a miss).

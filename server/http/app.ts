@@ -291,7 +291,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // An Expect other than 100-continue: node answers 417 itself, without a body
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const body = errorBody(`Expect: ${String(req.headers.expect)} is not supported (only 100-continue)`);
-    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+    res.writeHead(417, { 'content-type': JSON_UTF8, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -13,7 +13,7 @@ import type { Fit, Spread } from './figures.js';
 const KEY_NOTES: Record<CalibratedKey, string> = {
   writesPerSecondPerWorker: "1 / b of a running worker's writes of a post, a + b x followers (its eventWritesMs by size, measurements.workerBySize), else of a pipelined batch's wall time from calibrate's process (TimelineCache.pushEntries, one batch in flight)",
   'costs.rtt': 'one Redis round trip (PING) from a client process on this machine',
-  'costs.zadd': "Redis's own time per timeline write: commandstats usec_per_call of the batch's EVALSHA (one per timeline)",
+  'costs.zadd': "Redis's own time per timeline write: commandstats' EVALSHA usec over the timelines the batches wrote (an add call writes up to 50 on a standalone Redis)",
   'costs.batch': "a batch's wall time beyond its writes and one round trip: max(0, a - rtt) of the same line",
   'costs.zrange': "Redis's time of one page read of a list (ZREVRANGEBYSCORE as the read path sends it; commandstats): a of a + b x entries returned, else a full slice's read",
   'costs.zrangePerEntry': 'b of that line: each entry a read returns (reads of 1, 5 and 25 entries)',

@@ -15,7 +15,7 @@ import type { Population } from './population.js';
 import { pushPullCosts } from '../policy.js';
 import { PullIndex } from './pull-index.js';
 import { ShardLoad } from './shard-load.js';
-import { timelineWritesPerQueryRead } from '../../core/redis-pipeline.js';
+import { TIMELINES_PER_ADD_CALL, timelineWritesPerQueryRead } from '../../core/redis-pipeline.js';
 import { timelineKey } from '../../core/keys.js';
 import { TimelineCache } from './timeline-cache.js';
 
@@ -248,5 +248,8 @@ export function buildContext(sc: Scenario, pop: Population, policy: FanoutPolicy
  */
 function pipelineChunkSeconds(sc: Scenario, users: number, keyPrefix: string): number {
   const leaseMs = Math.round(sc.policy.leaseDays * SECONDS_PER_DAY * 1000);
-  return timelineWritesPerQueryRead(keyPrefix + timelineKey(Math.max(0, users - 1)), sc.policy.timelineCap, leaseMs) * sc.infrastructure.costs.zadd;
+  // one Redis process (a replay's) is a standalone server: add calls of many timelines; a cluster's calls hold one
+  const standalone = (sc.infrastructure.redisProcesses ?? sc.infrastructure.redisShards) === 1;
+  const perCall = standalone ? TIMELINES_PER_ADD_CALL : 1;
+  return timelineWritesPerQueryRead(keyPrefix + timelineKey(Math.max(0, users - 1)), sc.policy.timelineCap, leaseMs, perCall) * sc.infrastructure.costs.zadd;
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { addCallBytes, commandsPerQueryRead, REDIS_QUERY_READ_BYTES, respBytes, TIMELINES_PER_ADD_CALL, timelineWritesPerQueryRead } from '../../core/redis-pipeline.js';
 import { makePostId } from '../../core/post-id.js';
 import { timelineKey } from '../../core/keys.js';
-import { addArgs, addCalls } from '../../server/cache/post-list.js';
+import { addArgs, addCalls } from '../../server/cache/post-list-add.js';
 
 /** A standalone client that never connects: addCalls only asks whether it is a cluster. */
 const standalone = new Redis({ lazyConnect: true });
@@ -40,6 +40,15 @@ describe("a fan-out worker's pipeline at Redis", () => {
     expect(TIMELINES_PER_ADD_CALL).toBe(50);
     expect(addCallBytes('feedlab:replay:12345_abcdef0123:' + timelineKey(99_999), 1, 800, 604_800_000)).toBe(346);
     expect(addCallBytes('feedlab:replay:12345_abcdef0123:' + timelineKey(99_999), 50, 800, 604_800_000)).toBe(9_806);
+  });
+
+  it('writes fewer timelines a call for several posts: a backfill of 100 posts one a call', () => {
+    const keys = Array.from({ length: 120 }, (_, i) => timelineKey(1000 + i));
+    const posts = (n: number) => Array.from({ length: n }, (_, i) => ({ id: makePostId(1_800_000_000_000 + i, 1, 7), createdAt: 1_800_000_000_000 + i }));
+    const sizes = (n: number) => addCalls(standalone, keys, addArgs({ cap: 800, leaseMs: 1 }, posts(n))).lists.map((l) => l.length);
+    expect(sizes(1)).toEqual([50, 50, 20]);
+    expect(sizes(2)).toEqual([25, 25, 25, 25, 20]);
+    expect(sizes(100)).toEqual(new Array(120).fill(1));
   });
 
   it('runs as many whole writes as one 16 KB read holds, at least one', () => {

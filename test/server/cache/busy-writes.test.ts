@@ -69,9 +69,15 @@ describe.skipIf(unreachable !== null && !CI)('writes to a busy Redis', () => {
     expect(socket.writableCorked).toBe(0);
   });
 
-  it('leaves a cluster and an offline connection alone', () => {
+  it('leaves a cluster and a connection not ready alone, however many commands wait', () => {
     expect(() => holdWritesIfBusy(new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true }))).not.toThrow();
-    const offline = { status: 'end', commandQueue: { length: 100 }, stream: undefined } as unknown as Redis;
-    expect(() => holdWritesIfBusy(offline)).not.toThrow();
+    let corks = 0;
+    const stream = { cork: () => corks++, uncork: () => {} };
+    const standIn = (status: string) => ({ status, commandQueue: { length: 100 }, stream }) as unknown as Redis;
+    holdWritesIfBusy(standIn('reconnecting'));
+    expect(corks).toBe(0);
+    // the same stand-in ready is busy: its writes are held
+    holdWritesIfBusy(standIn('ready'));
+    expect(corks).toBe(1);
   });
 });

@@ -50,6 +50,11 @@ describe('a feed page spliced from the cached bodies', () => {
     // another key order or spacing: parsed, and answered through the serializer (no cached JSON)
     expect(readCachedBody(id, '{"text":"hi","authorId":3,"createdAt":5}')).toEqual({ id, authorId: 3, text: 'hi', createdAt: 5 });
     expect(readCachedBody(id, '{"authorId": 3, "text": "hi", "createdAt": 5}')).toEqual({ id, authorId: 3, text: 'hi', createdAt: 5 });
+    // escapes JSON.stringify never writes, and -0: the same values, parsed (spliced they would not be the serializer's bytes)
+    for (const other of ['{"authorId":3,"text":"a\\/b","createdAt":5}', '{"authorId":3,"text":"\\u0041","createdAt":5}', '{"authorId":3,"text":"\\u00E9","createdAt":5}', '{"authorId":3,"text":"hi","createdAt":-0}']) {
+      expect(readCachedBody(id, other), other).not.toHaveProperty('cachedJson');
+      expect(readCachedBody(id, other), other).toEqual(decodeBody(id, JSON.parse(other)));
+    }
     // not JSON, leading zeros, an empty text, ids past 2^53, a truncated value
     for (const bad of ['nope', '{"authorId":03,"text":"hi","createdAt":5}', '{"authorId":3,"text":"","createdAt":5}', '{"authorId":9007199254740993,"text":"hi","createdAt":5}', '{"authorId":3,"text":"hi","createdAt":5', '{"authorId":-3,"text":"hi","createdAt":5}']) {
       expect(readCachedBody(id, bad), bad).toBeUndefined();
