@@ -3,7 +3,8 @@
 // A timeline is a post list (post-list.ts) at `feed:{u:ID}:home`: post ids scored by creation ms,
 // the newest `cap` kept (800), with a lease (7 days) renewed on every write and read. Fan-out
 // pushes one post into many followers' timelines through a Lua script (EVALSHA) writing
-// TIMELINES_PER_ADD_CALL followers' timelines a call (core/redis-pipeline.ts), pipelined
+// TIMELINES_PER_ADD_CALL followers' timelines a call on a standalone Redis (one slot's on a
+// cluster; core/redis-pipeline.ts, post-list-add.ts), pipelined
 // `batchSize` followers per round trip; the script writes only into a timeline that
 // exists (or into the pending set of a rebuild under way), so a missing timeline stays missing
 // and is rebuilt whole from Postgres on its owner's next read. ZADD NX makes a redelivered event
