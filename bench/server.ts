@@ -9,7 +9,9 @@
 //     the same rate offered to a bare node:http server doing the same Redis work (bench/bare-server.ts).
 //     The floor's closed-loop maximum too, measured as the server's (same client, connection counts,
 //     durations and cpu lines) and set beside the ceiling: whether node:http itself, with the load
-//     generator and Redis on the same two cores, reaches 50% of it.
+//     generator and Redis on the same two cores, reaches 50% of it. The floor is measured in
+//     bench/server-floor.ts; what its measurements and the server's share (the loops' settings,
+//     the closed loop, the cpu lines) is in bench/server-loops.ts.
 //  2. Fan-out: timeline writes per second of the real worker code (server/worker/fanout.ts) pushing
 //     one post to an author's 60,000 active followers, beside pipelined ZADD + trim of the same
 //     entries in the same batches. Target: >= 90% of the ceiling.
@@ -52,7 +54,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
@@ -79,9 +80,8 @@ import { createStore, probeDatabase, resolveDatabaseUrl, type Store } from '../s
 import { FeedRepository } from '../server/store/repository.js';
 import { FanoutWorker } from '../server/worker/fanout.js';
 import { MemoryMetrics } from '../server/worker/metrics.js';
-import { CpuMeter, formatCpu, type CpuShare, waitForQuiet } from '../sim/replay/cpu.js';
+import { CpuMeter, type CpuShare } from '../sim/replay/cpu.js';
 import {
-  closedLoop,
   getRequest,
   openConnections,
   openLoop,
@@ -89,12 +89,28 @@ import {
   pct,
   postRequest,
   request,
-  type ClosedLoopResult,
   type KeepAliveConnection,
   type OpenLoopResult,
 } from '../sim/replay/http-client.js';
 import { ceilingRead, runCeilingThreads, type CeilingJob } from './server-ceiling.js';
-import { startBareServer } from './bare-server.js';
+import { measureFloor, type FloorFigures } from './server-floor.js';
+import {
+  bestOfLevels,
+  closedAt,
+  CLOSED_LEVELS,
+  CLOSED_MS,
+  CLOSED_WARMUP_MS,
+  CONNECTIONS,
+  cpuLine,
+  fmt,
+  ms,
+  OPEN_MS,
+  OPEN_WARMUP_MS,
+  PAIRED_ROUNDS,
+  perRead,
+  QuietGate,
+  seenOther,
+} from './server-loops.js';
 import { wrkReads, wrkVersion } from './server-wrk.js';
 import { Cleanup, stopChild } from './harness.js';
 
@@ -114,14 +130,7 @@ const WARM_SAMPLE = 1_000;
 const PAGE = 20;
 const LEASE_MS = 7 * 86_400_000;
 const TIMELINE_CAP = 800;
-// ---- the measurements ----
-const CONNECTIONS = 128;
-const CLOSED_LEVELS = [16, 64, 128];
-const CLOSED_WARMUP_MS = 1_000;
-const CLOSED_MS = 5_000;
-const OPEN_MS = 8_000;
-/** Open-loop time at the target rate before each measured open loop (not measured). */
-const OPEN_WARMUP_MS = 2_000;
+// ---- the measurements (the closed and open loops' settings, shared with the floor: bench/server-loops.ts) ----
 const CEILING_LEVELS = [
   { threads: 1, inFlight: 64 },
   { threads: 1, inFlight: 256 },
@@ -129,8 +138,6 @@ const CEILING_LEVELS = [
 ];
 const CEILING_WARMUP_MS = 500;
 const CEILING_MS = 3_000;
-/** Rounds re-measuring HTTP and the ceiling in turn at their best settings. */
-const PAIRED_ROUNDS = 2;
 // ---- fan-out ----
 const FANOUT_FOLLOWERS = 60_000;
 const FANOUT_AUTHOR = 1_000_000;
@@ -142,32 +149,12 @@ const FANOUT_PRESET_ENTRIES = 20;
 const TARGET_READ_RATIO = 0.5;
 const TARGET_P99_MS = 10;
 const TARGET_FANOUT_RATIO = 0.9;
-/** Longest total wait for other processes on the machine to quieten before measurements. */
-const QUIET_BUDGET_MS = 20_000;
 
 const TOKEN_SECRET = randomBytes(32).toString('hex');
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '../cli/main.js');
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const ms = (n: number) => `${n.toFixed(2)} ms`;
 const secs = (t0: number) => (performance.now() - t0) / 1000;
 const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the target');
-
-/** Waits for other processes to quieten before each measurement, within one budget for the run. */
-class QuietGate {
-  private budgetMs = QUIET_BUDGET_MS;
-  waitedMs = 0;
-
-  constructor(private readonly cpu: CpuMeter) {}
-
-  async wait(): Promise<void> {
-    if (this.budgetMs <= 0) return;
-    const r = await waitForQuiet(this.cpu, Math.min(this.budgetMs, 15_000));
-    const extra = Math.max(0, r.waitedMs - 600); // the sample itself is not waiting
-    this.budgetMs -= extra;
-    this.waitedMs += extra;
-  }
-}
 
 export async function benchServer(): Promise<void> {
   seenOther.length = 0;
@@ -414,21 +401,6 @@ async function startServerChild(schema: string, prefix: string): Promise<ServerC
   }
 }
 
-/** The CPU share other processes took during each measurement (% of one core). */
-const seenOther: number[] = [];
-
-/** The cpu line of a measurement, remembering how busy the rest of the machine was. */
-function cpuLine(c: CpuShare, generatorName?: string): string {
-  seenOther.push(c.other);
-  return formatCpu(c, generatorName);
-}
-
-/** CPU time per read (µs) of the serving process (`who`: its name in the cpu meter), Redis and Postgres, from the shares (% of a core) and the rate. */
-function perRead(c: CpuShare, rate: number, who = 'server'): string {
-  const us = (pctOfCore: number) => fmt((pctOfCore * 1e4) / rate);
-  return `cpu per read: ${who} ${us(c.processes[who] ?? 0)} µs, redis ${us(c.redis)} µs, postgres ${us(c.postgres)} µs`;
-}
-
 // ---- what the server says about itself ----
 
 /** The server's feed counters (GET /metrics), summed by name and label set. */
@@ -481,116 +453,6 @@ interface ReadFigures {
   floorHalf: number;
   /** The floor's closed-loop maximum, reads/s (NaN: not measured). */
   floorMax: number;
-}
-
-/** Closed-loop feed reads on the first `c` of `conns`, printed (`who`: the serving process's name in the cpu meter). */
-async function closedAt(conns: KeepAliveConnection[], pick: () => Buffer, c: number, label: string, cpu: CpuMeter, quiet: QuietGate, who = 'server'): Promise<ClosedLoopResult> {
-  await quiet.wait();
-  const r = await closedLoop(conns.slice(0, c), pick, CLOSED_WARMUP_MS, CLOSED_MS, cpu);
-  console.log(
-    `  ${label}${String(c).padStart(3)} connections: ${fmt(r.rate)} reads/s, p50 ${ms(pct(r.latency, 50))}, p99 ${ms(pct(r.latency, 99))}${r.errors ? `, ${r.errors} ERRORS (${r.firstError})` : ''}; ` +
-      `${perRead(r.cpu, r.rate, who)}; ${cpuLine(r.cpu)}`,
-  );
-  return r;
-}
-
-/** The closed loop at each of CLOSED_LEVELS; the fastest. */
-async function bestOfLevels(at: (c: number, label: string) => Promise<ClosedLoopResult>): Promise<ClosedLoopResult> {
-  let best: ClosedLoopResult | null = null;
-  for (const c of CLOSED_LEVELS) {
-    const r = await at(c, '');
-    if (!best || r.rate > best.rate) best = r;
-  }
-  return best!;
-}
-
-/** What the floor is set beside: the server's maximum and the ceiling's, reads/s, and the ceiling's cpu per read, µs. */
-interface FloorReference {
-  maxHttp: number;
-  ceiling: number;
-  ceilingUs: number;
-}
-
-interface FloorFigures {
-  /** The floor's closed-loop maximum, reads/s. */
-  max: number;
-  /** Its p99 at the half-load rate, ms (NaN: not measured, its line says why). */
-  p99Half: number;
-}
-
-/**
- * The floor (bench/bare-server.ts): a bare node:http server, in its own process beside the idle
- * server, that does a read's Redis commands and splices the cached bodies into its answer, nothing
- * else. Its closed-loop maximum, measured as the server's, is what node:http on this machine
- * reaches; its p99 at the server's half-load rate (`ref.maxHttp` / 2) is what the machine allows a
- * read at that rate.
- */
-async function measureFloor(
-  job: Omit<CeilingJob, 'inFlight'>,
-  bearers: readonly string[],
-  server: ServerChild,
-  cpu: CpuMeter,
-  quiet: QuietGate,
-  ref: FloorReference,
-): Promise<FloorFigures> {
-  const bare = await startBareServer({ ...job, bearers: [...bearers] }, join(tmpdir(), `feedlab-bench-bare-${process.pid}.json`));
-  let conns: KeepAliveConnection[] = [];
-  try {
-    conns = await openConnections(bare.host, bare.port, CONNECTIONS);
-    const requests = bearers.map((t) => getRequest(`${bare.host}:${bare.port}`, `/v1/feed?limit=${PAGE}`, t));
-    const readers = new Rng(37);
-    const pick = () => requests[readers.int(requests.length)];
-    cpu.setProcesses(new Map([['server', server.proc.pid!], ['bare', bare.proc.pid!]]));
-    console.log(
-      `the floor: a bare node:http server (bench/bare-server.ts, its own process; "bare" in the cpu lines, the server idle beside it) doing a read's Redis commands and splicing the cached bodies, nothing else, ` +
-        `${CONNECTIONS} keep-alive connections open; closed loop as the server's (${CLOSED_MS / 1000} s per level after ${CLOSED_WARMUP_MS / 1000} s warm-up), then the half-load rate:`,
-    );
-    const max = await floorMax(conns, pick, cpu, quiet, ref);
-    const p99Half = await floorHalfLoad(conns, pick, Math.round(ref.maxHttp * 0.5), cpu, quiet).catch((err: Error) => {
-      console.log(`  at the half-load rate: not measured (${err.message})`);
-      return NaN;
-    });
-    return { max, p99Half };
-  } finally {
-    cpu.setProcesses(new Map([['server', server.proc.pid!]]));
-    for (const c of conns) c.close();
-    await bare.stop();
-  }
-}
-
-/** The floor's closed-loop maximum: the server's connection counts, then its best again as often as the server's (PAIRED_ROUNDS), the fastest. */
-async function floorMax(conns: KeepAliveConnection[], pick: () => Buffer, cpu: CpuMeter, quiet: QuietGate, ref: FloorReference): Promise<number> {
-  const at = (c: number, label: string) => closedAt(conns, pick, c, label, cpu, quiet, 'bare');
-  let best = await bestOfLevels(at);
-  for (let round = 0; round < PAIRED_ROUNDS; round++) {
-    const r = await at(best.concurrency, 'again, ');
-    if (r.rate > best.rate) best = r;
-  }
-  const c = best.cpu;
-  const us = (pctOfCore: number) => (pctOfCore * 1e4) / best.rate;
-  const floorUs = us(c.processes.bare + c.generator + c.redis + c.postgres);
-  console.log(
-    `  the floor's max ${fmt(best.rate)} reads/s (${best.concurrency} connections) = ${(best.rate / ref.ceiling).toFixed(2)} of the ceiling (${fmt(ref.ceiling)}/s); ` +
-      `the server's max ${fmt(ref.maxHttp)} reads/s = ${(ref.maxHttp / best.rate).toFixed(2)} of the floor's; ` +
-      `cpu per read at the floor's max ${fmt(floorUs)} µs (bare ${fmt(us(c.processes.bare))}, load generator ${fmt(us(c.generator))}, redis ${fmt(us(c.redis))}); ` +
-      `ceiling/floor cpu ${(ref.ceilingUs / floorUs).toFixed(2)}: the reads ratio the two cores allow the floor when saturated`,
-  );
-  return best.rate;
-}
-
-/** The floor's p99 at the server's half-load rate (throws if it did not answer every read). */
-async function floorHalfLoad(conns: KeepAliveConnection[], pick: () => Buffer, rate: number, cpu: CpuMeter, quiet: QuietGate): Promise<number> {
-  await quiet.wait();
-  await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
-  const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
-  if (r.errors > 0 || r.completed !== r.intended) throw new Error(`the floor answered ${r.completed} of ${r.intended} (${r.errors} errors: ${r.firstError})`);
-  const bareUs = fmt((r.cpu.processes.bare * 1e4) / r.achievedRate);
-  console.log(
-    `  at the half-load rate (${fmt(rate)}/s offered): ` +
-      `p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} (from actual send: p99 ${ms(pct(r.fromSent, 99))}); ` +
-      `its cpu per read ${bareUs} µs; ${cpuLine(r.cpu)}`,
-  );
-  return pct(r.fromIntended, 99);
 }
 
 /** The maximum again with wrk (bench/server-wrk.ts) at the closed loop's connection counts (its best), or why not. */
@@ -766,7 +628,7 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
     await new Promise((r) => setTimeout(r, 1_200)); // Postgres flushes its statistics within a second
     console.log(`  ${describeCounters(countersBefore, await scrapeCounters(conns[0], hostHeader), pgBefore, await postgresWork(store))}`);
     // a second opinion that fails is said, not allowed to lose the run's other figures
-    const floor = await measureFloor(ceiling.job, tokens, server, cpu, quiet, { maxHttp, ceiling: bestCeiling.rate, ceilingUs: ceilUs }).catch((err: Error): FloorFigures => {
+    const floor = await measureFloor(ceiling.job, tokens, server.proc.pid!, cpu, quiet, { maxHttp, ceiling: bestCeiling.rate, ceilingUs: ceilUs }).catch((err: Error): FloorFigures => {
       console.log(`the floor: not measured (${err.message})`);
       return { max: NaN, p99Half: NaN };
     });
@@ -852,7 +714,6 @@ function fanoutWorker(store: Store, redis: Redis, keys: Keyspace, policy: Fanout
     metrics,
   });
 }
-
 
 async function benchFanout(store: Store, redis: Redis, keys: Keyspace, world: World, cpu: CpuMeter, quiet: QuietGate): Promise<{ worker: number; ceiling: number }> {
   // The audience: an author with 60,000 followers, all seen today (none skipped as dormant), each
