@@ -26,6 +26,8 @@ export interface FloorFigures {
   max: number;
   /** Its p99 at the half-load rate, ms (NaN: not measured, its line says why). */
   p99Half: number;
+  /** Other processes' share of a core during that measurement, %. */
+  halfOther: number;
 }
 
 /**
@@ -57,11 +59,11 @@ export async function measureFloor(
         `${CONNECTIONS} keep-alive connections open; closed loop as the server's (${CLOSED_MS / 1000} s per level after ${CLOSED_WARMUP_MS / 1000} s warm-up), then the half-load rate:`,
     );
     const max = await floorMax(conns, pick, cpu, quiet, ref);
-    const p99Half = await floorHalfLoad(conns, pick, Math.round(ref.maxHttp * 0.5), cpu, quiet).catch((err: Error) => {
+    const half = await floorHalfLoad(conns, pick, Math.round(ref.maxHttp * 0.5), cpu, quiet).catch((err: Error) => {
       console.log(`  at the half-load rate: not measured (${err.message})`);
-      return NaN;
+      return { p99: NaN, other: NaN };
     });
-    return { max, p99Half };
+    return { max, p99Half: half.p99, halfOther: half.other };
   } finally {
     cpu.setProcesses(new Map([['server', serverPid]]));
     for (const c of conns) c.close();
@@ -89,8 +91,8 @@ async function floorMax(conns: KeepAliveConnection[], pick: () => Buffer, cpu: C
   return best.rate;
 }
 
-/** The floor's p99 at the server's half-load rate (throws if it did not answer every read). */
-async function floorHalfLoad(conns: KeepAliveConnection[], pick: () => Buffer, rate: number, cpu: CpuMeter, quiet: QuietGate): Promise<number> {
+/** The floor's p99 at the server's half-load rate, and other processes' share of a core meanwhile (throws if it did not answer every read). */
+async function floorHalfLoad(conns: KeepAliveConnection[], pick: () => Buffer, rate: number, cpu: CpuMeter, quiet: QuietGate): Promise<{ p99: number; other: number }> {
   await quiet.wait();
   await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
   const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
@@ -101,5 +103,5 @@ async function floorHalfLoad(conns: KeepAliveConnection[], pick: () => Buffer, r
       `p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} (from actual send: p99 ${ms(pct(r.fromSent, 99))}); ` +
       `its cpu per read ${bareUs} µs; ${cpuLine(r.cpu)}`,
   );
-  return pct(r.fromIntended, 99);
+  return { p99: pct(r.fromIntended, 99), other: r.cpu.other };
 }

@@ -41,6 +41,14 @@ export class QuietGate {
 /** The CPU share other processes took during each measurement (% of one core). */
 export const seenOther: number[] = [];
 
+/** Other processes' share of a core (%) from which a measurement counts as disturbed. */
+export const DISTURBED_OTHER = 25;
+
+/** ' (disturbed: ...)' for a measurement during which other processes took DISTURBED_OTHER% of a core or more, else ''. */
+export function disturbance(other: number): string {
+  return other >= DISTURBED_OTHER ? ` (disturbed: other processes took ${other.toFixed(0)}% of a core during it)` : '';
+}
+
 /** The cpu line of a measurement, remembering how busy the rest of the machine was. */
 export function cpuLine(c: CpuShare, generatorName?: string): string {
   seenOther.push(c.other);

@@ -102,6 +102,8 @@ import {
   CLOSED_WARMUP_MS,
   CONNECTIONS,
   cpuLine,
+  DISTURBED_OTHER,
+  disturbance,
   fmt,
   ms,
   OPEN_MS,
@@ -209,7 +211,7 @@ export async function benchServer(): Promise<void> {
     const avgOther = seenOther.length > 0 ? mean(seenOther) : 0;
     console.log(
       `  machine: other processes took on average ${avgOther.toFixed(0)}% of the 200% during the ${seenOther.length} measurements (max ${Math.max(0, ...seenOther).toFixed(0)}%)` +
-        (avgOther > 25 ? ': !!! the figures below are disturbed by other load on this 2-core machine !!!' : ''),
+        (avgOther > DISTURBED_OTHER ? ': !!! the figures below are disturbed by other load on this 2-core machine !!!' : ''),
     );
     const ratio = reads.maxHttp / reads.ceiling;
     console.log(
@@ -221,7 +223,7 @@ export async function benchServer(): Promise<void> {
         : `  RESULT feed reads, wrk: not measured (${reads.wrk})`,
     );
     if (Number.isNaN(reads.p99Half)) console.log('  RESULT feed reads: p99 at half load not measured (FEEDLAB_BENCH_OPEN_SHARES leaves out 0.5)');
-    else console.log(`  RESULT feed reads: p99 at half load ${ms(reads.p99Half)} from intended send time (target < ${TARGET_P99_MS} ms): ${verdict(reads.p99Half < TARGET_P99_MS)}`);
+    else console.log(`  RESULT feed reads: p99 at half load ${ms(reads.p99Half)} from intended send time (target < ${TARGET_P99_MS} ms): ${verdict(reads.p99Half < TARGET_P99_MS)}${disturbance(reads.halfOther)}`);
     if (Number.isNaN(reads.floorMax)) console.log("  RESULT feed reads: the floor's max not measured (its line above says why)");
     else
       console.log(
@@ -231,12 +233,13 @@ export async function benchServer(): Promise<void> {
     if (Number.isNaN(reads.floorHalf)) console.log('  RESULT feed reads: the floor not measured (its line above says why)');
     else
       console.log(
-        `  RESULT feed reads: the floor's p99 at the half-load rate ${ms(reads.floorHalf)} (a bare node:http server doing the same Redis work)` +
+        `  RESULT feed reads: the floor's p99 at the half-load rate ${ms(reads.floorHalf)} (a bare node:http server doing the same Redis work)${disturbance(reads.floorHalfOther)}` +
           (Number.isNaN(reads.p99Half) ? '' : `: the server's is ${(reads.p99Half / reads.floorHalf).toFixed(1)}x it`),
       );
     const fr = fanout.worker / fanout.ceiling;
     console.log(
-      `  RESULT fan-out: worker ${fmt(fanout.worker)} timeline writes/s / ceiling ${fmt(fanout.ceiling)} writes/s = ${fr.toFixed(2)} (target >= ${TARGET_FANOUT_RATIO.toFixed(2)}): ${verdict(fr >= TARGET_FANOUT_RATIO)}`,
+      `  RESULT fan-out: worker ${fmt(fanout.worker)} timeline writes/s / ceiling ${fmt(fanout.ceiling)} writes/s = ${fr.toFixed(2)} (target >= ${TARGET_FANOUT_RATIO.toFixed(2)}): ${verdict(fr >= TARGET_FANOUT_RATIO)}` +
+        (fr > 1 ? " (above the ceiling: the worker's add calls of many timelines cost less a write than a pipelined command each)" : ''),
     );
   } finally {
     process.off('SIGINT', onSignal);
@@ -447,10 +450,13 @@ interface ReadFigures {
   maxHttp: number;
   ceiling: number;
   p99Half: number;
+  /** Other processes' share of a core during the half-load measurement, %. */
+  halfOther: number;
   /** wrk's closed-loop rate, or why there is none. */
   wrk: number | string;
   /** The bare node:http floor's p99 at the half-load rate, ms. */
   floorHalf: number;
+  floorHalfOther: number;
   /** The floor's closed-loop maximum, reads/s (NaN: not measured). */
   floorMax: number;
 }
@@ -608,6 +614,7 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
       `feed reads over HTTP, open loop (constant arrival rate for ${OPEN_MS / 1000} s after ${OPEN_WARMUP_MS / 1000} s at the same rate not measured, as the closed loop warms up; latency from the intended send time, coordinated omission corrected):`,
     );
     let p99Half = NaN;
+    let halfOther = NaN;
     // Diagnosis only (e.g. "0.1 0.5 0.9"): other shares of the maximum for the open loop.
     const shares = (process.env.FEEDLAB_BENCH_OPEN_SHARES ?? '0.5 0.9').split(/[\s,]+/).filter(Boolean).map(Number).filter((x) => x > 0 && x <= 1);
     for (const share of shares) {
@@ -615,7 +622,7 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
       // As the closed loop does: the first second after an idle phase is not the steady state.
       await openLoop(conns, pick, Math.round(maxHttp * share), OPEN_WARMUP_MS, cpu);
       const r: OpenLoopResult = await openLoop(conns, pick, Math.round(maxHttp * share), OPEN_MS, cpu);
-      if (share === 0.5) p99Half = pct(r.fromIntended, 99);
+      if (share === 0.5) [p99Half, halfOther] = [pct(r.fromIntended, 99), r.cpu.other];
       console.log(
         `  ${(share * 100).toFixed(0)}% of max (${fmt(r.targetRate)}/s offered): ${fmt(r.achievedRate)} reads/s achieved, ` +
           `p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, p99.9 ${ms(pct(r.fromIntended, 99.9))}, max ${ms(r.fromIntended.maxValue / 1000)} ` +
@@ -630,10 +637,10 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
     // a second opinion that fails is said, not allowed to lose the run's other figures
     const floor = await measureFloor(ceiling.job, tokens, server.proc.pid!, cpu, quiet, { maxHttp, ceiling: bestCeiling.rate, ceilingUs: ceilUs }).catch((err: Error): FloorFigures => {
       console.log(`the floor: not measured (${err.message})`);
-      return { max: NaN, p99Half: NaN };
+      return { max: NaN, p99Half: NaN, halfOther: NaN };
     });
 
-    return { maxHttp, ceiling: bestCeiling.rate, p99Half, wrk, floorHalf: floor.p99Half, floorMax: floor.max };
+    return { maxHttp, ceiling: bestCeiling.rate, p99Half, halfOther, wrk, floorHalf: floor.p99Half, floorHalfOther: floor.halfOther, floorMax: floor.max };
   } finally {
     for (const c of conns) c.close();
   }
