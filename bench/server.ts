@@ -211,7 +211,7 @@ export async function benchServer(): Promise<void> {
     const avgOther = seenOther.length > 0 ? mean(seenOther) : 0;
     console.log(
       `  machine: other processes took on average ${avgOther.toFixed(0)}% of the 200% during the ${seenOther.length} measurements (max ${Math.max(0, ...seenOther).toFixed(0)}%)` +
-        (avgOther > DISTURBED_OTHER ? ': !!! the figures below are disturbed by other load on this 2-core machine !!!' : ''),
+        (avgOther >= DISTURBED_OTHER ? ': !!! the figures below are disturbed by other load on this 2-core machine !!!' : ''),
     );
     const ratio = reads.maxHttp / reads.ceiling;
     console.log(

@@ -4,7 +4,7 @@ import { loadScenario, type LoadOptions } from '../sim/scenario/load.js';
 import { parseOverride, type Override } from '../sim/scenario/overrides.js';
 import type { Scenario } from '../sim/scenario/types.js';
 import { prepare, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
-import { scenarioGraphOnThreads } from '../sim/parallel/generate-graph.js';
+import { scenarioGraphOnThreads } from '../sim/parallel/scenario-graph.js';
 import { InputError } from './errors.js';
 import { Progress } from './output.js';
 

@@ -29,8 +29,8 @@ const POST_SCORE = 1_800_000_000_000;
 const POST_ID = '1600000000000000000';
 
 /**
- * Timelines one call of the add script writes on a standalone Redis (server/cache/post-list-add.ts
- * addCalls): a fan-out batch of 1,000 followers is 20 calls, not 1,000. On a cluster a call holds
+ * Timelines one call of the add script writes for one post on a standalone Redis (50/n for n posts;
+ * server/cache/post-list-add.ts addCalls): a fan-out batch of 1,000 followers is 20 calls, not 1,000. On a cluster a call holds
  * only timelines of one slot, nearly always one. By hand (2026-12-07, Redis 7.0 on a 2-core AMD
  * EPYC VM, one post into 60,000 timelines, batches of 1,000, 2 in flight, three rounds): one list a
  * call 88-111k writes/s at 8.4-9.6 us of Redis CPU and 6.2-9.0 us of the client's a write; 50 lists

@@ -10,7 +10,7 @@ import type { CheckProgress, SimulationCheck } from '../../sim/plan/check.js';
 import { runChecksInParallel } from '../../sim/parallel/run-checks.js';
 import { stringifyResult } from '../../sim/result.js';
 import { verdictExit } from '../../sim/slo.js';
-import { scenarioGraphOnThreads } from '../../sim/parallel/generate-graph.js';
+import { scenarioGraphOnThreads } from '../../sim/parallel/scenario-graph.js';
 import { numberFlag, threadsFlag } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, sayWritten } from '../output.js';

@@ -37,7 +37,7 @@ export const SWEEP_OPTIONS = {
   threads: {
     type: 'string',
     arg: 'N',
-    help: "simulate up to N policies at once, each on a worker thread over one shared copy of the graph (default: the machine's cores; 1: one after another). The documents are the same whatever N",
+    help: "simulate up to N policies at once, each on a worker thread over one shared copy of the graph, and generate a large graph on up to N threads (default: the machine's cores; 1: one after another). The documents are the same whatever N",
   },
   ...THRESHOLD_OPTIONS,
   ...DASHBOARD_OPTIONS,
@@ -76,7 +76,7 @@ export const PLAN_OPTIONS = {
   threads: {
     type: 'string',
     arg: 'N',
-    help: "run the simulation checks at the p50 and the p95 at once, each on a worker thread over one shared copy of the graph, and from 1,000 samples the samples' closed form in slices (default: the machine's cores; 1: all on this thread). The plan is the same whatever N",
+    help: "run the simulation checks at the p50 and the p95 at once, each on a worker thread over one shared copy of the graph, from 1,000 samples the samples' closed form in slices, and generate a large graph on up to N threads (default: the machine's cores; 1: all on this thread). The plan is the same whatever N",
   },
   ...THRESHOLD_OPTIONS,
   quiet: SCENARIO_OPTIONS.quiet,

@@ -34,8 +34,9 @@ export type Verdict = PostView | null;
 /** A tombstone as cached. */
 const TOMBSTONE_TEXT = JSON.stringify(TOMBSTONE);
 /** A live post as remember() caches it (JSON.stringify of authorId, text, createdAt in that order):
- * numbers without leading zeros (nor -0), the text a non-empty JSON string with only the escapes
- * JSON.stringify writes, so that the spliced bytes are the serializer's. Anything else is parsed. */
+ * numbers without leading zeros (nor -0), the text a non-empty JSON string with the escapes
+ * JSON.stringify may write (a text with escapes is spliced only when they are exactly its, below),
+ * so that the spliced bytes are the serializer's. Anything else is parsed. */
 const CACHED_POST = /^\{"authorId":(0|[1-9]\d{0,15}),"text":("(?:[^"\\\u0000-\u001f]|\\(?:["\\bfnrt]|u00[01][0-9a-f]|ud[89a-f][0-9a-f]{2}))+"),"createdAt":(0|-?[1-9]\d{0,15})\}$/;
 
 /**
@@ -60,8 +61,10 @@ export function readCachedBody(id: PostId, cached: string): Verdict | undefined 
   const createdAt = Number(m[3]);
   if (!Number.isSafeInteger(authorId) || !Number.isSafeInteger(createdAt)) return undefined;
   const literal = m[2];
-  const text = literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1);
-  return { id, authorId, text, createdAt, cachedJson: cached };
+  if (!literal.includes('\\')) return { id, authorId, text: literal.slice(1, -1), createdAt, cachedJson: cached };
+  // with escapes: spliced only when they are JSON.stringify's own (not \u000a for \n, nor an escaped pair)
+  const text = JSON.parse(literal) as string;
+  return JSON.stringify(text) === literal ? { id, authorId, text, createdAt, cachedJson: cached } : { id, authorId, text, createdAt };
 }
 
 /** The cached value, parsed, as a verdict, or undefined when it is not one of ours (then it counts as a miss). */

@@ -4,11 +4,9 @@
 // transpose is exact whatever its ranges, so the graph is the same bytes on any number of threads.
 import type { Csr, ColumnList } from '../graph/csr.js';
 import { addLists, equalShares, transposeCursors } from '../graph/csr.js';
-import { BLOCKS_FROM_SLOTS, type DrawPlan, type ShortRows } from '../graph/followees.js';
+import type { DrawPlan, ShortRows } from '../graph/followees.js';
 import { generateGraph, generation, type GenerateParams, type GenerateProgress, type GenerationAnswer, type GenerationStep } from '../graph/generate.js';
 import type { FollowerGraph } from '../graph/graph.js';
-import { scenarioGenerateParams, scenarioGraph, type ProgressFn } from '../run-scenario.js';
-import type { Scenario } from '../scenario/types.js';
 import { sharedArray, sharedUint32 } from './shared-memory.js';
 import { ThreadPool } from './thread-pool.js';
 
@@ -18,17 +16,6 @@ export type GraphJob =
   | { kind: 'scatter'; rows: Csr; from: number; to: number; cursor: Uint32Array; ids: Uint32Array }
   | { kind: 'sort'; rows: Csr; from: number; to: number };
 export type GraphJobResult = ShortRows | null;
-
-/**
- * A scenario's graph (scenarioGraph), generated on `threads` threads when it is drawn in blocks
- * (BLOCKS_FROM_SLOTS follows or more): the same bytes either way. Below that the threads do not pay
- * for themselves: by hand (2026-12-07, 2 cores) 200k users x 20 and 1M x 4 took the same on one
- * thread and two (0.53-0.62 s, 0.81-1.04 s), 1M x 20 took 2.3-2.7 s on two against 3.6-3.7 s on one.
- */
-export async function scenarioGraphOnThreads(sc: Scenario, threads: number, onProgress?: ProgressFn): Promise<FollowerGraph> {
-  if (sc.graph.kind === 'file' || threads <= 1 || sc.graph.users * sc.graph.avgFollows < BLOCKS_FROM_SLOTS) return scenarioGraph(sc, onProgress);
-  return generateGraphOnThreads(scenarioGenerateParams(sc, sc.graph), threads, onProgress);
-}
 
 /** generateGraph on `threads` threads (this one alone when 1). */
 export async function generateGraphOnThreads(p: GenerateParams, threads: number, onProgress?: GenerateProgress): Promise<FollowerGraph> {

@@ -51,7 +51,7 @@ describe('a feed page spliced from the cached bodies', () => {
     expect(readCachedBody(id, '{"text":"hi","authorId":3,"createdAt":5}')).toEqual({ id, authorId: 3, text: 'hi', createdAt: 5 });
     expect(readCachedBody(id, '{"authorId": 3, "text": "hi", "createdAt": 5}')).toEqual({ id, authorId: 3, text: 'hi', createdAt: 5 });
     // escapes JSON.stringify never writes, and -0: the same values, parsed (spliced they would not be the serializer's bytes)
-    for (const other of ['{"authorId":3,"text":"a\\/b","createdAt":5}', '{"authorId":3,"text":"\\u0041","createdAt":5}', '{"authorId":3,"text":"\\u00E9","createdAt":5}', '{"authorId":3,"text":"hi","createdAt":-0}']) {
+    for (const other of ['{"authorId":3,"text":"a\\/b","createdAt":5}', '{"authorId":3,"text":"\\u0041","createdAt":5}', '{"authorId":3,"text":"\\u00E9","createdAt":5}', '{"authorId":3,"text":"hi","createdAt":-0}', '{"authorId":3,"text":"a\\u000ab","createdAt":5}', '{"authorId":3,"text":"\\ud83d\\ude00","createdAt":5}']) {
       expect(readCachedBody(id, other), other).not.toHaveProperty('cachedJson');
       expect(readCachedBody(id, other), other).toEqual(decodeBody(id, JSON.parse(other)));
     }

@@ -18,6 +18,7 @@ import { ROOT } from '../../cli/cli-helpers.js';
 import { expectWellFormed, followees, followers } from '../../graph/helpers.js';
 
 type OnThreads = typeof import('../../../sim/parallel/generate-graph.js');
+type ScenarioOnThreads = typeof import('../../../sim/parallel/scenario-graph.js');
 
 // 400k users following 45 on average: 18M followee slots, over BLOCKS_FROM_SLOTS (sim/graph/followees.ts)
 const p: GenerateParams = { users: 400_000, avgFollows: 45, alpha: 2.1, maxFollows: 5000, followsSigma: 1, seed: 3, celebrities: [{ count: 1, followers: 0.3, name: 'star' }] };
@@ -28,9 +29,11 @@ function same(a: FollowerGraph, b: FollowerGraph): boolean {
 }
 
 let onThreads: OnThreads;
+let scenarioOnThreads: ScenarioOnThreads;
 let here: FollowerGraph;
 beforeAll(async () => {
   onThreads = (await import(pathToFileURL(join(ROOT, 'dist/sim/parallel/generate-graph.js')).href)) as OnThreads;
+  scenarioOnThreads = (await import(pathToFileURL(join(ROOT, 'dist/sim/parallel/scenario-graph.js')).href)) as ScenarioOnThreads;
   here = generateGraph(p);
 });
 
@@ -60,10 +63,10 @@ describe('generateGraphOnThreads', () => {
     const sc = loadScenario(join(ROOT, 'scenarios/steady-state.yaml'));
     if (sc.graph.kind !== 'generate') throw new Error('steady-state generates its graph');
     const large = { ...sc, seed: p.seed, graph: { ...sc.graph, users: p.users, avgFollows: p.avgFollows, alpha: p.alpha, maxFollows: p.maxFollows, followsSigma: p.followsSigma, celebrities: p.celebrities } };
-    expect(same(here, await onThreads.scenarioGraphOnThreads(large, 2))).toBe(true);
-    // a graph under BLOCKS_FROM_SLOTS stays on this thread: the same graph whatever the threads
+    expect(same(here, await scenarioOnThreads.scenarioGraphOnThreads(large, 2))).toBe(true);
+    // a graph under BLOCKS_FROM_SLOTS: the same graph whatever the threads
     const small = { ...large, graph: { ...large.graph, users: 20_000, avgFollows: 30 } };
-    expect(same(scenarioGraph(small), await onThreads.scenarioGraphOnThreads(small, 2))).toBe(true);
+    expect(same(scenarioGraph(small), await scenarioOnThreads.scenarioGraphOnThreads(small, 2))).toBe(true);
     expect(same(scenarioGraph(small), here)).toBe(false);
   });
 
