@@ -786,55 +786,50 @@ async function benchFanout(store: Store, redis: Redis, keys: Keyspace, world: Wo
       if (o.written !== FANOUT_FOLLOWERS) console.log(`  !!! the worker wrote ${o.written} timelines, not ${FANOUT_FOLLOWERS} (${JSON.stringify(o)})`);
       return { rate: o.written / s, s, share };
     };
-    /** ZADD + ZREMRANGEBYRANK (+ PEXPIRE) per follower, pipelined like the worker's batches. */
-    const runCeiling = async (withLease: boolean) => {
-      const id = ids.next();
-      const score = postIdTime(id);
+    /** Every follower's timeline written by `send`, FANOUT_BATCH followers a batch, FANOUT_PIPELINES batches in flight: the rate and the cpu shares. */
+    const timedBatches = async (send: (batch: number[]) => Promise<void>) => {
       const a = await cpu.snapshot();
       t0 = performance.now();
       let next = 0;
       const lane = async () => {
-        while (next < followers.length) {
-          const batch = followers.slice(next, (next += FANOUT_BATCH));
-          const p = workerRedis.pipeline();
-          for (const u of batch) {
-            p.zadd(tlKey(u), score, id);
-            p.zremrangebyrank(tlKey(u), 0, -(TIMELINE_CAP + 1));
-            if (withLease) p.pexpire(tlKey(u), LEASE_MS);
-          }
-          const replies = (await p.exec()) ?? [];
-          const failed = replies.find(([err]) => err);
-          if (failed) throw failed[0];
-        }
+        while (next < followers.length) await send(followers.slice(next, (next += FANOUT_BATCH)));
       };
       await Promise.all(Array.from({ length: FANOUT_PIPELINES }, lane));
       const s = secs(t0);
       return { rate: followers.length / s, s, share: cpu.share(a, await cpu.snapshot()) };
     };
-
+    /** ZADD + ZREMRANGEBYRANK (+ PEXPIRE) per follower, pipelined like the worker's batches. */
+    const runCeiling = (withLease: boolean) => {
+      const id = ids.next();
+      const score = postIdTime(id);
+      return timedBatches(async (batch) => {
+        const p = workerRedis.pipeline();
+        for (const u of batch) {
+          p.zadd(tlKey(u), score, id);
+          p.zremrangebyrank(tlKey(u), 0, -(TIMELINE_CAP + 1));
+          if (withLease) p.pexpire(tlKey(u), LEASE_MS);
+        }
+        const failed = ((await p.exec()) ?? []).find(([err]) => err);
+        if (failed) throw failed[0];
+      });
+    };
     /** The worker's own add calls (server/cache/post-list-add.ts addToLists) in the same batches, sent bare: no event, no follower pages, no worker around them. */
-    const runCalls = async () => {
+    const runCalls = () => {
       const id = ids.next();
       const args = addArgs({ cap: TIMELINE_CAP, leaseMs: LEASE_MS }, [{ id, createdAt: postIdTime(id) }]);
-      const a = await cpu.snapshot();
-      t0 = performance.now();
-      let next = 0;
-      const lane = async () => {
-        while (next < followers.length) {
-          const batch = followers.slice(next, (next += FANOUT_BATCH));
-          const failed = (await addToLists(workerRedis, batch.map(tlKey), args)).find(([err]) => err);
-          if (failed) throw failed[0];
-        }
-      };
-      await Promise.all(Array.from({ length: FANOUT_PIPELINES }, lane));
-      const s = secs(t0);
-      return { rate: followers.length / s, s, share: cpu.share(a, await cpu.snapshot()) };
+      return timedBatches(async (batch) => {
+        const failed = (await addToLists(workerRedis, batch.map(tlKey), args)).find(([err]) => err);
+        if (failed) throw failed[0];
+      });
     };
 
     const w: number[] = [];
-    const c: number[] = [];
-    const cl: number[] = [];
-    const ca: number[] = [];
+    // what the worker is held against, each sent bare in the same batches
+    const bare = {
+      ceiling: { label: 'ZADD+trim', run: () => runCeiling(false), rates: [] as number[] },
+      lease: { label: 'ZADD+trim+PEXPIRE', run: () => runCeiling(true), rates: [] as number[] },
+      calls: { label: 'add calls bare', run: runCalls, rates: [] as number[] },
+    };
     for (let round = 1; round <= FANOUT_ROUNDS; round++) {
       // Alternate which goes first, so neither always runs on a warmer Redis.
       const order = round % 2 === 1 ? (['worker', 'ceiling', 'lease', 'calls'] as const) : (['calls', 'ceiling', 'lease', 'worker'] as const);
@@ -848,32 +843,29 @@ async function benchFanout(store: Store, redis: Redis, keys: Keyspace, world: Wo
           line.push(
             `worker ${fmt(r.rate)}/s (${r.s.toFixed(2)} s; cpu: redis ${r.share.redis.toFixed(0)}%, worker ${r.share.generator.toFixed(0)}%, postgres ${r.share.postgres.toFixed(0)}%, other ${r.share.other.toFixed(0)}%)`,
           );
-        } else if (what === 'calls') {
-          const r = await runCalls();
-          ca.push(r.rate);
-          seenOther.push(r.share.other);
-          line.push(`add calls bare ${fmt(r.rate)}/s (redis ${r.share.redis.toFixed(0)}%, client ${r.share.generator.toFixed(0)}%, other ${r.share.other.toFixed(0)}%)`);
         } else {
-          const r = await runCeiling(what === 'lease');
-          (what === 'lease' ? cl : c).push(r.rate);
+          const b = bare[what];
+          const r = await b.run();
+          b.rates.push(r.rate);
           seenOther.push(r.share.other);
-          line.push(`${what === 'lease' ? 'ZADD+trim+PEXPIRE' : 'ZADD+trim'} ${fmt(r.rate)}/s (redis ${r.share.redis.toFixed(0)}%, client ${r.share.generator.toFixed(0)}%, other ${r.share.other.toFixed(0)}%)`);
+          line.push(`${b.label} ${fmt(r.rate)}/s (redis ${r.share.redis.toFixed(0)}%, client ${r.share.generator.toFixed(0)}%, other ${r.share.other.toFixed(0)}%)`);
         }
       }
       console.log(`  round ${round}: ${line.join('; ')}`);
     }
     const batch = metrics.summary('batchMs');
     const workerRate = median(w);
-    const ceiling = median(c);
+    const ceiling = median(bare.ceiling.rates);
+    const calls = median(bare.calls.rates);
     console.log(
       `  worker (server/worker/fanout.ts, Lua add calls of 50 timelines, followers paged from Postgres): ${fmt(workerRate)} timeline writes/s; ` +
         `batch round trip p50 ${ms(batch.p50)}, p99 ${ms(batch.p99)}`,
     );
     console.log(
-      `  ceiling, pipelined ZADD + ZREMRANGEBYRANK: ${fmt(ceiling)} writes/s; with PEXPIRE (the lease the worker renews) too: ${fmt(median(cl))} writes/s; ` +
-        `the worker's own add calls sent bare (no event, no follower pages): ${fmt(median(ca))} writes/s`,
+      `  ceiling, pipelined ZADD + ZREMRANGEBYRANK: ${fmt(ceiling)} writes/s; with PEXPIRE (the lease the worker renews) too: ${fmt(median(bare.lease.rates))} writes/s; ` +
+        `the worker's own add calls sent bare (no event, no follower pages): ${fmt(calls)} writes/s`,
     );
-    return { worker: workerRate, ceiling, calls: median(ca) };
+    return { worker: workerRate, ceiling, calls };
   } finally {
     await closeRedis(workerRedis);
   }
