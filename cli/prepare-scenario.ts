@@ -3,6 +3,7 @@
 import { loadScenario, type LoadOptions } from '../sim/scenario/load.js';
 import { parseOverride, type Override } from '../sim/scenario/overrides.js';
 import type { Scenario } from '../sim/scenario/types.js';
+import type { FollowerGraph } from '../sim/graph/graph.js';
 import { prepare, ScenarioError, type PreparedScenario } from '../sim/run-scenario.js';
 import { scenarioGraphOnThreads } from '../sim/parallel/scenario-graph.js';
 import { InputError } from './errors.js';
@@ -61,10 +62,16 @@ function inputErrorOf(err: unknown): unknown {
   return err instanceof ScenarioError ? new InputError(err.message) : err;
 }
 
-/** The scenario's graph (on `threads` threads when it is large: the same graph) and its population, the graph's progress shown. */
-export async function prepareWithProgress(sc: Scenario, showProgress: boolean, threads: number): Promise<PreparedScenario> {
+/** The scenario's graph (on `threads` threads when it is large: the same graph), its progress shown. */
+export async function graphWithProgress(sc: Scenario, showProgress: boolean, threads: number): Promise<FollowerGraph> {
   const progress = new Progress('graph', showProgress && sc.graph.kind === 'generate');
   const graph = await asInputErrorLater(() => scenarioGraphOnThreads(sc, threads, (f, d) => progress.update(f, d)));
   progress.done(`${graph.users} users, ${graph.edges} follows`);
+  return graph;
+}
+
+/** The scenario's graph (graphWithProgress) and its population. */
+export async function prepareWithProgress(sc: Scenario, showProgress: boolean, threads: number): Promise<PreparedScenario> {
+  const graph = await graphWithProgress(sc, showProgress, threads);
   return asInputError(() => prepare(sc, graph));
 }

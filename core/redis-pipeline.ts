@@ -39,6 +39,11 @@ const POST_ID = '1600000000000000000';
  */
 export const TIMELINES_PER_ADD_CALL = 50;
 
+/** Timelines one add call writes for `posts` posts: TIMELINES_PER_ADD_CALL / posts, at least one (a backfill of 100 posts one a call, so a call, which Redis runs whole, stays short). */
+export function timelinesPerAddCall(posts: number): number {
+  return Math.max(1, Math.floor(TIMELINES_PER_ADD_CALL / Math.max(1, posts)));
+}
+
 /**
  * The bytes of one add call as the fan-out worker pipelines it (server/cache/post-list-add.ts addCalls
  * and addArgs, one post) writing `timelines` timelines: EVALSHA of the add script on each timeline's

@@ -13,7 +13,7 @@ import { readSlices } from '../../server/cache/post-list.js';
 import type { PostBodyCache } from '../../server/cache/post-bodies.js';
 import type { TimelineCache } from '../../server/cache/timelines.js';
 import { firstSlice } from '../../core/read-plan.js';
-import { TIMELINES_PER_ADD_CALL } from '../../core/redis-pipeline.js';
+import { timelinesPerAddCall } from '../../core/redis-pipeline.js';
 import { fitLine, SampleSet, spreadOf, type Fit, type Spread } from '../../sim/calibration/figures.js';
 import { commandTimes } from '../../sim/replay/redis-figures.js';
 import { HISTORY_NODE_ID } from '../replay/world.js';
@@ -65,7 +65,7 @@ export async function fillTimelines(timelines: TimelineCache, users: readonly nu
 /**
  * One batch of each size per round, into timelines filled to the cap: the batch's wall time (a fit
  * against its size) and Redis's time of the EVALSHAs per timeline over the round (an add call
- * writes up to TIMELINES_PER_ADD_CALL of them on calibrate's standalone Redis).
+ * writes up to timelinesPerAddCall(1) of them on calibrate's standalone Redis).
  */
 export async function measureTimelineWrites(redis: Redis, timelines: TimelineCache, targets: readonly number[], rounds: Rounds): Promise<{ fit: Fit; redisPerWrite: Spread; foreignSamples: number }> {
   const sizes = CALIBRATE.timelineWrites.batchSizes;
@@ -77,7 +77,7 @@ export async function measureTimelineWrites(redis: Redis, timelines: TimelineCac
   await inRounds(rounds, async (keep) => {
     const round = new Map<number, number>();
     const timelinesWritten = sizes.reduce((a, b) => a + b, 0);
-    const calls = sizes.reduce((a, n) => a + Math.ceil(n / TIMELINES_PER_ADD_CALL), 0);
+    const calls = sizes.reduce((a, n) => a + Math.ceil(n / timelinesPerAddCall(1)), 0);
     const t = await redisTimePerCall(redis, 'evalsha', calls, async () => {
       for (const n of sizes) {
         const now = Date.now();

@@ -10,11 +10,10 @@ import type { CheckProgress, SimulationCheck } from '../../sim/plan/check.js';
 import { runChecksInParallel } from '../../sim/parallel/run-checks.js';
 import { stringifyResult } from '../../sim/result.js';
 import { verdictExit } from '../../sim/slo.js';
-import { scenarioGraphOnThreads } from '../../sim/parallel/scenario-graph.js';
 import { numberFlag, threadsFlag } from '../args.js';
 import { EXIT_OK, EXIT_SLO_FAILED } from '../errors.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, sayWritten } from '../output.js';
-import { asInputError, asInputErrorLater, readScenario } from '../prepare-scenario.js';
+import { asInputError, asInputErrorLater, graphWithProgress, readScenario } from '../prepare-scenario.js';
 import { exitOptions, type Values } from '../spec/options.js';
 import type { PLAN_OPTIONS } from '../spec/simulate.js';
 
@@ -43,9 +42,7 @@ export async function run(values: Values<typeof PLAN_OPTIONS>, positionals: stri
       return { update: (f, d) => p.update(f, d), done: (d) => p.done(d) };
     },
   };
-  const bar = new Progress('graph', show && sc.graph.kind === 'generate');
-  const graph = await asInputErrorLater(() => scenarioGraphOnThreads(sc, threads, (f, d) => bar.update(f, d)));
-  bar.done(`${graph.users} users, ${graph.edges} follows`);
+  const graph = await graphWithProgress(sc, show, threads);
   const samples = asInputError(() => planSamples({ scenario: sc, graph, options, progress }));
   const figures =
     threads > 1 && samples.points.length >= SAMPLES_AT_ONCE_FROM ? await samplesAtOnce(samples, threads, show) : asInputError(() => evaluateSamples(samples.workload, samples.ctx, samples.points));

@@ -2,7 +2,7 @@
 // standalone Redis (a fan-out batch), one slot's lists a call on a cluster, and their replies list
 // by list.
 import type { FeedPosition } from '../../core/cursor.js';
-import { TIMELINES_PER_ADD_CALL } from '../../core/redis-pipeline.js';
+import { timelinesPerAddCall } from '../../core/redis-pipeline.js';
 import type { ScriptArg, ScriptCall } from './lua.js';
 import { ADD_SCRIPT, EMPTY_SENTINEL, rebuildKeys, scoreArgs, type ListShape } from './post-list.js';
 import { isCluster, type RedisLike } from './redis-like.js';
@@ -34,15 +34,13 @@ function addKeys(key: string): string[] {
 }
 
 /**
- * The add calls writing `args` (from addArgs) into the lists at `keys`: TIMELINES_PER_ADD_CALL lists
- * a call for one entry (fewer for several: a backfill of 100 posts writes one list a call, so a
- * call, which Redis runs whole, stays short), each call's lists of one hash slot (a cluster refuses
- * a script's keys over several), in the order given. `lists[c]` holds the indices into `keys` call
- * c writes.
+ * The add calls writing `args` (from addArgs) into the lists at `keys`: timelinesPerAddCall lists a
+ * call (core/redis-pipeline.ts: 50 for one entry, fewer for several), each call's lists of one hash
+ * slot (a cluster refuses a script's keys over several), in the order given. `lists[c]` holds the
+ * indices into `keys` call c writes.
  */
 export function addCalls(redis: RedisLike, keys: readonly string[], args: readonly ScriptArg[]): { calls: ScriptCall[]; lists: number[][] } {
-  const entries = Math.max(1, (args.length - ADD_ARGS_BEFORE_ENTRIES) / 2);
-  const perCall = Math.max(1, Math.floor(TIMELINES_PER_ADD_CALL / entries));
+  const perCall = timelinesPerAddCall((args.length - ADD_ARGS_BEFORE_ENTRIES) / 2);
   const groups = isCluster(redis) ? [...groupBySlot(keys).values()] : [keys.map((_, i) => i)];
   const calls: ScriptCall[] = [];
   const lists: number[][] = [];

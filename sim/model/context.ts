@@ -15,7 +15,7 @@ import type { Population } from './population.js';
 import { pushPullCosts } from '../policy.js';
 import { PullIndex } from './pull-index.js';
 import { ShardLoad } from './shard-load.js';
-import { TIMELINES_PER_ADD_CALL, timelineWritesPerQueryRead } from '../../core/redis-pipeline.js';
+import { timelinesPerAddCall, timelineWritesPerQueryRead } from '../../core/redis-pipeline.js';
 import { timelineKey } from '../../core/keys.js';
 import { TimelineCache } from './timeline-cache.js';
 
@@ -250,6 +250,6 @@ function pipelineChunkSeconds(sc: Scenario, users: number, keyPrefix: string): n
   const leaseMs = Math.round(sc.policy.leaseDays * SECONDS_PER_DAY * 1000);
   // one Redis process (a replay's) is a standalone server: add calls of many timelines; a cluster's calls hold one
   const standalone = (sc.infrastructure.redisProcesses ?? sc.infrastructure.redisShards) === 1;
-  const perCall = standalone ? TIMELINES_PER_ADD_CALL : 1;
+  const perCall = standalone ? timelinesPerAddCall(1) : 1;
   return timelineWritesPerQueryRead(keyPrefix + timelineKey(Math.max(0, users - 1)), sc.policy.timelineCap, leaseMs, perCall) * sc.infrastructure.costs.zadd;
 }
