@@ -55,14 +55,19 @@ export function cpuLine(c: CpuShare, generatorName?: string): string {
   return formatCpu(c, generatorName);
 }
 
-/** CPU time per read (µs) of the serving process (`who`: its name in the cpu meter), Redis and Postgres, from the shares (% of a core) and the rate. */
-export function perRead(c: CpuShare, rate: number, who = 'server'): string {
+/** The serving processes' names in the cpu meter: one, or several that serve together. */
+export type Serving = string | readonly string[];
+
+/** CPU time per read (µs) of the serving process or processes (their sum), Redis and Postgres, from the shares (% of a core) and the rate. */
+export function perRead(c: CpuShare, rate: number, who: Serving = 'server'): string {
   const us = (pctOfCore: number) => fmt((pctOfCore * 1e4) / rate);
-  return `cpu per read: ${who} ${us(c.processes[who] ?? 0)} µs, redis ${us(c.redis)} µs, postgres ${us(c.postgres)} µs`;
+  const names = typeof who === 'string' ? [who] : who;
+  const serving = names.reduce((sum, name) => sum + (c.processes[name] ?? 0), 0);
+  return `cpu per read: ${names.join(' + ')} ${us(serving)} µs, redis ${us(c.redis)} µs, postgres ${us(c.postgres)} µs`;
 }
 
-/** Closed-loop feed reads on the first `c` of `conns`, printed (`who`: the serving process's name in the cpu meter). */
-export async function closedAt(conns: KeepAliveConnection[], pick: () => Buffer, c: number, label: string, cpu: CpuMeter, quiet: QuietGate, who = 'server'): Promise<ClosedLoopResult> {
+/** Closed-loop feed reads on the first `c` of `conns`, printed (`who`: the serving process's name, or names, in the cpu meter). */
+export async function closedAt(conns: KeepAliveConnection[], pick: () => Buffer, c: number, label: string, cpu: CpuMeter, quiet: QuietGate, who: Serving = 'server'): Promise<ClosedLoopResult> {
   await quiet.wait();
   const r = await closedLoop(conns.slice(0, c), pick, CLOSED_WARMUP_MS, CLOSED_MS, cpu);
   console.log(

@@ -11,7 +11,9 @@
 //     durations and cpu lines) and set beside the ceiling: whether node:http itself, with the load
 //     generator and Redis on the same two cores, reaches 50% of it. The floor is measured in
 //     bench/server-floor.ts; what its measurements and the server's share (the loops' settings,
-//     the closed loop, the cpu lines) is in bench/server-loops.ts.
+//     the closed loop, the cpu lines) is in bench/server-loops.ts. Last, the API tier as two
+//     instances, one per core as the ceiling has a thread per core (bench/server-instances.ts):
+//     their maximum and their p99 at half of it, against the same targets.
 //  2. Fan-out: timeline writes per second of the real worker code (server/worker/fanout.ts) pushing
 //     one post to an author's 60,000 active followers, beside pipelined ZADD + trim of the same
 //     entries in the same batches. Target: >= 90% of the ceiling. Since the worker writes 50
@@ -39,7 +41,8 @@
 // compared, and every line says how busy the rest of the machine was); then wrk at the same
 // connection counts; then the open loop at 50% and 90% of the best HTTP figure; then the floor, in a
 // child process of its own beside the idle server: its closed loop at the same connection counts and
-// again at its best (as many samples as the server's maximum is the best of), then the half-load rate.
+// again at its best (as many samples as the server's maximum is the best of), then the half-load rate;
+// then a second server beside the first, the connections alternating between them, measured alike.
 // The ceiling runs in worker threads of this process (bench/server-ceiling.ts), one and two, while
 // the server is idle.
 //
@@ -97,6 +100,7 @@ import {
 } from '../sim/replay/http-client.js';
 import { ceilingRead, runCeilingThreads, type CeilingJob } from './server-ceiling.js';
 import { measureFloor, type FloorFigures } from './server-floor.js';
+import { measureTwoInstances, type InstancesFigures } from './server-instances.js';
 import {
   bestOfLevels,
   closedAt,
@@ -204,7 +208,7 @@ export async function benchServer(): Promise<void> {
       return r.rows.map((row) => row.pid);
     });
     const quiet = new QuietGate(cpu);
-    const reads = await benchReads(world, server, redis, keys, store, cpu, quiet);
+    const reads = await benchReads(world, server, () => startServerChild(schema, keys.prefix), redis, keys, store, cpu, quiet);
     await server.stop();
     cpu.setServer(null);
     const fanout = await benchFanout(store, redis, keys, world, cpu, quiet);
@@ -239,6 +243,14 @@ export async function benchServer(): Promise<void> {
         `  RESULT feed reads: the floor's p99 at the half-load rate ${ms(reads.floorHalf)} (a bare node:http server doing the same Redis work)${disturbance(reads.floorHalfOther)}` +
           (Number.isNaN(reads.p99Half) ? '' : `: the server's is ${(reads.p99Half / reads.floorHalf).toFixed(1)}x it`),
       );
+    if (Number.isNaN(reads.two.max)) console.log('  RESULT feed reads, two instances: not measured (their line above says why)');
+    else {
+      const r2 = reads.two.max / reads.ceiling;
+      console.log(
+        `  RESULT feed reads, two instances (one per core, as the ceiling's two threads): max ${fmt(reads.two.max)} reads/s / ceiling ${fmt(reads.ceiling)} reads/s = ${r2.toFixed(2)} (target >= ${TARGET_READ_RATIO.toFixed(2)}): ${verdict(r2 >= TARGET_READ_RATIO)}` +
+          (Number.isNaN(reads.two.p99Half) ? '' : `; p99 at half of their max ${ms(reads.two.p99Half)} (target < ${TARGET_P99_MS} ms): ${verdict(reads.two.p99Half < TARGET_P99_MS)}${disturbance(reads.two.halfOther)}`),
+      );
+    }
     const fr = fanout.worker / fanout.ceiling;
     console.log(
       `  RESULT fan-out: worker ${fmt(fanout.worker)} timeline writes/s / ceiling ${fmt(fanout.ceiling)} writes/s = ${fr.toFixed(2)} (target >= ${TARGET_FANOUT_RATIO.toFixed(2)}): ${verdict(fr >= TARGET_FANOUT_RATIO)}` +
@@ -465,6 +477,8 @@ interface ReadFigures {
   floorHalfOther: number;
   /** The floor's closed-loop maximum, reads/s (NaN: not measured). */
   floorMax: number;
+  /** The API tier of two instances, one per core (NaN figures: not measured). */
+  two: InstancesFigures;
 }
 
 /** The maximum again with wrk (bench/server-wrk.ts) at the closed loop's connection counts (its best), or why not. */
@@ -489,7 +503,16 @@ async function confirmWithWrk(server: ServerChild, tokens: readonly string[], cp
   return best;
 }
 
-async function benchReads(world: World, server: ServerChild, redis: Redis, keys: Keyspace, store: Store, cpu: CpuMeter, quiet: QuietGate): Promise<ReadFigures> {
+async function benchReads(
+  world: World,
+  server: ServerChild,
+  startSecond: () => Promise<ServerChild>,
+  redis: Redis,
+  keys: Keyspace,
+  store: Store,
+  cpu: CpuMeter,
+  quiet: QuietGate,
+): Promise<ReadFigures> {
   const { graph } = world;
   const hostHeader = `${server.host}:${server.port}`;
   const tokens = Array.from({ length: graph.users }, (_, u) => signToken(u, TOKEN_SECRET, { ttlSeconds: 3_600 }));
@@ -645,8 +668,12 @@ async function benchReads(world: World, server: ServerChild, redis: Redis, keys:
       console.log(`the floor: not measured (${err.message})`);
       return { max: NaN, p99Half: NaN, halfOther: NaN };
     });
+    const two = await measureTwoInstances(server, conns, startSecond, feedRequests, cpu, quiet, bestCeiling.rate).catch((err: Error): InstancesFigures => {
+      console.log(`two instances: not measured (${err.message})`);
+      return { max: NaN, p99Half: NaN, halfOther: NaN };
+    });
 
-    return { maxHttp, ceiling: bestCeiling.rate, p99Half, halfOther, wrk, floorHalf: floor.p99Half, floorHalfOther: floor.halfOther, floorMax: floor.max };
+    return { maxHttp, ceiling: bestCeiling.rate, p99Half, halfOther, wrk, floorHalf: floor.p99Half, floorHalfOther: floor.halfOther, floorMax: floor.max, two };
   } finally {
     for (const c of conns) c.close();
   }
