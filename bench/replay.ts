@@ -105,7 +105,7 @@ async function benchDriver(redis: Redis, redisUrl: string, databaseUrl: string):
   try {
     const t0 = performance.now();
     const mapping = replayMapping(loadScenario(DRIVER_SCENARIO, { onIntervalNote: null }), {}, availableParallelism());
-    const world = buildWorld(mapping);
+    const world = await buildWorld(mapping, undefined, availableParallelism());
     const sc = world.mapping.scenario;
     const policy = policyFor(sc);
     const scratch = scratchNames(redisUrl, databaseUrl);

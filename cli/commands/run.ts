@@ -26,7 +26,7 @@ export async function run(values: Values<typeof RUN_OPTIONS>, positionals: strin
   let forced = false;
   if (dashboardWanted(values)) {
     const { LiveSession } = await loadDashboard();
-    live = new LiveSession({ scenario: sc, policies: [policy], labels: [formatPolicy(policy)], mode: 'run' });
+    live = new LiveSession({ scenario: sc, policies: [policy], labels: [formatPolicy(policy)], mode: 'run', graphThreads: availableParallelism() });
     const outcome = await live.outcome();
     result = outcome.runs[0];
     forced = outcome.forced;

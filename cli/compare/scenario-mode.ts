@@ -24,7 +24,7 @@ import { expectedSeconds } from '../calibrate/progress.js';
 import { CALIBRATE } from '../calibrate/settings.js';
 import { InputError } from '../errors.js';
 import { Progress } from '../output.js';
-import { asInputError, readScenario } from '../prepare-scenario.js';
+import { asInputError, asInputErrorLater, readScenario } from '../prepare-scenario.js';
 import { buildWorld } from '../replay/world.js';
 import { runFeedlab } from './child-command.js';
 import { estimateSide } from './estimate-side.js';
@@ -126,7 +126,7 @@ export async function compareScenario(path: string, f: ScenarioModeFlags, outDir
       }
     }
     const progress = new Progress('world', !f.quiet);
-    const world = asInputError(() => buildWorld(mapping, (x, d) => progress.update(x, d)));
+    const world = await asInputErrorLater(() => buildWorld(mapping, (x, d) => progress.update(x, d), cores));
     progress.done(`${world.graph.users} users, ${world.graph.edges} follows, ${world.schedule.posts.at.length} posts and ${world.schedule.sessions.at.length} sessions scheduled`);
 
     // 3. the measured side, each replay just after its calibration when they are measured here

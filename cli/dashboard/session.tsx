@@ -39,16 +39,25 @@ export class LiveSession {
 
   /**
    * `replay`: the thread is replay-worker.ts with this input (the clock counts the replay's wall
-   * time); otherwise sim-worker.ts simulates the policies, up to `threads` at once (default 1).
+   * time); otherwise sim-worker.ts simulates the policies, up to `threads` at once (default 1), and
+   * makes a generated graph drawn in blocks on up to `graphThreads` (default `threads`).
    */
-  constructor(opts: { scenario: Scenario; policies: FanoutPolicy[]; labels: string[]; mode: 'run' | 'sweep'; threads?: number; replay?: { input: object; timeScale: number } }) {
+  constructor(opts: {
+    scenario: Scenario;
+    policies: FanoutPolicy[];
+    labels: string[];
+    mode: 'run' | 'sweep';
+    threads?: number;
+    graphThreads?: number;
+    replay?: { input: object; timeScale: number };
+  }) {
     const live = opts.replay ? { source: 'replay' as const, timeScale: opts.replay.timeScale } : undefined;
     this.store = new DashboardStore(initialState(opts.scenario, opts.labels, opts.mode, live));
     this.outcomePromise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     const stop = this.stopFlag.buffer;
     const workerData: WorkerInput | { input: object; stop: SharedArrayBuffer } = opts.replay
       ? { input: opts.replay.input, stop }
-      : { scenario: opts.scenario, policies: opts.policies, stop, threads: opts.threads ?? 1 };
+      : { scenario: opts.scenario, policies: opts.policies, stop, threads: opts.threads ?? 1, graphThreads: opts.graphThreads ?? opts.threads ?? 1 };
     // the compiled worker beside this file (dist/cli/dashboard/sim-worker.js or replay-worker.js)
     this.worker = new Worker(new URL(opts.replay ? './replay-worker.js' : './sim-worker.js', import.meta.url), { workerData });
     this.worker.on('message', (m: LiveMessage) => this.receive(m));

@@ -17,7 +17,8 @@ import { InputError } from '../../sim/errors.js';
 import { sharedPrepared } from '../../sim/parallel/shared-memory.js';
 import { runJobs } from '../../sim/parallel/thread-pool.js';
 import type { RunResult } from '../../sim/result.js';
-import { prepare, scenarioGraph, ScenarioError, type PreparedScenario } from '../../sim/run-scenario.js';
+import { scenarioGraphOnThreads } from '../../sim/parallel/scenario-graph.js';
+import { prepare, ScenarioError, type PreparedScenario } from '../../sim/run-scenario.js';
 import type { Scenario } from '../../sim/scenario/types.js';
 import { POST_INTERVAL_MS, simulateLive, type LivePolicyJob } from './live-policy.js';
 import { StopFlag } from './stop-flag.js';
@@ -30,6 +31,8 @@ export interface WorkerInput {
   stop: SharedArrayBuffer;
   /** Policies simulated at once (1: one after another on this thread). */
   threads: number;
+  /** Threads a generated graph drawn in blocks is made on (sim/parallel/scenario-graph.ts). */
+  graphThreads: number;
 }
 
 async function main(): Promise<void> {
@@ -41,7 +44,7 @@ async function main(): Promise<void> {
 
   try {
     let lastPrepare = 0;
-    const graph = scenarioGraph(input.scenario, (fraction, detail) => {
+    const graph = await scenarioGraphOnThreads(input.scenario, input.graphThreads, (fraction, detail) => {
       const now = performance.now();
       if (now - lastPrepare < POST_INTERVAL_MS && fraction < 1) return;
       lastPrepare = now;

@@ -3,6 +3,7 @@
 // (a live sweep: the same schedule from the same starting state each time), the scratch space
 // removed at the end whatever happened. It runs on the main thread for plain output, or in a worker
 // thread behind the dashboard (cli/dashboard/replay-worker.ts), with the same hooks.
+import { availableParallelism } from 'node:os';
 import { formatPolicy, type FanoutPolicy } from '../../core/fanout-policy.js';
 import { closeRedis } from '../../server/cache/redis.js';
 import { DEFAULT_GROUP } from '../../server/worker/config.js';
@@ -77,7 +78,7 @@ export async function runReplay(input: ReplayInput, hooks: ReplayHooks): Promise
 async function replay(input: ReplayInput, hooks: ReplayHooks): Promise<ReplayOutcome> {
   const { log } = hooks;
   const gp = hooks.progress('graph');
-  const world = buildWorld(input.mapping, (f, d) => gp.update(f, d));
+  const world = await buildWorld(input.mapping, (f, d) => gp.update(f, d), availableParallelism());
   gp.done(`${formatCount(world.graph.users)} users, ${formatCount(world.graph.edges)} follows`);
   const m = world.mapping;
   const offered = offeredLoad(world.schedule, m.timeScale);

@@ -15,7 +15,8 @@ import type { FollowerGraph } from '../../sim/graph/graph.js';
 import type { Population } from '../../sim/model/population.js';
 import { keptAtStart } from '../../sim/replay/capacity.js';
 import { policyFollowerCounts, withFileUsers, type ReplayMapping } from '../../sim/replay/mapping.js';
-import { prepare, scenarioGraph } from '../../sim/run-scenario.js';
+import { scenarioGraphOnThreads } from '../../sim/parallel/scenario-graph.js';
+import { prepare } from '../../sim/run-scenario.js';
 import { historyPosts, postText, type History } from '../../sim/workload/history.js';
 import { ArrivalSchedule, scheduleDigest, type MaterializedSchedule } from '../../sim/workload/schedule.js';
 
@@ -33,8 +34,12 @@ export interface LiveWorld {
   followerCounts: Float64Array;
 }
 
-export function buildWorld(mapping: ReplayMapping, onProgress?: (fraction: number, detail: string) => void): LiveWorld {
-  const graph = scenarioGraph(mapping.scenario, onProgress);
+/**
+ * The world of a mapped scenario. Its generated graph is made on up to `threads` threads when it is
+ * drawn in blocks (sim/parallel/scenario-graph.ts), the same graph as on one.
+ */
+export async function buildWorld(mapping: ReplayMapping, onProgress?: (fraction: number, detail: string) => void, threads = 1): Promise<LiveWorld> {
+  const graph = await scenarioGraphOnThreads(mapping.scenario, threads, onProgress);
   const m = withFileUsers(mapping, graph.users);
   const prepared = prepare(m.scenario, graph);
   const population = prepared.population;

@@ -121,9 +121,9 @@ describe.skipIf(skip)('feedlab replay', () => {
 
     // the schedule is the one the scenario and seed make, byte for byte
     const sc = parseScenario(CRASHING, 'events.yaml');
-    const world = buildWorld(replayMapping(sc, {}, 2));
+    const world = await buildWorld(replayMapping(sc, {}, 2));
     expect(x.schedule.digest).toBe(world.digest);
-    expect(x.schedule.digest).toBe(buildWorld(replayMapping(sc, {}, 2)).digest);
+    expect(x.schedule.digest).toBe((await buildWorld(replayMapping(sc, {}, 2))).digest);
     expect(x.schedule.posts).toBe(world.schedule.posts.at.length);
 
     // every scheduled request was offered, sent and answered

@@ -26,7 +26,7 @@ policy: { kind: threshold, threshold: 25000 }
 replay: { users: 2000, timeScale: 10, workers: 3 }
 `, 'mirror.yaml');
 const mapping = replayMapping(sc, {}, 2);
-const world = buildWorld(mapping);
+const world = await buildWorld(mapping);
 
 describe('mirrorScenario', () => {
   it("is the mapped world on the reference deployment: the workers started, whole posts, one API core, one Redis, this machine's cores", () => {
