@@ -17,19 +17,42 @@ export interface AliasTable {
 }
 
 /**
- * Build the table for non-negative weights, not all zero. Zero-weight entries are never drawn.
- * With `labels`, a draw of entry i returns labels[i].
+ * The working arrays of tables built again and again (a block's urn, rebuilt as its stubs run out),
+ * kept between builds: a fresh set for a 1M-entry table is 24 MB to allocate and touch each time.
+ * A table built in a scratch is valid until the next build in it.
  */
-export function buildAliasTable(weights: Float64Array, labels?: Uint32Array): AliasTable {
+export class AliasScratch {
+  private keep = new Float64Array(0);
+  private alias = new Uint32Array(0);
+  private work = new Uint32Array(0);
+  private columns = new Uint32Array(0);
+
+  /** Arrays of at least n entries (grown when smaller), cut to n. */
+  arrays(n: number): { keep: Float64Array; alias: Uint32Array; work: Uint32Array; columns: Uint32Array } {
+    if (this.keep.length < n) {
+      this.keep = new Float64Array(n);
+      this.alias = new Uint32Array(n);
+      this.work = new Uint32Array(n);
+      this.columns = new Uint32Array(2 * n);
+    }
+    return { keep: this.keep.subarray(0, n), alias: this.alias.subarray(0, n), work: this.work.subarray(0, n), columns: this.columns.subarray(0, 2 * n) };
+  }
+}
+
+/**
+ * Build the table for non-negative weights, not all zero. Zero-weight entries are never drawn.
+ * With `labels`, a draw of entry i returns labels[i]. With `scratch`, the table's arrays are the
+ * scratch's (the same table, valid until the scratch's next build).
+ */
+export function buildAliasTable(weights: Float64Array, labels?: Uint32Array, scratch?: AliasScratch): AliasTable {
   const n = weights.length;
   let total = 0;
   for (let i = 0; i < n; i++) total += weights[i];
   if (!(total > 0) || !Number.isFinite(total)) throw new RangeError('alias table needs a finite positive total weight');
   if (n > 0xffffffff) throw new RangeError('alias table too large');
-  const keep = new Float64Array(n);
-  const alias = new Uint32Array(n);
+  // Every entry of these is written before it is read (the small/large loop pairs each column once).
+  const { keep, alias, work, columns } = scratch ? scratch.arrays(n) : { keep: new Float64Array(n), alias: new Uint32Array(n), work: new Uint32Array(n), columns: new Uint32Array(2 * n) };
   // Two stacks in one array: small columns grow from the front, large ones from the back.
-  const work = new Uint32Array(n);
   let small = 0;
   let large = n;
   const scale = n / total;
@@ -49,9 +72,17 @@ export function buildAliasTable(weights: Float64Array, labels?: Uint32Array): Al
     }
   }
   // Whatever is left is 1 up to rounding error (never a zero weight: those are always paired off).
-  while (large < n) keep[work[large++]] = 1;
-  while (small > 0) keep[work[--small]] = 1;
-  const columns = new Uint32Array(2 * n);
+  // (and unpaired: alias 0, as in fresh arrays, so a scratch's table is the same bytes)
+  while (large < n) {
+    const i = work[large++];
+    keep[i] = 1;
+    alias[i] = 0;
+  }
+  while (small > 0) {
+    const i = work[--small];
+    keep[i] = 1;
+    alias[i] = 0;
+  }
   for (let i = 0; i < n; i++) {
     columns[2 * i] = Math.min(ONE, Math.round(keep[i] * ONE));
     columns[2 * i + 1] = alias[i];
