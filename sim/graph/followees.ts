@@ -151,7 +151,6 @@ export function chooseFollowers(plan: DrawPlan, b: number, rng: Rng): HeavyFollo
   const { heavy, offsets } = plan;
   const first = plan.blockStarts[b];
   const users = plan.blockStarts[b + 1] - first;
-  const taken = new Uint32Array(users);
   if (heavy === 0) return { start: new Uint32Array(users + 1), ranks: new Uint32Array(0) };
   const slots = new Uint32Array(users); // empty slots, by account - first
   let maxSlots = 0;
@@ -197,13 +196,17 @@ export function chooseFollowers(plan: DrawPlan, b: number, rng: Rng): HeavyFollo
         }
         pickedAccount[picks] = u;
         pickedRank[picks++] = r;
-        taken[u]++;
         slots[u] = s - 1;
         bySlots[s]--;
         bySlots[s - 1]++;
       }
     }
   }
+  // What each account took is the slots it no longer has: counted here, not per choice, which was a
+  // second read far away in memory per choice (four blocks' choices of a 1M / 20M graph, three
+  // alternated runs on 2026-12-07: 685-910 ms cold, 393-471 warm, against 874-1,086 and 482-816).
+  const taken = new Uint32Array(users);
+  for (let i = 0; i < users; i++) taken[i] = offsets[first + i + 1] - offsets[first + i] - slots[i];
   const byAccount = offsetsFromCounts(taken);
   const ranks = new Uint32Array(picks);
   const cursor = taken; // reused: where each account's next rank goes
