@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Rng } from '../core/random.js';
 import type { CpuMeter } from '../sim/replay/cpu.js';
-import { getRequest, openConnections, openLoop, pct, type KeepAliveConnection } from '../sim/replay/http-client.js';
+import { getRequest, openConnections, type KeepAliveConnection } from '../sim/replay/http-client.js';
 import { startBareServer } from './bare-server.js';
 import type { CeilingJob } from './server-ceiling.js';
-import { bestOfLevels, closedAt, CLOSED_MS, CLOSED_WARMUP_MS, CONNECTIONS, cpuLine, fmt, ms, OPEN_MS, OPEN_WARMUP_MS, PAIRED_ROUNDS, type QuietGate } from './server-loops.js';
+import { bestAgain, closedAt, CLOSED_MS, CLOSED_WARMUP_MS, CONNECTIONS, fmt, openAt, type QuietGate } from './server-loops.js';
 
 /** What the floor is set beside: the server's maximum and the ceiling's, reads/s, and the ceiling's cpu per read, µs. */
 export interface FloorReference {
@@ -59,7 +59,7 @@ export async function measureFloor(
         `${CONNECTIONS} keep-alive connections open; closed loop as the server's (${CLOSED_MS / 1000} s per level after ${CLOSED_WARMUP_MS / 1000} s warm-up), then the half-load rate:`,
     );
     const max = await floorMax(conns, pick, cpu, quiet, ref);
-    const half = await floorHalfLoad(conns, pick, Math.round(ref.maxHttp * 0.5), cpu, quiet).catch((err: Error) => {
+    const half = await openAt(conns, pick, Math.round(ref.maxHttp * 0.5), 'at the half-load rate', cpu, quiet, 'bare').catch((err: Error) => {
       console.log(`  at the half-load rate: not measured (${err.message})`);
       return { p99: NaN, other: NaN };
     });
@@ -73,12 +73,7 @@ export async function measureFloor(
 
 /** The floor's closed-loop maximum: the server's connection counts, then its best again as often as the server's (PAIRED_ROUNDS), the fastest. */
 async function floorMax(conns: KeepAliveConnection[], pick: () => Buffer, cpu: CpuMeter, quiet: QuietGate, ref: FloorReference): Promise<number> {
-  const at = (c: number, label: string) => closedAt(conns, pick, c, label, cpu, quiet, 'bare');
-  let best = await bestOfLevels(at);
-  for (let round = 0; round < PAIRED_ROUNDS; round++) {
-    const r = await at(best.concurrency, 'again, ');
-    if (r.rate > best.rate) best = r;
-  }
+  const best = await bestAgain((c, label) => closedAt(conns, pick, c, label, cpu, quiet, 'bare'));
   const c = best.cpu;
   const us = (pctOfCore: number) => (pctOfCore * 1e4) / best.rate;
   const floorUs = us(c.processes.bare + c.generator + c.redis + c.postgres);
@@ -89,19 +84,4 @@ async function floorMax(conns: KeepAliveConnection[], pick: () => Buffer, cpu: C
       `ceiling/floor cpu ${(ref.ceilingUs / floorUs).toFixed(2)}: the reads ratio the two cores allow the floor when saturated`,
   );
   return best.rate;
-}
-
-/** The floor's p99 at the server's half-load rate, and other processes' share of a core meanwhile (throws if it did not answer every read). */
-async function floorHalfLoad(conns: KeepAliveConnection[], pick: () => Buffer, rate: number, cpu: CpuMeter, quiet: QuietGate): Promise<{ p99: number; other: number }> {
-  await quiet.wait();
-  await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
-  const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
-  if (r.errors > 0 || r.completed !== r.intended) throw new Error(`the floor answered ${r.completed} of ${r.intended} (${r.errors} errors: ${r.firstError})`);
-  const bareUs = fmt((r.cpu.processes.bare * 1e4) / r.achievedRate);
-  console.log(
-    `  at the half-load rate (${fmt(rate)}/s offered): ` +
-      `p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} (from actual send: p99 ${ms(pct(r.fromSent, 99))}); ` +
-      `its cpu per read ${bareUs} µs; ${cpuLine(r.cpu)}`,
-  );
-  return { p99: pct(r.fromIntended, 99), other: r.cpu.other };
 }

@@ -1,5 +1,5 @@
 // The server benchmark's API tier of two instances (bench/server.ts runs it after the floor): a
-// second `feedlab serve` on the same schema, keys and event streams (several instances are a
+// second `feedlab serve` (node id 1) on the same schema, keys and event streams (several instances are a
 // supported deployment: migrations under an advisory lock, the outbox claimed with SKIP LOCKED),
 // one per core as the ceiling has a thread per core. The client's connections alternate between
 // the two, so every connection count splits evenly. One instance leaves about half of the machine
@@ -7,16 +7,9 @@
 // event loop or the CPU a read costs bounds the maximum.
 import { Rng } from '../core/random.js';
 import type { CpuMeter } from '../sim/replay/cpu.js';
-import { openConnections, openLoop, overConnections, pct, request, type KeepAliveConnection } from '../sim/replay/http-client.js';
-import { bestOfLevels, closedAt, CONNECTIONS, cpuLine, fmt, ms, OPEN_MS, OPEN_WARMUP_MS, PAIRED_ROUNDS, type QuietGate } from './server-loops.js';
-
-/** A running `feedlab serve` child (bench/server.ts starts them). */
-export interface ServingChild {
-  proc: { pid?: number };
-  host: string;
-  port: number;
-  stop(): Promise<void>;
-}
+import { openConnections, overConnections, request, type KeepAliveConnection } from '../sim/replay/http-client.js';
+import type { ServerChild } from './server-child.js';
+import { bestAgain, closedAt, CONNECTIONS, fmt, openAt, type QuietGate } from './server-loops.js';
 
 export interface InstancesFigures {
   /** The two instances' closed-loop maximum, reads/s. */
@@ -38,9 +31,9 @@ const NAMES = ['server', 'server 2'] as const;
  * connections to `first`.
  */
 export async function measureTwoInstances(
-  first: ServingChild,
+  first: ServerChild,
   firstConns: readonly KeepAliveConnection[],
-  startSecond: () => Promise<ServingChild>,
+  startSecond: () => Promise<ServerChild>,
   requests: readonly Buffer[],
   cpu: CpuMeter,
   quiet: QuietGate,
@@ -63,17 +56,12 @@ export async function measureTwoInstances(
       `two instances: a second \`feedlab serve\` (child process ${second.proc.pid}) on the same schema, keys and streams, every feed read once through it (${((performance.now() - t0) / 1000).toFixed(1)} s); ` +
         `the connections alternate between the two ("${NAMES[0]}", "${NAMES[1]}" in the cpu lines):`,
     );
-    const at = (c: number, label: string) => closedAt(conns, pick, c, label, cpu, quiet, NAMES);
-    let best = await bestOfLevels(at);
-    for (let round = 0; round < PAIRED_ROUNDS; round++) {
-      const r = await at(best.concurrency, 'again, ');
-      if (r.rate > best.rate) best = r;
-    }
+    const best = await bestAgain((c, label) => closedAt(conns, pick, c, label, cpu, quiet, NAMES));
     const idle = best.cpu.idle;
     console.log(
       `  two instances' max ${fmt(best.rate)} reads/s (${best.concurrency} connections) = ${(best.rate / ceiling).toFixed(2)} of the ceiling (${fmt(ceiling)}/s); the machine ${idle.toFixed(0)}% idle of 200% meanwhile`,
     );
-    const half = await halfLoad(conns, pick, Math.round(best.rate / 2), cpu, quiet).catch((err: Error) => {
+    const half = await openAt(conns, pick, Math.round(best.rate / 2), 'at half of their max', cpu, quiet, NAMES).catch((err: Error) => {
       console.log(`  at half of their max: not measured (${err.message})`);
       return { p99: NaN, other: NaN };
     });
@@ -83,18 +71,4 @@ export async function measureTwoInstances(
     for (const c of secondConns) c.close();
     await second.stop();
   }
-}
-
-/** The pair's p99 at `rate`, and other processes' share of a core meanwhile (throws if a read went unanswered). */
-async function halfLoad(conns: KeepAliveConnection[], pick: () => Buffer, rate: number, cpu: CpuMeter, quiet: QuietGate): Promise<{ p99: number; other: number }> {
-  await quiet.wait();
-  await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
-  const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
-  if (r.errors > 0 || r.completed !== r.intended) throw new Error(`the two answered ${r.completed} of ${r.intended} (${r.errors} errors: ${r.firstError})`);
-  const serversUs = fmt((NAMES.reduce((s, n) => s + (r.cpu.processes[n] ?? 0), 0) * 1e4) / r.achievedRate);
-  console.log(
-    `  at half of their max (${fmt(rate)}/s offered): p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} ` +
-      `(from actual send: p99 ${ms(pct(r.fromSent, 99))}); the two servers' cpu per read ${serversUs} µs; ${cpuLine(r.cpu)}`,
-  );
-  return { p99: pct(r.fromIntended, 99), other: r.cpu.other };
 }

@@ -1,10 +1,11 @@
-// What the server benchmark's read measurements share, the reference server's (bench/server.ts) and
-// the floor's (bench/server-floor.ts), so that both are measured alike: the closed and open loops'
-// settings, the wait for other processes to quieten before each measurement, the closed loop at a
-// connection count and at the best of a few, and the cpu lines, which also record how busy the rest
-// of the machine was during every measurement (the summary's machine line).
+// What the server benchmark's read measurements share, the reference server's (bench/server.ts),
+// the floor's (bench/server-floor.ts) and the two instances' (bench/server-instances.ts), so that all
+// are measured alike: the closed and open loops' settings, the wait for other processes to quieten
+// before each measurement, the closed loop at a connection count and at the best of a few, the open
+// loop at a rate, and the cpu lines, which also record how busy the rest of the machine was during
+// every measurement (the summary's machine line).
 import { formatCpu, waitForQuiet, type CpuMeter, type CpuShare } from '../sim/replay/cpu.js';
-import { closedLoop, pct, type ClosedLoopResult, type KeepAliveConnection } from '../sim/replay/http-client.js';
+import { closedLoop, openLoop, pct, type ClosedLoopResult, type KeepAliveConnection } from '../sim/replay/http-client.js';
 
 export const CONNECTIONS = 128;
 export const CLOSED_LEVELS = [16, 64, 128];
@@ -58,12 +59,16 @@ export function cpuLine(c: CpuShare, generatorName?: string): string {
 /** The serving processes' names in the cpu meter: one, or several that serve together. */
 export type Serving = string | readonly string[];
 
+/** The serving processes' share of a core (%), summed. */
+function servingShare(c: CpuShare, who: Serving): number {
+  return (typeof who === 'string' ? [who] : who).reduce((sum, name) => sum + (c.processes[name] ?? 0), 0);
+}
+
 /** CPU time per read (µs) of the serving process or processes (their sum), Redis and Postgres, from the shares (% of a core) and the rate. */
 export function perRead(c: CpuShare, rate: number, who: Serving = 'server'): string {
   const us = (pctOfCore: number) => fmt((pctOfCore * 1e4) / rate);
-  const names = typeof who === 'string' ? [who] : who;
-  const serving = names.reduce((sum, name) => sum + (c.processes[name] ?? 0), 0);
-  return `cpu per read: ${names.join(' + ')} ${us(serving)} µs, redis ${us(c.redis)} µs, postgres ${us(c.postgres)} µs`;
+  const names = typeof who === 'string' ? who : who.join(' + ');
+  return `cpu per read: ${names} ${us(servingShare(c, who))} µs, redis ${us(c.redis)} µs, postgres ${us(c.postgres)} µs`;
 }
 
 /** Closed-loop feed reads on the first `c` of `conns`, printed (`who`: the serving process's name, or names, in the cpu meter). */
@@ -85,4 +90,40 @@ export async function bestOfLevels(at: (c: number, label: string) => Promise<Clo
     if (!best || r.rate > best.rate) best = r;
   }
   return best!;
+}
+
+/** bestOfLevels, then its best connection count again PAIRED_ROUNDS times (as the server's maximum is the best of as many): the fastest. */
+export async function bestAgain(at: (c: number, label: string) => Promise<ClosedLoopResult>): Promise<ClosedLoopResult> {
+  let best = await bestOfLevels(at);
+  for (let round = 0; round < PAIRED_ROUNDS; round++) {
+    const r = await at(best.concurrency, 'again, ');
+    if (r.rate > best.rate) best = r;
+  }
+  return best;
+}
+
+/**
+ * The open loop at `rate` on `conns` (after OPEN_WARMUP_MS at that rate, not measured), printed as
+ * "  `label` (rate/s offered): p50, p99..." with the serving processes' cpu per read; its p99 from
+ * the intended send, ms, and other processes' share of a core meanwhile. Throws if a read went
+ * unanswered.
+ */
+export async function openAt(
+  conns: KeepAliveConnection[],
+  pick: () => Buffer,
+  rate: number,
+  label: string,
+  cpu: CpuMeter,
+  quiet: QuietGate,
+  who: Serving,
+): Promise<{ p99: number; other: number }> {
+  await quiet.wait();
+  await openLoop(conns, pick, rate, OPEN_WARMUP_MS, cpu);
+  const r = await openLoop(conns, pick, rate, OPEN_MS, cpu);
+  if (r.errors > 0 || r.completed !== r.intended) throw new Error(`${r.completed} of ${r.intended} answered (${r.errors} errors: ${r.firstError})`);
+  console.log(
+    `  ${label} (${fmt(rate)}/s offered): p50 ${ms(pct(r.fromIntended, 50))}, p99 ${ms(pct(r.fromIntended, 99))}, max ${ms(r.fromIntended.maxValue / 1000)} ` +
+      `(from actual send: p99 ${ms(pct(r.fromSent, 99))}); ${perRead(r.cpu, r.achievedRate, who)}; ${cpuLine(r.cpu)}`,
+  );
+  return { p99: pct(r.fromIntended, 99), other: r.cpu.other };
 }

@@ -56,11 +56,7 @@
 //
 // Everything it creates (the schema, every key under its prefix, the event streams under it) is
 // removed at the end, also when a step fails or the run is interrupted (SIGINT/SIGTERM).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { parsePolicy, type FanoutPolicy } from '../core/fanout-policy.js';
 import { authorPostsKey, followsTokenKey, postBodyKey, timelineKey } from '../core/keys.js';
@@ -121,7 +117,8 @@ import {
   seenOther,
 } from './server-loops.js';
 import { wrkReads, wrkVersion } from './server-wrk.js';
-import { Cleanup, stopChild } from './harness.js';
+import { Cleanup } from './harness.js';
+import { startServerChild, type ServerChild } from './server-child.js';
 
 // ---- the world ----
 const USERS = 5_000;
@@ -160,7 +157,6 @@ const TARGET_P99_MS = 10;
 const TARGET_FANOUT_RATIO = 0.9;
 
 const TOKEN_SECRET = randomBytes(32).toString('hex');
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '../cli/main.js');
 
 const secs = (t0: number) => (performance.now() - t0) / 1000;
 const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the target');
@@ -199,7 +195,8 @@ export async function benchServer(): Promise<void> {
 
   try {
     const world = await buildWorld(store);
-    const server = await startServerChild(schema, keys.prefix);
+    const serving = { schema, prefix: keys.prefix, tokenSecret: TOKEN_SECRET, threshold: THRESHOLD };
+    const server = await startServerChild({ ...serving, nodeId: 0 });
     cleanup.add('stop the server', () => server.stop());
     const pgPort = Number(new URL(resolveDatabaseUrl()).port || 5432);
     const cpu = new CpuMeter(redis, server.proc.pid ?? null, pgPort, async (ports) => {
@@ -208,7 +205,7 @@ export async function benchServer(): Promise<void> {
       return r.rows.map((row) => row.pid);
     });
     const quiet = new QuietGate(cpu);
-    const reads = await benchReads(world, server, () => startServerChild(schema, keys.prefix), redis, keys, store, cpu, quiet);
+    const reads = await benchReads(world, server, () => startServerChild({ ...serving, nodeId: 1 }), redis, keys, store, cpu, quiet);
     await server.stop();
     cpu.setServer(null);
     const fanout = await benchFanout(store, redis, keys, world, cpu, quiet);
@@ -363,64 +360,6 @@ async function buildWorld(store: Store): Promise<World> {
 }
 
 // ---- the server ----
-
-interface ServerChild {
-  proc: ChildProcess;
-  host: string;
-  port: number;
-  lines: string[];
-  stop(): Promise<void>;
-}
-
-async function startServerChild(schema: string, prefix: string): Promise<ServerChild> {
-  const t0 = performance.now();
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FEED_')) env[k] = v;
-  env.FEED_TOKEN_SECRET = TOKEN_SECRET;
-  // Diagnosis only (e.g. "FEED_FOLLOWEE_TTL_MS=600000"): extra settings for the server process.
-  for (const kv of (process.env.FEEDLAB_BENCH_SERVER_ENV ?? '').split(/\s+/).filter(Boolean)) {
-    const eq = kv.indexOf('=');
-    if (eq > 0) env[kv.slice(0, eq)] = kv.slice(eq + 1);
-  }
-  const args = [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--schema', schema, '--key-prefix', prefix, '--stream-prefix', `${prefix}events`, '--threshold', String(THRESHOLD)];
-  // Diagnosis only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): node flags for the server process.
-  const nodeArgs = (process.env.FEEDLAB_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const proc = spawn(process.execPath, [...nodeArgs, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  let partial = '';
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
-    const parts = (partial + d).split('\n');
-    partial = parts.pop() ?? '';
-    lines.push(...parts);
-    if (lines.length > 20_000) lines.splice(0, lines.length - 20_000);
-  });
-  proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    lines.push(...d.split('\n').filter(Boolean).map((l) => `stdout: ${l}`));
-    if (lines.length > 20_000) lines.splice(0, lines.length - 20_000);
-  });
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const killOnExit = () => proc.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  const stop = async () => {
-    process.off('exit', killOnExit);
-    await stopChild(proc, exited);
-    // Diagnosis only: the server's output (with e.g. --trace-gc in FEEDLAB_BENCH_SERVER_NODE_ARGS).
-    if (process.env.FEEDLAB_BENCH_SERVER_LOG) writeFileSync(process.env.FEEDLAB_BENCH_SERVER_LOG, lines.join('\n') + '\n');
-  };
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const m = lines.map((l) => /listening on http:\/\/([0-9.]+):(\d+)/.exec(l)).find((x) => x);
-    if (m) {
-      console.log(`server: \`node dist/cli/main.js serve --threshold ${THRESHOLD} ...\` (child process ${proc.pid}) listening on ${m[1]}:${m[2]} after ${secs(t0).toFixed(1)} s`);
-      return { proc, host: m[1], port: Number(m[2]), lines, stop };
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`the server did not start (exit ${proc.exitCode}):\n  ${lines.slice(-20).join('\n  ')}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 // ---- what the server says about itself ----
 

@@ -20,7 +20,7 @@ import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO_FAILED, InputError } from '../error
 import { reconciliationLine } from '../../sim/replay/reconcile.js';
 import { checkJunitFile, checkOutputDir, Progress, writeJunit, writeReport, writtenLine } from '../output.js';
 import { junitXml } from '../../reports/junit.js';
-import { asInputError, readScenario } from '../prepare-scenario.js';
+import { asInputError, asInputErrorLater, readScenario } from '../prepare-scenario.js';
 import type { REPLAY_OPTIONS } from '../spec/live.js';
 import { exitOptions, type Values } from '../spec/options.js';
 import { REPLAY } from '../replay/settings.js';
@@ -119,7 +119,7 @@ export async function run(values: Values<typeof REPLAY_OPTIONS>, positionals: st
     const keys = stopKeys(stop, log);
     let outcome: ReplayOutcome;
     try {
-      outcome = await asInputError(() => runReplay(input, { log, progress, signal: stop.signal }));
+      outcome = await asInputErrorLater(() => runReplay(input, { log, progress, signal: stop.signal }));
     } finally {
       keys.release();
     }

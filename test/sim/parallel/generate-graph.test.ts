@@ -4,6 +4,7 @@
 // follows, the tail's exponent, the planned head, exact celebrities), and its progress only moves
 // forward, stage by stage, to 1.
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DRAW_BLOCKS } from '../../../sim/graph/followees.js';
@@ -43,6 +44,10 @@ describe('generateGraphOnThreads', () => {
     const first = generation(p, () => {}, (n) => new Uint32Array(n)).next().value as GenerationStep;
     expect(first.kind === 'draw' && first.plan.blockStarts.length).toBe(DRAW_BLOCKS + 1);
     expect(DRAW_BLOCKS).toBeGreaterThan(1);
+    // generator version 2's bytes for these parameters, taken at bb00daa (2026-12-07): a change to
+    // the draws that moves them is a new generator version
+    const digest = ARRAYS.reduce((c, k) => crc32(Buffer.from(here[k].buffer, here[k].byteOffset, here[k].byteLength), c), 0);
+    expect([here.edges, digest.toString(16)]).toEqual([18_163_794, 'd4de621b']);
     const said: [number, string][] = [];
     const two = await onThreads.generateGraphOnThreads(p, 2, (f, d) => said.push([f, d]));
     expect(same(here, two)).toBe(true);
