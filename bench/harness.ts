@@ -57,6 +57,8 @@ export const fmt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleSt
 /** Two decimals and a unit; n/a for a figure not measured. */
 export const f2 = (n: number | null | undefined, unit = '') => (typeof n === 'number' && Number.isFinite(n) ? `${n.toFixed(2)}${unit}` : 'n/a');
 export const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the target');
+/** Seconds since `t0` (a performance.now() reading). */
+export const secs = (t0: number) => (performance.now() - t0) / 1000;
 
 /**
  * `feedlab ARGS` as a user runs it, in a child process with its own process group (a signal

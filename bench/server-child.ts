@@ -5,10 +5,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stopChild } from './harness.js';
+import { secs, stopChild } from './harness.js';
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '../cli/main.js');
-const secs = (t0: number) => (performance.now() - t0) / 1000;
 
 /** A running `feedlab serve` child: its process, address, output lines, and how to stop it. */
 export interface ServerChild {

@@ -8,6 +8,7 @@
 import { Rng } from '../core/random.js';
 import type { CpuMeter } from '../sim/replay/cpu.js';
 import { openConnections, overConnections, request, type KeepAliveConnection } from '../sim/replay/http-client.js';
+import { secs } from './harness.js';
 import type { ServerChild } from './server-child.js';
 import { bestAgain, closedAt, CONNECTIONS, fmt, openAt, type QuietGate } from './server-loops.js';
 
@@ -53,7 +54,7 @@ export async function measureTwoInstances(
     const readers = new Rng(41);
     const pick = () => requests[readers.int(requests.length)];
     console.log(
-      `two instances: a second \`feedlab serve\` (child process ${second.proc.pid}) on the same schema, keys and streams, every feed read once through it (${((performance.now() - t0) / 1000).toFixed(1)} s); ` +
+      `two instances: a second \`feedlab serve\` (child process ${second.proc.pid}) on the same schema, keys and streams, every feed read once through it (${secs(t0).toFixed(1)} s); ` +
         `the connections alternate between the two ("${NAMES[0]}", "${NAMES[1]}" in the cpu lines):`,
     );
     const best = await bestAgain((c, label) => closedAt(conns, pick, c, label, cpu, quiet, NAMES));

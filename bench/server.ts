@@ -117,7 +117,7 @@ import {
   seenOther,
 } from './server-loops.js';
 import { wrkReads, wrkVersion } from './server-wrk.js';
-import { Cleanup } from './harness.js';
+import { Cleanup, secs, verdict } from './harness.js';
 import { startServerChild, type ServerChild } from './server-child.js';
 
 // ---- the world ----
@@ -158,8 +158,6 @@ const TARGET_FANOUT_RATIO = 0.9;
 
 const TOKEN_SECRET = randomBytes(32).toString('hex');
 
-const secs = (t0: number) => (performance.now() - t0) / 1000;
-const verdict = (ok: boolean) => (ok ? 'meets the target' : 'MISSES the target');
 /** A read ratio to two places; near the target to three, rounded down, so that a miss never prints as the target (0.4996 is 0.499). */
 const readRatio = (r: number) => (Math.abs(r - TARGET_READ_RATIO) < 0.005 ? (Math.floor(r * 1000) / 1000).toFixed(3) : r.toFixed(2));
 
