@@ -286,18 +286,13 @@ describe.skipIf(unavailable !== null)('the caches on a 3-master Redis Cluster', 
     await moveLeft();
     for (const port of lc.ports) {
       for (let attempt = 1; ; attempt++) {
-        const handed = await lc
-          .node(port)
-          .cluster('SETSLOT', slot, 'NODE', ids.get(to) as string)
-          .then(
-            () => true,
-            (err: Error) => {
-              if (port !== from || attempt === 20 || !/still hold keys/.test(err.message)) throw err;
-              return false;
-            },
-          );
-        if (handed) break;
-        await moveLeft();
+        try {
+          await lc.node(port).cluster('SETSLOT', slot, 'NODE', ids.get(to) as string);
+          break;
+        } catch (err) {
+          if (port !== from || attempt === 20 || !/still hold keys/.test((err as Error).message)) throw err;
+          await moveLeft();
+        }
       }
     }
     expect(await pushing).toMatchObject({ written: users.length, missing: 0 });
